@@ -1,0 +1,3 @@
+from gpusleuth.cli import main
+
+main()

@@ -1,0 +1,80 @@
+"""The pipeline: source -> documents -> parsers -> facts -> checks -> ranked findings -> report."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from gpusleuth.analysis.engine import Selection, ingest, run_checks
+from gpusleuth.analysis.rank import rank, verdict
+from gpusleuth.facts import Facts
+from gpusleuth.model.finding import Gap, Role
+from gpusleuth.model.report import Report
+from gpusleuth.sources import Source
+
+
+def build_facts(source: Source) -> Facts:
+    facts = Facts(source.description)
+    facts.gaps.extend(source.gaps)
+    return ingest(source.documents, facts)
+
+
+def diagnose(source: Source, selection: Selection = Selection()) -> Report:
+    facts = build_facts(source)
+    findings, outcomes = run_checks(facts, selection)
+    roots, ordered = rank(findings)
+    views = _views(facts)
+    gaps = list(facts.gaps)
+    gaps.extend(Gap("gpusleuth", e) for e in facts.errors if not any(e in str(g) for g in gaps))
+    return Report(
+        source={
+            "description": source.description,
+            "kind": source.kind,
+            "files": source.files,
+            "documents": len(source.documents),
+            "recognised": len(facts.recognised),
+            "analysed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        },
+        verdict=verdict(ordered, len(facts.recognised)),
+        headline=_headline(roots, ordered, views.get("components", ())),
+        root_causes=tuple(roots),
+        findings=tuple(ordered),
+        components=tuple(views.get("components", ())),
+        timeline=tuple(views.get("timeline", ())),
+        gaps=tuple(gaps),
+        checks=tuple(outcomes),
+        artifacts=tuple(
+            {"artifact": r.artifact, "lines": f"{r.first_line}-{r.last_line}", "kind": r.kind, "objects": r.objects}
+            for r in facts.recognised
+        ),
+        extras=views,
+    )
+
+
+def _views(facts: Facts) -> dict:
+    """Report views built from facts (operand graph, timeline); each is optional and isolated."""
+    from gpusleuth.analysis import views
+
+    out: dict = {}
+    for name, build in views.VIEWS.items():
+        try:
+            out.update(build(facts))
+        except Exception as exc:  # noqa: BLE001 - a broken view is a gap, never a crash
+            from gpusleuth.errors import NotApplicable, UnusableData
+
+            if not isinstance(exc, (NotApplicable, UnusableData)):
+                facts.errors.append(f"view {name}: {type(exc).__name__}: {exc}")
+    return out
+
+
+def _headline(roots, findings, components) -> str:
+    if not roots:
+        serious = [f for f in findings if f.severity.weight >= 1]
+        if serious:
+            return serious[0].title
+        return "No known failure found in the artifacts given (see gaps for what could not be seen)."
+    top = roots[0]
+    where = f" on {top.node}" if top.node else ""
+    blocked = [c for c in components if c.state.value == "blocked"]
+    tail = f"; {len(blocked)} component(s) blocked behind it" if blocked else ""
+    more = f" (+{len(roots) - 1} more root cause(s))" if len(roots) > 1 else ""
+    return f"{top.title}{where}{tail}{more}"

@@ -1,0 +1,115 @@
+"""Run every parser and check in isolation: one broken unit never stops the others."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from gpusleuth.checks import Check, all_checks
+from gpusleuth.errors import NotApplicable, UnusableData
+from gpusleuth.facts import Facts, Recognised
+from gpusleuth.model.document import Document
+from gpusleuth.model.finding import Finding, Gap
+from gpusleuth.model.report import CheckOutcome
+from gpusleuth.parsers import PARSERS
+from gpusleuth.parsers.base import WEAK, Parser
+
+_BUG = "internal error in gpusleuth (please report it)"
+
+
+def sniff(doc: Document) -> tuple[int, Parser | None]:
+    best, chosen = 0, None
+    for p in PARSERS:
+        try:
+            score = p.sniff(doc)
+        except Exception:  # a sniffer bug must not hide the document from the others
+            score = 0
+        if score > best:
+            best, chosen = score, p
+    return best, chosen
+
+
+def ingest(documents: Iterable[Document], facts: Facts) -> Facts:
+    for doc in documents:
+        score, p = sniff(doc)
+        where = doc.artifact if doc.first_line == 1 else f"{doc.artifact}:{doc.first_line}"
+        if p is None or score < WEAK:
+            what = f"output of `{doc.command}`" if doc.command else "content"
+            facts.gaps.append(Gap("artifact", f"{what} not recognised as any known artifact; not analysed", where))
+            continue
+        try:
+            objs = list(p.parse(doc))
+        except UnusableData as exc:
+            facts.gaps.append(Gap("artifact", f"{p.kind}: {exc}", where))
+            continue
+        except Exception as exc:  # noqa: BLE001 - the exception model: a parser bug is a gap, not a crash
+            facts.errors.append(f"parser {p.kind} on {where}: {type(exc).__name__}: {exc}")
+            facts.gaps.append(Gap("artifact", f"{p.kind}: {_BUG}: {type(exc).__name__}", where))
+            continue
+        for obj in objs:
+            facts.add(obj)
+        facts.recognised.append(Recognised(doc.artifact, doc.first_line, doc.first_line + len(doc.lines) - 1, p.kind, len(objs)))
+    return facts
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Codes (or layer prefixes like "KD") the user selected or ignored; empty select means all."""
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+    def wants(self, c: Check) -> bool:
+        def hit(pats: tuple[str, ...]) -> bool:
+            return any(c.code.startswith(p.upper()) or c.name == p.lower() or c.layer.value == p.lower() for p in pats)
+
+        return (not self.select or hit(self.select)) and not hit(self.ignore)
+
+
+def run_checks(facts: Facts, selection: Selection = Selection()) -> tuple[list[Finding], list[CheckOutcome]]:
+    findings: list[Finding] = []
+    outcomes: list[CheckOutcome] = []
+    for c in all_checks():
+        if not selection.wants(c):
+            continue
+        inputs = {}
+        try:
+            for pname, typ in c.requires:
+                inputs[pname] = facts.get(typ)
+            for pname, typ in c.optional:
+                try:
+                    inputs[pname] = facts.get(typ)
+                except NotApplicable:
+                    inputs[pname] = None
+            hits = list(c(**inputs))
+        except NotApplicable as exc:
+            outcomes.append(CheckOutcome(c.code, "skipped", str(exc)))
+            continue
+        except UnusableData as exc:
+            outcomes.append(CheckOutcome(c.code, "skipped", f"data unusable: {exc}"))
+            continue
+        except Exception as exc:  # noqa: BLE001 - isolate the bug to this check
+            facts.errors.append(f"check {c.code} ({c.name}): {type(exc).__name__}: {exc}")
+            outcomes.append(CheckOutcome(c.code, "error", f"{type(exc).__name__}: {exc}"))
+            continue
+        for h in hits:
+            findings.append(
+                Finding(
+                    code=c.code,
+                    name=c.name,
+                    title=h.title,
+                    layer=h.layer or c.layer,
+                    severity=h.severity,
+                    role=h.role,
+                    explanation=h.explanation,
+                    node=h.node,
+                    component=h.component,
+                    evidence=h.evidence,
+                    fixes=h.fixes,
+                    caused_by=h.caused_by,
+                    confidence=h.confidence,
+                    facts=h.facts,
+                )
+            )
+        outcomes.append(CheckOutcome(c.code, "fired" if hits else "passed"))
+    return findings, outcomes

@@ -1,0 +1,68 @@
+"""Order findings bottom-up and link symptoms to the lowest cause that explains them (seed 004:
+debug from the bottom of the stack up).
+
+Rules, in order:
+1. A fallback finding (a check's generic guess, confidence <= FALLBACK) stops being a root cause when a
+   specific root cause exists on the same node (or cluster-wide); it becomes a symptom of it.
+2. A higher-layer root cause on the same node as a lower-layer one is kept as a root cause only if the
+   check said nothing about its cause; it is linked to the lower one through caused_by.
+3. Symptoms and blocked findings with no caused_by get the lowest root causes on their node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from gpusleuth.model.finding import Finding, Role, Severity
+
+FALLBACK = 0.5
+
+
+def _same_scope(a: Finding, b: Finding) -> bool:
+    return a.node is None or b.node is None or a.node == b.node
+
+
+def _key(f: Finding) -> tuple:
+    return (f.layer.rank, -f.severity.weight, -f.confidence, f.code, f.node or "", f.component or "")
+
+
+def rank(findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
+    """(root causes, all findings), both in the order a reader should see them."""
+    serious = [f for f in findings if f.role == Role.ROOT_CAUSE and f.severity.weight >= Severity.WARNING.weight]
+    specific = [f for f in serious if f.confidence > FALLBACK]
+    out: list[Finding] = []
+    for f in findings:
+        if f.role == Role.ROOT_CAUSE and f.confidence <= FALLBACK:
+            causes = sorted((g for g in specific if g is not f and _same_scope(f, g)), key=_key)
+            if causes:
+                f = replace(f, role=Role.SYMPTOM, caused_by=f.caused_by or tuple(dict.fromkeys(g.code for g in causes[:2])))
+        out.append(f)
+    roots = [f for f in out if f.role == Role.ROOT_CAUSE]
+    linked: list[Finding] = []
+    for f in out:
+        if not f.caused_by and f.role in (Role.SYMPTOM, Role.BLOCKED, Role.ROOT_CAUSE, Role.CONTRIBUTING):
+            below = sorted(
+                (g for g in roots if g is not f and _same_scope(f, g) and g.layer.rank < f.layer.rank and g.severity.weight >= Severity.ERROR.weight),
+                key=_key,
+            )
+            if below:
+                f = replace(f, caused_by=(below[0].code,))
+        linked.append(f)
+    linked.sort(key=lambda f: (_role_order(f.role), *_key(f)))
+    roots = [f for f in linked if f.role == Role.ROOT_CAUSE]
+    # A root cause that is itself explained by a lower one reads after it; both stay listed.
+    roots.sort(key=lambda f: (bool(f.caused_by), *_key(f)))
+    return roots, linked
+
+
+def _role_order(role: Role) -> int:
+    return [Role.ROOT_CAUSE, Role.CONTRIBUTING, Role.SYMPTOM, Role.BLOCKED, Role.INFO].index(role)
+
+
+def verdict(findings: list[Finding], recognised: int) -> str:
+    worst = max((f.severity.weight for f in findings), default=-1)
+    if worst >= Severity.ERROR.weight:
+        return "broken"
+    if worst == Severity.WARNING.weight:
+        return "degraded"
+    return "healthy" if recognised else "unknown"

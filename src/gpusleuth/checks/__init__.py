@@ -1,0 +1,30 @@
+"""The check catalogue. One module per layer; add a check to the module of its layer and list new
+modules here. ``gpusleuth checks`` and docs/checks/ are generated from this list.
+"""
+
+from __future__ import annotations
+
+from gpusleuth.checks.base import Check, check
+
+# Explicit, greppable registry: every module whose Check objects are part of the catalogue.
+_MODULES = (
+)
+
+
+def all_checks() -> list[Check]:
+    found: dict[str, Check] = {}
+    for module in _MODULES:
+        for value in vars(module).values():
+            if isinstance(value, Check):
+                if value.code in found and found[value.code] is not value:
+                    raise RuntimeError(f"duplicate check code {value.code}")
+                found[value.code] = value
+    return sorted(found.values(), key=lambda c: (c.layer.rank, c.code))
+
+
+def get_check(code: str) -> Check | None:
+    code = code.upper()
+    return next((c for c in all_checks() if c.code == code or c.name == code.lower()), None)
+
+
+__all__ = ["Check", "all_checks", "check", "get_check"]

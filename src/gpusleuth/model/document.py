@@ -1,0 +1,46 @@
+"""Text a parser reads, with the artifact name and original line numbers kept.
+
+A pasted file can hold several commands' output; the source layer splits it at shell prompts into
+``Document``s. Normalisation (Markdown quotes, code fences, CRLF) never changes the line count, so
+``first_line + i`` is always the line a human sees in the original file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpusleuth.model.evidence import Evidence
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    artifact: str  # display path of the artifact inside the source
+    lines: tuple[str, ...]
+    first_line: int = 1  # line number of lines[0] in the artifact
+    command: str | None = None  # the shell command that printed it, when a prompt line said so
+    path_hint: str | None = None  # a host path the content came from (`cat /etc/containerd/config.toml`)
+    meta: dict = field(default_factory=dict, compare=False, hash=False)  # provenance from a bundle manifest
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+    @property
+    def name(self) -> str:
+        return self.artifact.rsplit("/", 1)[-1]
+
+    def lineno(self, index: int) -> int:
+        return self.first_line + index
+
+    def evidence(self, index: int, text: str | None = None) -> Evidence:
+        return Evidence(self.artifact, self.first_line + index, (text if text is not None else self.lines[index]).strip()[:400])
+
+    def head(self, n: int = 40) -> list[str]:
+        """The first n non-blank lines: what sniffers look at."""
+        out = []
+        for line in self.lines:
+            if line.strip():
+                out.append(line)
+                if len(out) >= n:
+                    break
+        return out

@@ -1,0 +1,126 @@
+"""Kubernetes objects as gpusleuth needs them, whatever they were parsed from (table, describe, JSON).
+
+Fields a format does not carry are None; combiners merge several partial views of one object.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from gpusleuth.model.evidence import Evidence
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerStatus:
+    name: str
+    init: bool = False
+    image: str | None = None
+    state: str | None = None  # running | waiting | terminated
+    reason: str | None = None  # CrashLoopBackOff, PodInitializing, Completed, Error, ...
+    message: str | None = None
+    exit_code: int | None = None
+    ready: bool | None = None
+    restarts: int | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    last_reason: str | None = None  # lastState.terminated.reason
+    last_exit_code: int | None = None
+    last_started_at: datetime | None = None
+    last_finished_at: datetime | None = None
+    evidence: Evidence | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Pod:
+    name: str
+    namespace: str | None = None
+    node: str | None = None
+    status: str | None = None  # the STATUS column as kubectl prints it: Init:0/5, CrashLoopBackOff, ...
+    phase: str | None = None
+    ready: str | None = None  # "1/4"
+    restarts: int | None = None
+    age: str | None = None
+    containers: tuple[ContainerStatus, ...] = ()
+    labels: dict = field(default_factory=dict, hash=False)
+    owner: str | None = None  # "DaemonSet/nvidia-driver-daemonset"
+    gpu_request: int | None = None  # total nvidia.com/gpu requested
+    resource_requests: dict = field(default_factory=dict, hash=False)  # extended resources, name -> count
+    runtime_class: str | None = None
+    node_selector: dict = field(default_factory=dict, hash=False)
+    tolerations: tuple[dict, ...] = ()
+    env: dict = field(default_factory=dict, hash=False)  # container env values visible in the artifact
+    images: tuple[str, ...] = ()
+    evidence: Evidence | None = None
+
+    @property
+    def key(self) -> tuple[str | None, str]:
+        return (self.namespace, self.name)
+
+    def container(self, name: str) -> ContainerStatus | None:
+        return next((c for c in self.containers if c.name == name), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str | None
+    effect: str
+    evidence: Evidence | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NodeCondition:
+    type: str
+    status: str
+    reason: str | None = None
+    message: str | None = None
+    evidence: Evidence | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    name: str
+    labels: dict = field(default_factory=dict, hash=False)
+    taints: tuple[Taint, ...] = ()
+    capacity: dict = field(default_factory=dict, hash=False)  # resource -> str quantity
+    allocatable: dict = field(default_factory=dict, hash=False)
+    conditions: tuple[NodeCondition, ...] = ()
+    kernel_version: str | None = None
+    os_image: str | None = None
+    container_runtime: str | None = None  # "containerd://1.7.27"
+    kubelet_version: str | None = None
+    unschedulable: bool | None = None
+    evidence: dict = field(default_factory=dict, hash=False)  # "capacity:nvidia.com/gpu" -> Evidence, "label:k" -> ...
+    artifact: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    reason: str
+    message: str
+    type: str | None = None  # Normal | Warning
+    namespace: str | None = None
+    object: str | None = None  # "pod/gpu-textgen"
+    source: str | None = None  # kubelet / default-scheduler; old form "kubelet, node-1"
+    node: str | None = None
+    count: int | None = None
+    age: str | None = None  # "23m", "(x4 over 8m21s)" kept verbatim
+    first_seen: str | None = None
+    last_seen: str | None = None
+    time: datetime | None = None
+    evidence: Evidence | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonSet:
+    name: str
+    namespace: str | None = None
+    desired: int | None = None
+    current: int | None = None
+    ready: int | None = None
+    up_to_date: int | None = None
+    available: int | None = None
+    node_selector: str | None = None
+    age: str | None = None
+    evidence: Evidence | None = None

@@ -1,0 +1,17 @@
+"""Renderers: render(report) -> str, one module per format."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from gpusleuth.model.report import Report
+
+
+def renderer(fmt: str) -> Callable[[Report], str]:
+    if fmt == "json":
+        from gpusleuth.report.json_report import render
+    elif fmt == "markdown":
+        from gpusleuth.report.markdown import render
+    else:
+        from gpusleuth.report.text import render
+    return render

@@ -1,0 +1,243 @@
+"""Read a directory, an archive of one, a single file, or a bundled example into Documents.
+
+Archives are read in memory, never extracted: a hostile member name cannot write anywhere, and
+size caps stop decompression bombs. Whatever cannot be read becomes a Gap naming the file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import tarfile
+import zipfile
+import zlib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from gpusleuth.model.document import Document
+from gpusleuth.model.finding import Gap
+from gpusleuth.sources.text import decode, normalise, split_documents
+
+MAX_FILE_BYTES = 64 * 1024 * 1024  # per artifact; the rest is cut and said so
+MAX_TOTAL_BYTES = 1024 * 1024 * 1024  # per source, after decompression
+MAX_FILES = 20_000
+METADATA_FILES = {"example.toml"}  # describe a source, are not evidence
+_SKIP_DIRS = {".git", "__pycache__", ".svn"}
+
+
+class SourceError(Exception):
+    """The source as a whole cannot be read (missing, not a known archive, unknown example)."""
+
+
+@dataclass
+class Source:
+    description: str
+    kind: str  # directory | archive | file | example
+    documents: list[Document] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)
+    files: int = 0
+    metadata: dict = field(default_factory=dict)  # name -> bytes of METADATA_FILES and manifests
+
+
+class _Reader:
+    def __init__(self, description: str, kind: str):
+        self.source = Source(description, kind)
+        self.total = 0
+
+    def add(self, name: str, data: bytes, truncated: bool = False) -> None:
+        src = self.source
+        base = name.rsplit("/", 1)[-1]
+        if base in METADATA_FILES or base == "manifest.json":
+            src.metadata[name] = data
+            return
+        if src.files >= MAX_FILES:
+            if src.files == MAX_FILES:
+                src.gaps.append(Gap("files", f"more than {MAX_FILES} files; the rest were not read"))
+            src.files += 1
+            return
+        src.files += 1
+        self.total += len(data)
+        if name.endswith(".gz") and data[:2] == b"\x1f\x8b":
+            name, data, truncated = name[:-3], *_gunzip(data)
+        text, why = decode(data)
+        if text is None:
+            src.gaps.append(Gap("artifact", why or "unreadable", name))
+            return
+        lines, notes = normalise(text)
+        if truncated:
+            notes.append(f"only the first {MAX_FILE_BYTES // (1024 * 1024)} MiB were read")
+        for note in notes:
+            src.gaps.append(Gap("artifact", note, name))
+        src.documents.extend(split_documents(name, lines))
+
+    def over_budget(self, size: int) -> bool:
+        if self.total + min(size, MAX_FILE_BYTES) > MAX_TOTAL_BYTES:
+            self.source.gaps.append(Gap("source", f"more than {MAX_TOTAL_BYTES >> 20} MiB of content; the rest was not read"))
+            return True
+        return False
+
+
+def _gunzip(data: bytes) -> tuple[bytes, bool]:
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
+            out = gz.read(MAX_FILE_BYTES + 1)
+    except (OSError, EOFError, zlib.error):
+        return data, False  # decode() will call it binary, with the name
+    return out[:MAX_FILE_BYTES], len(out) > MAX_FILE_BYTES
+
+
+def _read_capped(path: Path) -> tuple[bytes, bool]:
+    with path.open("rb") as fh:
+        data = fh.read(MAX_FILE_BYTES + 1)
+    return data[:MAX_FILE_BYTES], len(data) > MAX_FILE_BYTES
+
+
+def read_directory(root: Path, description: str | None = None, kind: str = "directory") -> Source:
+    reader = _Reader(description or str(root), kind)
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+        for fn in sorted(filenames):
+            path = Path(dirpath) / fn
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink() or not path.is_file():
+                reader.source.gaps.append(Gap("artifact", "not a regular file (symlink or device); not followed", rel))
+                continue
+            try:
+                if reader.over_budget(path.stat().st_size):
+                    return reader.source
+                data, truncated = _read_capped(path)
+            except OSError as exc:
+                reader.source.gaps.append(Gap("artifact", f"cannot read: {exc.strerror or exc}", rel))
+                continue
+            reader.add(rel, data, truncated)
+    return reader.source
+
+
+def read_file(path: Path) -> Source:
+    reader = _Reader(str(path), "file")
+    data, truncated = _read_capped(path)
+    reader.add(path.name, data, truncated)
+    return reader.source
+
+
+def _safe_member(name: str) -> str | None:
+    """A member name as shown in evidence, or None when it tries to leave the archive."""
+    clean = name.replace("\\", "/")
+    if clean.startswith("/") or any(part == ".." for part in clean.split("/")) or (len(clean) > 1 and clean[1] == ":"):
+        return None
+    return clean.lstrip("./") or None
+
+
+def read_tar(path: Path) -> Source:
+    reader = _Reader(str(path), "archive")
+    try:
+        tf = tarfile.open(path, "r:*")
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise SourceError(f"{path}: not a readable tar archive ({exc})") from None
+    with tf:
+        try:
+            for member in tf:
+                name = _safe_member(member.name)
+                if member.isdir():
+                    continue
+                if name is None:
+                    reader.source.gaps.append(Gap("artifact", "member path escapes the archive; skipped", member.name))
+                    continue
+                if not member.isfile():
+                    reader.source.gaps.append(Gap("artifact", "link or special file in archive; not followed", name))
+                    continue
+                if reader.over_budget(member.size):
+                    break
+                fh = tf.extractfile(member)
+                data = fh.read(MAX_FILE_BYTES + 1) if fh else b""
+                reader.add(name, data[:MAX_FILE_BYTES], len(data) > MAX_FILE_BYTES)
+        except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
+            reader.source.gaps.append(Gap("source", f"archive is truncated or corrupt after {reader.source.files} file(s): {exc}", path.name))
+    return _strip_common_root(reader.source)
+
+
+def read_zip(path: Path) -> Source:
+    reader = _Reader(str(path), "archive")
+    try:
+        zf = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise SourceError(f"{path}: not a readable zip archive ({exc})") from None
+    with zf:
+        for info in zf.infolist():
+            if info.is_dir():
+                continue
+            name = _safe_member(info.filename)
+            if name is None:
+                reader.source.gaps.append(Gap("artifact", "member path escapes the archive; skipped", info.filename))
+                continue
+            if (info.external_attr >> 16) & 0o170000 == 0o120000:
+                reader.source.gaps.append(Gap("artifact", "symlink in archive; not followed", name))
+                continue
+            if reader.over_budget(info.file_size):
+                break
+            try:
+                with zf.open(info) as fh:
+                    data = fh.read(MAX_FILE_BYTES + 1)
+            except (zipfile.BadZipFile, OSError, RuntimeError, zlib.error) as exc:
+                reader.source.gaps.append(Gap("artifact", f"cannot read from archive: {exc}", name))
+                continue
+            reader.add(name, data[:MAX_FILE_BYTES], len(data) > MAX_FILE_BYTES)
+    return _strip_common_root(reader.source)
+
+
+def _strip_common_root(source: Source) -> Source:
+    """`tar czf x.tgz incident/` and `cd incident; tar czf x.tgz .` cite the same names."""
+    names = {d.artifact for d in source.documents}
+    if not names:
+        return source
+    first = {n.split("/", 1)[0] for n in names}
+    if len(first) == 1 and all("/" in n for n in names):
+        root = next(iter(first)) + "/"
+        source.documents = [
+            Document(d.artifact[len(root):], d.lines, d.first_line, d.command, d.path_hint, d.meta) for d in source.documents
+        ]
+        source.gaps = [Gap(g.what, g.why, g.artifact[len(root):] if g.artifact and g.artifact.startswith(root) else g.artifact) for g in source.gaps]
+    return source
+
+
+def examples_root() -> Path:
+    return Path(str(resources.files("gpusleuth") / "examples"))
+
+
+def example_names() -> list[str]:
+    root = examples_root()
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "example.toml").is_file())
+
+
+def read_example(name: str) -> Source:
+    path = examples_root() / name
+    if not (path / "example.toml").is_file():
+        known = ", ".join(example_names()) or "none"
+        raise SourceError(f"no bundled example named {name!r} (known: {known})")
+    return read_directory(path, description=f"example:{name}", kind="example")
+
+
+def open_source(spec: str) -> Source:
+    """The one entry point: SOURCE as the CLI takes it."""
+    if spec.startswith("example:"):
+        return read_example(spec.split(":", 1)[1])
+    path = Path(spec).expanduser()
+    if not path.exists():
+        raise SourceError(f"{spec}: no such file or directory")
+    if path.is_dir():
+        return read_directory(path)
+    lower = path.name.lower()
+    try:
+        if lower.endswith((".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz")):
+            return read_tar(path)
+        if lower.endswith(".zip"):
+            return read_zip(path)
+        if tarfile.is_tarfile(path):
+            return read_tar(path)
+        return read_file(path)
+    except PermissionError:
+        raise SourceError(f"{spec}: permission denied") from None
+    except IsADirectoryError:
+        raise SourceError(f"{spec}: is a directory") from None

@@ -1,0 +1,106 @@
+"""Bytes to Documents: decode, undo what pasting did, split a paste at its shell prompts.
+
+Every transformation keeps the line count, so evidence line numbers match the file the user has.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpusleuth.model.document import Document
+
+MAX_LINE = 16_384  # longer lines are cut: a minified JSON blob still parses, a 2 GB line cannot hurt us
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_QUOTE = re.compile(r"^ {0,3}> ?")
+# A shell prompt followed by a command we know how to read the output of:
+#   root@192-18-132-31:~/config# k get pods -A    [root@node ~]# cat /etc/x    $ kubectl ...    sh-5.1# ...
+_PROMPT = re.compile(
+    r"^\s*(?:(?:\[[^\]\n]{1,80}\]|[\w.-]{1,64}@[\w.-]{1,64}(?::[^\s#$]{0,200})?|[\w.-]{1,32}-\d[\d.]*|PS [^>]{1,200})\s?)?"
+    r"[#$%>]\s+(?P<cmd>(?:sudo\s+(?:-\S+\s+)*)?(?P<prog>[\w./-]+)(?:\s.*)?)$"
+)
+_KNOWN_PROGRAMS = {
+    "kubectl", "k", "oc", "helm", "cat", "less", "more", "nvidia-smi", "dmesg", "journalctl", "lsmod",
+    "modinfo", "modprobe", "ps", "systemctl", "crictl", "containerd", "ctr", "uname", "ls", "grep", "tail",
+    "head", "nvidia-ctk", "dcgmi", "lspci", "ip", "ibstat", "ofed_info", "docker", "nerdctl", "microk8s",
+    "k3s", "rke2", "k0s", "snap", "find", "stat", "chroot", "egrep", "zcat", "gpusleuth",
+}
+_CAT = re.compile(r"^(?:sudo\s+)?(?:cat|less|more|tail(?:\s+-\S+)*|head(?:\s+-\S+)*)\s+(?P<path>/[^\s|;&>]+)")
+
+
+def decode(data: bytes) -> tuple[str | None, str | None]:
+    """Text of a file, or (None, why) when it is not text a person could have pasted."""
+    if not data:
+        return None, "empty file"
+    sample = data[:65536]
+    if b"\x00" in sample:
+        if sample.startswith((b"\xff\xfe", b"\xfe\xff")):
+            try:
+                return data.decode("utf-16"), None
+            except UnicodeDecodeError:
+                pass
+        return None, "binary file (NUL bytes), not text output"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", errors="replace")
+        if text.count("\ufffd") > max(16, len(text) // 50):
+            return None, "binary file (not UTF-8 text)"
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text, None
+
+
+def normalise(text: str) -> tuple[list[str], list[str]]:
+    """Lines with CRLF, Markdown quoting and code fences undone; and notes on what was cut."""
+    notes: list[str] = []
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    nonblank = [ln for ln in lines if ln.strip()]
+    quoted = nonblank and sum(1 for ln in nonblank if _QUOTE.match(ln)) >= 0.6 * len(nonblank)
+    out = []
+    cut = 0
+    for ln in lines:
+        if quoted:
+            ln = _QUOTE.sub("", ln, count=1)
+        if _FENCE.match(ln):
+            ln = ""
+        if len(ln) > MAX_LINE:
+            ln = ln[:MAX_LINE]
+            cut += 1
+        out.append(ln.expandtabs(8) if "\t" in ln and not ln.lstrip().startswith(("{", "[")) else ln)
+    if cut:
+        notes.append(f"{cut} line(s) longer than {MAX_LINE} characters were cut")
+    return out, notes
+
+
+def split_documents(artifact: str, lines: list[str], meta: dict | None = None) -> list[Document]:
+    """One Document per command output in a paste, or the whole file when it has no prompts."""
+    cuts: list[tuple[int, str, str | None]] = []
+    for i, ln in enumerate(lines):
+        if len(ln) > 600 or not ln or ln[0] not in " [$#%>PABCDEFGHIJKLMNOQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-":
+            continue
+        m = _PROMPT.match(ln)
+        if not m:
+            continue
+        prog = m.group("prog").rsplit("/", 1)[-1]
+        if prog not in _KNOWN_PROGRAMS:
+            continue
+        cmd = m.group("cmd").strip()
+        if cmd.startswith("sudo"):
+            cmd = re.sub(r"^sudo\s+(?:-\S+\s+)*", "", cmd)
+        cat = _CAT.match(cmd)
+        cuts.append((i, cmd, cat.group("path") if cat else None))
+    meta = meta or {}
+    if not cuts:
+        return [Document(artifact, tuple(lines), 1, meta=meta)]
+    docs = []
+    if any(ln.strip() for ln in lines[: cuts[0][0]]):
+        docs.append(Document(artifact, tuple(lines[: cuts[0][0]]), 1, meta=meta))
+    for n, (i, cmd, path) in enumerate(cuts):
+        end = cuts[n + 1][0] if n + 1 < len(cuts) else len(lines)
+        body = lines[i + 1 : end]
+        if any(ln.strip() for ln in body):
+            docs.append(Document(artifact, tuple(body), i + 2, command=cmd, path_hint=path, meta=meta))
+    return docs
