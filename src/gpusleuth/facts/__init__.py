@@ -1,5 +1,10 @@
-"""Combined views over everything the parsers produced. Checks read these, never raw documents."""
+"""Combined views over everything the parsers produced. Checks read these, never raw documents.
+
+Each view module registers its builder with @combiner; importing it here is the registry.
+"""
 
 from gpusleuth.facts.store import COMBINERS, Facts, Recognised, combiner
+from gpusleuth.facts.cluster import Cluster  # noqa: E402
+from gpusleuth.facts.logs import Logs  # noqa: E402
 
-__all__ = ["COMBINERS", "Facts", "Recognised", "combiner"]
+__all__ = ["COMBINERS", "Cluster", "Facts", "Logs", "Recognised", "combiner"]

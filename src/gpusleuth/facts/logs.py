@@ -1,0 +1,99 @@
+"""All log lines together, and which known signatures (knowledge/signatures.toml) each one matches.
+
+Signatures are RE2 patterns compiled into one re2.Set: every line is scanned once for all of them, in
+linear time, so a hostile or huge log cannot make matching backtrack.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cache
+
+import re2
+
+from gpusleuth.errors import NotApplicable
+from gpusleuth.facts.store import Facts, combiner
+from gpusleuth.knowledge import table
+from gpusleuth.model.logs import ContainerLog, LogLine
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    id: str
+    tag: str
+    layer: str
+    severity: str
+    pattern: str
+    component: str | None = None
+    marker: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    line: LogLine
+    signature: Signature
+    log: ContainerLog
+
+
+@cache
+def signatures() -> tuple[tuple[Signature, ...], "re2.Set"]:
+    sigs = tuple(
+        Signature(
+            id=row["id"], tag=row["tag"], layer=row.get("layer", ""), severity=row.get("severity", "info"),
+            pattern=row["pattern"], component=row.get("component"), marker=row.get("marker"),
+        )
+        for row in table("signatures").get("signature", [])
+    )
+    opts = re2.Options()
+    opts.max_mem = 64 << 20
+    matcher = re2.Set.SearchSet(opts)
+    for s in sigs:
+        matcher.Add(s.pattern)
+    matcher.Compile()
+    return sigs, matcher
+
+
+@dataclass
+class Logs:
+    logs: list[ContainerLog]
+    _by_id: dict[str, list[Match]] = field(default_factory=dict)
+    _by_tag: dict[str, list[Match]] = field(default_factory=dict)
+
+    def lines(self):
+        for log in self.logs:
+            for ln in log.lines:
+                yield log, ln
+
+    def matches(self, signature_id: str) -> list[Match]:
+        return self._by_id.get(signature_id, [])
+
+    def tagged(self, tag: str) -> list[Match]:
+        return self._by_tag.get(tag, [])
+
+    def all_matches(self) -> list[Match]:
+        return [m for ms in self._by_id.values() for m in ms]
+
+    def for_pod(self, pod: str) -> list[ContainerLog]:
+        return [log for log in self.logs if log.pod == pod or any(ln.pod == pod for ln in log.lines[:1])]
+
+    def grep(self, needle: str, pod: str | None = None) -> list[tuple[ContainerLog, LogLine]]:
+        """Plain substring search, for checks that need one exact phrase and no signature row."""
+        return [(log, ln) for log, ln in self.lines() if needle in ln.message and (pod is None or ln.pod == pod or log.pod == pod)]
+
+
+@combiner(Logs)
+def build_logs(facts: Facts) -> Logs:
+    logs = facts.all(ContainerLog)
+    if not logs:
+        raise NotApplicable("no container or kernel logs in the artifacts")
+    sigs, matcher = signatures()
+    by_id: dict[str, list[Match]] = defaultdict(list)
+    by_tag: dict[str, list[Match]] = defaultdict(list)
+    for log in logs:
+        for ln in log.lines:
+            for i in matcher.Match(ln.message) or ():
+                m = Match(ln, sigs[i], log)
+                by_id[sigs[i].id].append(m)
+                by_tag[sigs[i].tag].append(m)
+    return Logs(logs, dict(by_id), dict(by_tag))
