@@ -124,3 +124,32 @@ class DaemonSet:
     node_selector: str | None = None
     age: str | None = None
     evidence: Evidence | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class K8sObject:
+    """Any API object read from YAML/JSON (ClusterPolicy, NicClusterPolicy, ConfigMap, RuntimeClass,
+    Deployment, Secret, ...), kept as its body with the line of each key so evidence can cite it."""
+
+    kind: str
+    name: str | None
+    namespace: str | None
+    body: dict = field(hash=False)
+    artifact: str = ""
+    line: int | None = None  # where the object starts
+    api_version: str | None = None
+    key_lines: dict = field(default_factory=dict, hash=False)  # dotted path ("spec.driver.rdma.enabled") -> line
+
+    def get(self, path: str, default=None):
+        cur = self.body
+        for part in path.split("."):
+            if not isinstance(cur, dict) or part not in cur:
+                return default
+            cur = cur[part]
+        return cur
+
+    def evidence(self, path: str, text: str | None = None) -> Evidence:
+        """Cite the line of a key (or the object's start when the key's line is not known)."""
+        line = self.key_lines.get(path, self.line)
+        value = self.get(path)
+        return Evidence(self.artifact, line, text or (f"{path}: {value}" if value is not None else f"{path} (absent)"))
