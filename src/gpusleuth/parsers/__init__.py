@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from gpusleuth.parsers import logs
 from gpusleuth.parsers.base import Parser
 
 PARSERS: tuple[Parser, ...] = (
+    logs.parse,
 )
