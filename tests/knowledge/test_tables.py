@@ -184,3 +184,95 @@ def test_operands_pod_patterns_are_disjoint_enough(operands: dict) -> None:
         for pod in pods:
             claimed = [c["name"] for c in comps if any(re.search(p, pod) for p in c["pod_name_patterns"])]
             assert claimed == [owner], f"{pod} claimed by {claimed}, expected only {owner}"
+
+
+# ---------------------------------------------------------------------------------------------
+# xid.toml
+
+XID_CATEGORIES = {"application", "driver", "hardware", "firmware", "thermal", "memory", "nvlink", "fabric", "unknown"}
+GPU_FAMILIES = {"A100", "H100", "B100", "GB200"}
+XID_REQUIRED = {8, 13, 31, 32, 38, 43, 44, 45, 48, 56, 57, 58, 61, 62, 63, 64, 65, 68, 69, 74, 79, 92, 94, 95,
+                109, 119, 120, 121, 122, 123, 140, 143, 144, 145, 146, 147, 148, 149, 150, 154}
+
+
+@pytest.fixture(scope="module")
+def xid() -> dict:
+    return load("xid.toml")
+
+
+def test_xid_rows(xid: dict) -> None:
+    buckets = {b["name"] for b in xid["bucket"]}
+    codes = [r["code"] for r in xid["xid"]]
+    assert len(codes) == len(set(codes)), "duplicate Xid codes"
+    assert codes == sorted(codes), "keep [[xid]] sorted by code"
+    for r in xid["xid"]:
+        w = f"xid {r.get('code')}"
+        require(r, {"code", "mnemonic", "name", "category", "layer", "severity", "applies_to",
+                    "catalog_immediate", "catalog_investigatory", "meaning", "immediate_action",
+                    "investigation", "follow_on_of"}, w)
+        has_source(r, w)
+        assert isinstance(r["code"], int) and r["code"] > 0, w
+        assert r["category"] in XID_CATEGORIES, w
+        assert r["layer"] in LAYERS, w
+        assert r["severity"] in SEVERITIES, w
+        assert set(r["applies_to"]) <= GPU_FAMILIES, w
+        assert r["catalog_immediate"] == "" or r["catalog_immediate"] in buckets, f"{w}: unknown bucket"
+        for flag in ("restart_workload", "reset_gpu", "drain", "reboot_node", "rma_candidate"):
+            if flag in r:
+                assert isinstance(r[flag], bool), f"{w}: {flag} must be a bool"
+        if "reset_timing" in r:
+            assert r["reset_timing"] in {"before-restart", "when-convenient"}, w
+            assert r.get("reset_gpu") is True, f"{w}: reset_timing without reset_gpu = true"
+        if r.get("rma_candidate"):
+            assert r.get("rma_rule"), f"{w}: rma_candidate needs an rma_rule"
+
+
+def test_xid_coverage_and_unused(xid: dict) -> None:
+    codes = {r["code"] for r in xid["xid"]}
+    unused = {int(k): v for k, v in xid["unused"].items()}
+    assert XID_REQUIRED <= codes, f"missing {sorted(XID_REQUIRED - codes)}"
+    assert not codes & unused.keys(), "a code is both a row and unused"
+    assert codes | unused.keys() == set(range(1, max(codes) + 1)), "catalog codes 1..max must all be accounted for"
+
+
+def test_xid_follow_on_references(xid: dict) -> None:
+    rows = {r["code"]: r for r in xid["xid"]}
+    for r in rows.values():
+        for c in r["follow_on_of"]:
+            assert c in rows, f"xid {r['code']}: follow_on_of {c} is not a row"
+            assert c != r["code"], f"xid {r['code']} follows itself"
+
+    def visit(code: int, path: tuple[int, ...]) -> None:
+        assert code not in path, f"follow_on_of cycle: {path + (code,)}"
+        for nxt in rows[code]["follow_on_of"]:
+            visit(nxt, path + (code,))
+
+    for code in rows:
+        visit(code, ())
+
+
+def test_xid_seed_004_distinctions(xid: dict) -> None:
+    rows = {r["code"]: r for r in xid["xid"]}
+    for c in (13, 31, 43):
+        assert rows[c]["category"] == "application" and rows[c]["restart_workload"] and not rows[c]["reset_gpu"]
+    assert rows[48]["category"] == "memory" and rows[48]["reset_gpu"]
+    assert rows[94]["reset_timing"] == "when-convenient" and rows[94]["drain"]
+    assert rows[95]["reset_timing"] == "before-restart"
+    assert rows[63]["rma_candidate"] is False and rows[64]["rma_candidate"] is True
+    assert rows[79]["reboot_node"] and rows[79]["rma_candidate"] and "slot" in rows[79]["rma_rule"]
+    for c in (119, 120):
+        assert rows[c]["category"] == "firmware" and rows[c]["reset_gpu"] and "GSP" in rows[c]["investigation"]
+
+
+def test_xid_recovery_actions_and_ladder(xid: dict) -> None:
+    values = [a["value"] for a in xid["recovery_action"]]
+    assert values == sorted(set(values))
+    assert {a["text"] for a in xid["recovery_action"]} >= {"None", "Drain P2P", "Drain and Reset",
+                                                           "GPU Reset Required", "Node Reboot Required"}
+    ladder = xid["ladder"]
+    has_source(ladder, "ladder")
+    steps = ladder["step"]
+    assert [s["order"] for s in steps] == list(range(1, len(steps) + 1))
+    assert any("dcgmi diag -r 3" in cmd for s in steps for cmd in s["commands"])
+    for s in steps:
+        require(s, {"order", "scope", "action", "applies_when", "commands"}, f"ladder step {s.get('order')}")
