@@ -276,3 +276,104 @@ def test_xid_recovery_actions_and_ladder(xid: dict) -> None:
     assert any("dcgmi diag -r 3" in cmd for s in steps for cmd in s["commands"])
     for s in steps:
         require(s, {"order", "scope", "action", "applies_when", "commands"}, f"ladder step {s.get('order')}")
+
+
+# ---------------------------------------------------------------------------------------------
+# driver_branches.toml
+
+BRANCH_TYPES = {"LTS", "production", "new-feature"}
+_VERSION = re.compile(r"^\d+(\.\d+){1,2}$")
+
+
+def vkey(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in v.split("."))
+
+
+@pytest.fixture(scope="module")
+def branches() -> dict:
+    return load("driver_branches.toml")
+
+
+def test_branch_rows(branches: dict) -> None:
+    rows = branches["branch"]
+    names = [b["branch"] for b in rows]
+    assert len(names) == len(set(names))
+    assert names == sorted(names, key=lambda n: int(n[1:])), "keep branches oldest first"
+    for b in rows:
+        w = f"branch {b.get('branch')}"
+        require(b, {"branch", "type", "max_cuda", "max_cuda_major", "min_version", "verified"}, w)
+        has_source(b, w)
+        assert re.fullmatch(r"R\d{3}", b["branch"]), w
+        assert b["type"] in BRANCH_TYPES, w
+        if "eol" in b:
+            dt.date.fromisoformat(b["eol"])
+        elif b["type"] != "new-feature":
+            pytest.fail(f"{w}: LTS/production branches need an eol")
+        assert _VERSION.match(b["min_version"]), w
+        assert b["min_version"].split(".")[0] == b["branch"][1:], f"{w}: min_version not in branch"
+        assert re.fullmatch(r"\d+\.\d+", b["max_cuda"]), w
+        assert int(b["max_cuda"].split(".")[0]) == b["max_cuda_major"], w
+        assert isinstance(b["verified"], bool), w
+        if not b["verified"]:
+            assert b.get("note"), f"{w}: unverified rows must say what is unverified"
+    # max CUDA never decreases with newer branches
+    cudas = [vkey(b["max_cuda"]) for b in rows]
+    assert cudas == sorted(cudas)
+
+
+def test_seed_004_branch_facts(branches: dict) -> None:
+    by = {b["branch"]: b for b in branches["branch"]}
+    expect = {"R535": ("LTS", "2026-06-30", "12.2"), "R580": ("LTS", "2028-06-30", "13.0"),
+              "R595": ("production", "2027-03-31", None), "R610": ("new-feature", "2026-08-31", None),
+              "R550": (None, None, "12.4"), "R570": (None, None, "12.8"), "R575": (None, None, "12.9")}
+    for name, (typ, eol, cuda) in expect.items():
+        if typ:
+            assert by[name]["type"] == typ
+        if eol:
+            assert by[name]["eol"] == eol
+        if cuda:
+            assert by[name]["max_cuda"] == cuda
+    assert by["R535"]["min_version"] == "535.54.03"
+
+
+def test_cuda_min_driver_consistent(branches: dict) -> None:
+    rows = branches["cuda_min_driver"]
+    seen = set()
+    for r in rows:
+        w = f"cuda {r.get('cuda')} {r.get('release')}"
+        require(r, {"cuda", "release", "min_driver"}, w)
+        has_source(r, w)
+        assert (r["cuda"], r["release"]) not in seen, f"{w}: duplicate"
+        seen.add((r["cuda"], r["release"]))
+        assert _VERSION.match(r["min_driver"]), w
+    # newer CUDA never needs an older driver
+    ordered = sorted(rows, key=lambda r: (vkey(r["cuda"]), r["release"] != "GA", r["release"]))
+    drivers = [vkey(r["min_driver"]) for r in ordered]
+    assert drivers == sorted(drivers), "minimum drivers must grow with CUDA version"
+    # every branch's min_version is the GA minimum of its max_cuda when that row exists
+    ga = {r["cuda"]: r["min_driver"] for r in rows if r["release"] == "GA"}
+    for b in branches["branch"]:
+        if b["max_cuda"] in ga:
+            assert ga[b["max_cuda"]] == b["min_version"], b["branch"]
+
+
+def test_compat_and_traps(branches: dict) -> None:
+    majors = {m["cuda_major"] for m in branches["minor_version_compat"]}
+    assert {11, 12, 13} <= majors
+    for m in branches["minor_version_compat"]:
+        assert _VERSION.match(m["min_driver"])
+        has_source(m, f"minor compat {m['cuda_major']}")
+    fc = branches["forward_compat"]
+    require(fc, {"package", "gpus", "requires", "errors", "verified"}, "forward_compat")
+    has_source(fc, "forward_compat")
+    ids = [t["id"] for t in branches["trap"]]
+    assert len(ids) == len(set(ids))
+    assert "cdmm-mig-gds" in ids
+    for t in branches["trap"]:
+        w = f"trap {t['id']}"
+        require(t, {"id", "title", "applies", "effect", "detect", "fix", "layer", "severity", "verified"}, w)
+        has_source(t, w)
+        assert t["layer"] in LAYERS and t["severity"] in SEVERITIES, w
+        for k in ("driver_min", "driver_max"):
+            if k in t["applies"]:
+                assert _VERSION.match(t["applies"][k]), w
