@@ -6,5 +6,6 @@ Each view module registers its builder with @combiner; importing it here is the 
 from gpusleuth.facts.store import COMBINERS, Facts, Recognised, combiner
 from gpusleuth.facts.cluster import Cluster  # noqa: E402
 from gpusleuth.facts.logs import Logs  # noqa: E402
+from gpusleuth.facts.operands import OperandGraph, OperatorPolicies  # noqa: E402,F401
 
 __all__ = ["COMBINERS", "Cluster", "Facts", "Logs", "Recognised", "combiner"]
