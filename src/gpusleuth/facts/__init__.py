@@ -7,5 +7,7 @@ from gpusleuth.facts.store import COMBINERS, Facts, Recognised, combiner
 from gpusleuth.facts.cluster import Cluster  # noqa: E402
 from gpusleuth.facts.logs import Logs  # noqa: E402
 from gpusleuth.facts.operands import OperandGraph, OperatorPolicies  # noqa: E402,F401
+from gpusleuth.facts.timeline import Timeline  # noqa: E402
+from gpusleuth.analysis.ordering import Ordering  # noqa: E402,F401  (its combiner reads Timeline)
 
-__all__ = ["COMBINERS", "Cluster", "Facts", "Logs", "Recognised", "combiner"]
+__all__ = ["COMBINERS", "Cluster", "Facts", "Logs", "Recognised", "Timeline", "combiner"]
