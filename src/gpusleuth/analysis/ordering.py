@@ -350,3 +350,50 @@ def marker_tree(ordering: Ordering, operand_components=()) -> list[dict]:
 
 
 __all__ = ["Ordering", "Rule", "RuleResult", "Violation", "evaluate", "marker_tree", "rules", "should_vs_happened"]
+
+
+# ---- the report view --------------------------------------------------------------------------------------
+
+
+def violation_dict(v: Violation) -> dict:
+    lo, hi = interval(v.then)
+    first_lo = interval(v.first)[0] if v.first else None
+    return {
+        "rule": v.rule.id,
+        "title": v.rule.title,
+        "node": v.node,
+        "certain": v.certain,
+        "confidence": v.confidence,
+        "summary": v.describe(),
+        "gap_seconds": list(v.gap) if v.gap else None,
+        "window": [t.isoformat() if t else None for t in (lo, first_lo or hi)],
+        "lanes": [v.first.source if v.first else None, v.then.source],
+        "then": {"artifact": v.then.artifact, "line": v.then.line, "text": v.then.text, "when": when(v.then)},
+        "first": {"artifact": v.first.artifact, "line": v.first.line, "text": v.first.text, "when": when(v.first)} if v.first else None,
+    }
+
+
+def timeline_view(facts: Facts) -> dict:
+    """Report extras: the merged timeline, the ordering results with seed 002's pictures, the marker tree."""
+    from gpusleuth.facts.operands import OperandGraph
+
+    tl = facts.get(Timeline)
+    try:
+        ordering = facts.get(Ordering)
+    except NotApplicable:
+        ordering = Ordering([], tl)
+    try:
+        components = facts.get(OperandGraph).components
+    except NotApplicable:
+        components = []
+    return {
+        "timeline": list(tl.entries),
+        "timeline_notes": list(tl.notes),
+        "phases": [p.describe() for p in tl.phases],
+        "ordering": {
+            "violations": [violation_dict(v) for v in ordering.violations()],
+            "results": [{"rule": r.rule.id, "node": r.node, "status": r.status, "reason": r.reason} for r in ordering.results],
+            "should_vs_happened": should_vs_happened(ordering),
+        },
+        "markers": marker_tree(ordering, components),
+    }

@@ -50,6 +50,13 @@ START_MATCH = timedelta(minutes=10)  # a container's first line is this close af
 _SEVERITY_RANK = {"critical": 0, "error": 1, "warning": 2, "info": 3}
 _KERNEL_LANE = "node/kernel"
 _HASH_SUFFIX = re.compile(r"-(?:[0-9a-f]{8,10}-)?[a-z0-9]{5}$")
+# Terminal control sequences a script wrote (openibd's "[60G[  OK  ]"), with or without the ESC a paste lost.
+_CONTROL = re.compile(r"\x1b?\[\d{1,3}(?:;\d{1,3})*[A-HJKSTfmG]")
+
+
+def display(text: str) -> str:
+    """A log message as a timeline shows it: control sequences gone, one line, at most 400 characters."""
+    return " ".join(_CONTROL.sub(" ", text).split())[:400]
 
 
 def hhmm(t: datetime | None) -> str:
@@ -524,7 +531,7 @@ class _Builder:
             ln = s.lines[i]
             primary = min(sigs, key=lambda g: _SEVERITY_RANK.get(g.severity, 9))
             t = s.resolve(ln)
-            kw = dict(text=ln.message.strip()[:400], artifact=ln.artifact, line=ln.line, tag=primary.tag, sig=primary.id, lane=s.lane,
+            kw = dict(text=display(ln.message), artifact=ln.artifact, line=ln.line, tag=primary.tag, sig=primary.id, lane=s.lane,
                       node=s.node, container=s.container, component=s.component, sigs={g.id for g in sigs}, tags={g.tag for g in sigs},
                       pod=s.pod, namespace=s.namespace)
             if t is not None:
@@ -542,7 +549,7 @@ class _Builder:
             ln = s.lines[i]
             if (ln.artifact, ln.line) in by_line:
                 continue
-            self._entry(time=s.resolve(ln), text=ln.message.strip()[:400], artifact=ln.artifact, line=ln.line, tag=None, sig=None,
+            self._entry(time=s.resolve(ln), text=display(ln.message), artifact=ln.artifact, line=ln.line, tag=None, sig=None,
                         lane=s.lane, node=s.node, container=s.container, component=s.component,
                         note="timestamped neighbour that bounds an untimed entry")
 
@@ -689,7 +696,7 @@ class _Builder:
             spec = _spec_for_name(pod_name, pod)
             component = spec.name if spec else (_workload(pod_name) if pod_name else None)
             lane = f"{spec.operator}/{spec.name}" if spec else f"{e.namespace or 'other'}/{component}"
-            kw = dict(text=f"{e.object or ''} {text}".strip()[:400], artifact=e.evidence.artifact, line=e.evidence.line, tag=g.tag,
+            kw = dict(text=display(f"{e.object or ''} {text}"), artifact=e.evidence.artifact, line=e.evidence.line, tag=g.tag,
                       sig=g.id, lane=lane, node=e.node or (pod.node if pod else None), container=None, component=component,
                       sigs={x.id for x in hit}, tags={x.tag for x in hit}, pod=pod_name or None, namespace=e.namespace)
             if e.time is not None:
