@@ -14,7 +14,6 @@ violation, and the marker-file tree (who produced, checked, or failed to check e
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
 from functools import cache
 
 from gpusleuth.errors import NotApplicable
@@ -189,10 +188,11 @@ def _evaluate_scope(rule: Rule, node, thens, firsts, revokes, windows) -> RuleRe
         return RuleResult(rule, node, "not-evaluated", f"'{rule.then.label}' ({cites}) carries no time and no timestamped neighbour")
     if not firsts:
         return RuleResult(rule, node, "not-evaluated", f"no '{rule.first.label}' line in the artifacts, so its order against '{rule.then.label}' cannot be seen")
-    timed_firsts = [f for f in firsts if interval(f) != (None, None)]
+    # `first` needs a known earliest time: "some time before the capture" cannot show that anything preceded it
+    timed_firsts = [f for f in firsts if interval(f)[0] is not None]
     if not timed_firsts:
         cites = ", ".join(f"{f.artifact}:{f.line}" for f in firsts[:3])
-        return RuleResult(rule, node, "not-evaluated", f"'{rule.first.label}' ({cites}) carries no time")
+        return RuleResult(rule, node, "not-evaluated", f"'{rule.first.label}' ({cites}) carries no time (at most an upper bound)")
     firsts = sorted(timed_firsts, key=sort_time)
     revokes = sorted((r for r in revokes if interval(r) != (None, None)), key=sort_time)
     offending = []
@@ -210,13 +210,11 @@ def _evaluate_scope(rule: Rule, node, thens, firsts, revokes, windows) -> RuleRe
 
 
 def _check(rule: Rule, node, t: TimelineEntry, firsts: list, revokes: list) -> Violation | None:
+    """The violation `t` makes, if any. Intervals are honoured: `first` held at `t` only if it surely came
+    before `t` (its latest time before `t`'s earliest) and nothing surely revoked it since."""
     t_lo, t_hi = interval(t)
-    if t_lo is None:
-        t_lo = datetime.min.replace(tzinfo=t_hi.tzinfo)
-    if t_hi is None:
-        t_hi = datetime.max.replace(tzinfo=t_lo.tzinfo)
-    before = [f for f in firsts if (interval(f)[1] or interval(f)[0]) <= t_lo]
-    revoked_before = [r for r in revokes if (interval(r)[1] or interval(r)[0]) <= t_lo]
+    before = [f for f in firsts if _surely_before(f, t_lo)]
+    revoked_before = [r for r in revokes if _surely_before(r, t_lo)]
     last_first = before[-1] if before else None
     last_revoke = revoked_before[-1] if revoked_before else None
     if last_first is not None and (last_revoke is None or sort_time(last_revoke) < sort_time(last_first)):
@@ -228,15 +226,19 @@ def _check(rule: Rule, node, t: TimelineEntry, firsts: list, revokes: list) -> V
     if nxt is None:
         conf = CERTAIN if state_known else CERTAIN_UNSEEN_BEFORE
         return Violation(rule, node, t, (), None, last_revoke, state_known, conf, None)
-    f_lo, f_hi = interval(nxt)
-    f_lo, f_hi = f_lo or f_hi, f_hi or f_lo
-    if t_hi < f_lo:
+    f_lo, f_hi = interval(nxt)  # f_lo is known (rules without it are not evaluated)
+    if t_hi is not None and t_hi < f_lo:
         conf = CERTAIN if state_known else CERTAIN_UNSEEN_BEFORE
-        gap = ((f_lo - t_hi).total_seconds(), (f_hi - t_lo).total_seconds()) if t_lo.year > 1 else None
-        return Violation(rule, node, t, (), nxt, last_revoke, True, conf, gap)
-    if t_lo < f_hi:
+        gap = ((f_lo - t_hi).total_seconds(), ((f_hi or f_lo) - t_lo).total_seconds() if t_lo else None)
+        return Violation(rule, node, t, (), nxt, last_revoke, True, conf, gap if gap[1] is not None else None)
+    if t_lo is None or f_hi is None or t_lo < f_hi:
         return Violation(rule, node, t, (), nxt, last_revoke, False, PROBABLE, None)
     return None
+
+
+def _surely_before(e: TimelineEntry, t_lo) -> bool:
+    hi = interval(e)[1]
+    return hi is not None and t_lo is not None and hi <= t_lo
 
 
 def _primary(vs: list[Violation]) -> Violation:

@@ -289,6 +289,7 @@ class _Builder:
         self.capture: datetime | None = None
         self.capture_source = ""  # where the capture time comes from, for notes
         self.capture_bound = False  # True when it is the real capture time (an upper bound of every line)
+        self.capture_log: str | None = None  # the artifact that is only the `date` printed at capture
         self.entries: list[TimelineEntry] = []
         self.meta: dict = {}
 
@@ -305,7 +306,8 @@ class _Builder:
         self._capture_fallback()
         if self.cluster is not None:
             self._event_entries()
-        timed = sorted((e for e in self.entries if sort_time(e)), key=lambda e: (sort_time(e), e.artifact, e.line or 0))
+        # ties broken by lane, not by file name: renaming artifacts must not reorder the timeline
+        timed = sorted((e for e in self.entries if sort_time(e)), key=lambda e: (sort_time(e), e.source or "", e.artifact, e.line or 0))
         untimed = sorted((e for e in self.entries if not sort_time(e)), key=lambda e: (e.artifact, e.line or 0))
         tl = Timeline(timed + untimed, self.notes, self.capture, self.capture_source or None, _meta=self.meta)
         tl.phases = _phases(tl)
@@ -325,6 +327,7 @@ class _Builder:
                 ln = log.lines[-1]
                 self.capture = ln.time.astimezone(UTC)
                 self.capture_source, self.capture_bound = f"the `date` output at {ln.artifact}:{ln.line}", True
+                self.capture_log = log.artifact
                 return
 
     def _capture_fallback(self) -> None:
@@ -393,7 +396,7 @@ class _Builder:
                 first = next(ln for ln in s.lines if ln.time_format == fid and ln.time is not None)
                 pool, where = (refs.get(s.node), "other logs of the same node") if s.node and refs.get(s.node) else (everything, "the other logs")
                 if pool:
-                    ref, why = median(pool), where
+                    ref, why = datetime.fromtimestamp(median(t.replace(tzinfo=UTC).timestamp() for t in pool), UTC).replace(tzinfo=None), where
                 elif self.capture:
                     ref, why = self.capture.replace(tzinfo=None), "the capture time"
                 else:
@@ -409,6 +412,8 @@ class _Builder:
         spans: dict[str | None, list[tuple[datetime, datetime]]] = defaultdict(list)
         starts: dict[str | None, list[datetime]] = defaultdict(list)
         for s in self.streams:
+            if s.log.artifact == self.capture_log:
+                continue  # the capture time bounds everything; it is not a moment of activity
             aware = [ln for ln in (_first_timed(s.lines, aware=True), _last_timed(s.lines, aware=True)) if ln is not None]
             if aware:
                 a, b = (s.resolve(aware[0]), s.resolve(aware[-1]))
@@ -420,8 +425,6 @@ class _Builder:
                     spans[s.node].append((t, t))
             if s.start is not None:
                 starts[s.node].append(s.start)
-        if self.capture is not None and self.capture_bound:
-            spans[None].append((self.capture, self.capture))
         return spans, starts
 
     def _infer_zones(self) -> None:
@@ -445,7 +448,8 @@ class _Builder:
                 if zone is None:
                     node_spans = spans.get(s.node) if s.node and spans.get(s.node) else all_spans
                     node_starts = starts.get(s.node) if s.node and starts.get(s.node) else all_starts
-                    zone, why = _zone_by_overlap(lo, hi, node_spans, node_starts)
+                    capture = self.capture if self.capture_bound else None
+                    zone, why = _zone_by_overlap(lo, hi, node_spans, node_starts, capture)
                 s.zones[fid] = zone or UTC
                 self.notes.append(f"{what} have no zone; {_zone_name(zone or UTC)} {why}")
 
@@ -769,32 +773,46 @@ def _zone_from_start(first: datetime, started: datetime) -> tuple[tzinfo | None,
     return None, ""
 
 
-def _zone_by_overlap(lo: datetime, hi: datetime, spans: list, starts: list) -> tuple[tzinfo | None, str]:
-    """The zone that makes [lo, hi] (naive) overlap the zone-aware spans and start with one of them."""
+def _zone_by_overlap(lo: datetime, hi: datetime, spans: list, starts: list, capture: datetime | None) -> tuple[tzinfo | None, str]:
+    """The zone that makes [lo, hi] (naive) overlap the zone-aware spans and start with one of them; a zone
+    that puts the lines after the capture time is impossible."""
+    candidates = []
+    for minutes in range(-12 * 60, 14 * 60 + 1, ZONE_STEP_MIN):
+        off = timedelta(minutes=minutes)
+        a, b = (lo - off).replace(tzinfo=UTC), (hi - off).replace(tzinfo=UTC)
+        if capture is None or b <= capture + timedelta(seconds=1):
+            candidates.append((minutes, a, b))
+    if not candidates:
+        return None, "assumed: every zone would put them after the capture time, so the stamps themselves are suspect"
+    utc_ok = any(m == 0 for m, _, _ in candidates)
     if not spans:
-        return None, "assumed: no zone-aware source to compare with"
+        if utc_ok:
+            return UTC, "assumed: no zone-aware source to compare with"
+        m = min(candidates, key=lambda c: abs(c[0]))[0]
+        return fixed_zone(m), "guessed: no zone-aware source to compare with and UTC would put them after the capture time"
     env_lo = min(a for a, _ in spans) - timedelta(minutes=5)
     env_hi = max(b for _, b in spans) + timedelta(minutes=5)
     length = (hi - lo).total_seconds()
     scored = []
-    for minutes in range(-12 * 60, 14 * 60 + 1, ZONE_STEP_MIN):
-        off = timedelta(minutes=minutes)
-        a, b = (lo - off).replace(tzinfo=UTC), (hi - off).replace(tzinfo=UTC)
+    for minutes, a, b in candidates:
         overlap = (min(b, env_hi) - max(a, env_lo)).total_seconds()
         frac = (overlap / length) if length > 0 else (1.0 if env_lo <= a <= env_hi else 0.0)
         if frac >= 0.5:
             dist = min((abs(a - s) for s in starts), default=timedelta(days=9999))
             scored.append((dist, abs(minutes), minutes))
     if not scored:
-        return None, "assumed: no zone makes them overlap the zone-aware sources"
+        return (UTC, "assumed: no zone makes them overlap the zone-aware sources") if utc_ok else (
+            None, "assumed UTC although no zone makes them overlap the zone-aware sources")
     best = min(scored)
     utc = next((x for x in scored if x[2] == 0), None)
     if utc is not None and utc[0] <= best[0] + ALIGN_SLACK:
-        return UTC, "is consistent: in UTC they overlap the zone-aware sources" + (f" and start with one of them (within {format_duration(utc[0].total_seconds())})" if utc[0] < timedelta(days=1) else "")
+        aligned = f" and start with one of them (within {format_duration(utc[0].total_seconds())})" if utc[0] < timedelta(days=1) else ""
+        return UTC, f"is consistent: in UTC they overlap the zone-aware sources{aligned}"
     zone = fixed_zone(best[2])
     rivals = [x for x in scored if x is not best and x[0] <= best[0] + ALIGN_SLACK]
     doubt = f"; {len(rivals)} other zone(s) fit almost as well, so treat it as a guess" if rivals else ""
-    return zone, f"inferred: only with it do they overlap the zone-aware sources and start together with one of them (within {format_duration(best[0].total_seconds())}){doubt}"
+    return zone, (f"inferred: only with it do they overlap the zone-aware sources and start together with one of them "
+                  f"(within {format_duration(best[0].total_seconds())}){doubt}")
 
 
 @cache
