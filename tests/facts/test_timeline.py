@@ -282,3 +282,12 @@ def test_without_any_capture_time_the_newest_stamp_stands_in_and_is_named():
     tl = facts_from(files).get(Timeline)
     assert tl.capture == at(11, 58, 39)
     assert any("no capture time was recorded" in n and "may come out early" in n for n in tl.notes)
+
+
+def test_a_polling_loop_keeps_its_first_and_last_line():
+    rows = [_line("validator.log", i, "waiting for nvidia container stack to be setup", at(12, 0, 5 * i), "rfc3339",
+                  pod="nvidia-device-plugin-daemonset-v46gq", ctr="toolkit-validation") for i in range(1, 8)]
+    tl = facts_with(ContainerLog("validator.log", tuple(rows), pod="nvidia-device-plugin-daemonset-v46gq")).get(Timeline)
+    waits = [e for e in tl.entries if e.tag == "marker-wait"]
+    assert [e.line for e in waits] == [1, 7]
+    assert "repeated 7 times, the last at line 7" in waits[0].note

@@ -13,6 +13,7 @@ violation, and the marker-file tree (who produced, checked, or failed to check e
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -193,11 +194,11 @@ def _evaluate_scope(rule: Rule, node, thens, firsts, revokes, windows) -> RuleRe
     if not timed_firsts:
         cites = ", ".join(f"{f.artifact}:{f.line}" for f in firsts[:3])
         return RuleResult(rule, node, "not-evaluated", f"'{rule.first.label}' ({cites}) carries no time (at most an upper bound)")
-    firsts = sorted(timed_firsts, key=sort_time)
-    revokes = sorted((r for r in revokes if interval(r) != (None, None)), key=sort_time)
+    first_idx = _Index(timed_firsts)
+    revoke_idx = _Index(r for r in revokes if interval(r) != (None, None))
     offending = []
     for t in sorted(timed_thens, key=sort_time):
-        v = _check(rule, node, t, firsts, revokes)
+        v = _check(rule, node, t, first_idx, revoke_idx)
         if v is not None:
             offending.append(v)
     if not offending:
@@ -205,23 +206,45 @@ def _evaluate_scope(rule: Rule, node, thens, firsts, revokes, windows) -> RuleRe
     primary = _primary(offending)
     same = [v.then for v in offending if v.first is primary.first and v.then is not primary.then]
     violation = Violation(primary.rule, node, primary.then, tuple(same[:3]), primary.first, primary.revoked,
-                          all(v.certain for v in offending if v.first is primary.first), primary.confidence, primary.gap)
+                          primary.certain, primary.confidence, primary.gap)
     return RuleResult(rule, node, "violated", violation.describe(), violation)
 
 
-def _check(rule: Rule, node, t: TimelineEntry, firsts: list, revokes: list) -> Violation | None:
+class _Index:
+    """Entries sorted two ways, so each `then` entry is checked in O(log n): by latest time (what surely came
+    before a moment) and by time (what came next)."""
+
+    def __init__(self, entries):
+        entries = list(entries)
+        self.by_hi = sorted((e for e in entries if interval(e)[1] is not None), key=lambda e: interval(e)[1])
+        self.his = [interval(e)[1] for e in self.by_hi]
+        self.by_time = sorted((e for e in entries if sort_time(e) is not None), key=sort_time)
+        self.times = [sort_time(e) for e in self.by_time]
+
+    def last_surely_before(self, moment) -> TimelineEntry | None:
+        if moment is None:
+            return None
+        k = bisect_right(self.his, moment)
+        return self.by_hi[k - 1] if k else None
+
+    def next_from(self, moment, not_before) -> TimelineEntry | None:
+        """The first entry at or after `moment` (any when None) that did not surely happen by `not_before`."""
+        k = bisect_left(self.times, moment) if moment is not None else 0
+        for e in self.by_time[k:]:
+            if not _surely_before(e, not_before):
+                return e
+        return None
+
+
+def _check(rule: Rule, node, t: TimelineEntry, firsts: _Index, revokes: _Index) -> Violation | None:
     """The violation `t` makes, if any. Intervals are honoured: `first` held at `t` only if it surely came
     before `t` (its latest time before `t`'s earliest) and nothing surely revoked it since."""
     t_lo, t_hi = interval(t)
-    before = [f for f in firsts if _surely_before(f, t_lo)]
-    revoked_before = [r for r in revokes if _surely_before(r, t_lo)]
-    last_first = before[-1] if before else None
-    last_revoke = revoked_before[-1] if revoked_before else None
-    if last_first is not None and (last_revoke is None or sort_time(last_revoke) < sort_time(last_first)):
-        return None  # `first` surely happened before and still held
-    after_revoke = sort_time(last_revoke) if last_revoke else None
-    nexts = [f for f in firsts if f not in before and (after_revoke is None or sort_time(f) >= after_revoke)]
-    nxt = nexts[0] if nexts else None
+    last_first = firsts.last_surely_before(t_lo)
+    last_revoke = revokes.last_surely_before(t_lo)
+    if last_first is not None and (last_revoke is None or interval(last_revoke)[1] <= interval(last_first)[1]):
+        return None  # `first` surely happened before and still held (a tie with its revocation counts as held)
+    nxt = firsts.next_from(sort_time(last_revoke) if last_revoke else None, t_lo)
     state_known = last_revoke is not None  # the artifacts show `first` undone before `then`
     if nxt is None:
         conf = CERTAIN if state_known else CERTAIN_UNSEEN_BEFORE
@@ -229,8 +252,8 @@ def _check(rule: Rule, node, t: TimelineEntry, firsts: list, revokes: list) -> V
     f_lo, f_hi = interval(nxt)  # f_lo is known (rules without it are not evaluated)
     if t_hi is not None and t_hi < f_lo:
         conf = CERTAIN if state_known else CERTAIN_UNSEEN_BEFORE
-        gap = ((f_lo - t_hi).total_seconds(), ((f_hi or f_lo) - t_lo).total_seconds() if t_lo else None)
-        return Violation(rule, node, t, (), nxt, last_revoke, True, conf, gap if gap[1] is not None else None)
+        gap = ((f_lo - t_hi).total_seconds(), ((f_hi or f_lo) - t_lo).total_seconds()) if t_lo else None
+        return Violation(rule, node, t, (), nxt, last_revoke, True, conf, gap)
     if t_lo is None or f_hi is None or t_lo < f_hi:
         return Violation(rule, node, t, (), nxt, last_revoke, False, PROBABLE, None)
     return None

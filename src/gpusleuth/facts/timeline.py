@@ -25,6 +25,7 @@ nvidia_peermem minutes before the Network Operator had MOFED ready. This view do
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -523,6 +524,10 @@ class _Builder:
             for i, ln in enumerate(s.lines):
                 if (ln.artifact, ln.line) in by_line:
                     stream_of[(ln.artifact, ln.line)] = (s, i)
+        primary = {key: min(sigs, key=lambda g: _SEVERITY_RANK.get(g.severity, 9)) for key, sigs in by_line.items()}
+        text = {key: display(s.lines[i].message) for key, (s, i) in stream_of.items()}
+        heads, skipped = _runs(stream_of, primary, text)
+        stream_of = {k: v for k, v in stream_of.items() if k not in skipped}
         bounds = self._bounds(stream_of, {})
         anchors = self._same_events(by_line, stream_of, bounds)
         if anchors:
@@ -533,22 +538,26 @@ class _Builder:
                 continue
             s, i = stream_of[key]
             ln = s.lines[i]
-            primary = min(sigs, key=lambda g: _SEVERITY_RANK.get(g.severity, 9))
+            g = primary[key]
             t = s.resolve(ln)
-            kw = dict(text=display(ln.message), artifact=ln.artifact, line=ln.line, tag=primary.tag, sig=primary.id, lane=s.lane,
-                      node=s.node, container=s.container, component=s.component, sigs={g.id for g in sigs}, tags={g.tag for g in sigs},
+            kw = dict(text=text[key], artifact=ln.artifact, line=ln.line, tag=g.tag, sig=g.id, lane=s.lane,
+                      node=s.node, container=s.container, component=s.component, sigs={x.id for x in sigs}, tags={x.tag for x in sigs},
                       pod=s.pod, namespace=s.namespace)
+            if key in heads:
+                count, last = heads[key]
+                kw["note"] = f"repeated {count} times, the last at line {last[1]}; the lines between are left out"
             if t is not None:
                 self._entry(time=t, **kw)
             elif ln.elapsed is not None:
-                self._entry(time=None, note=f"+{ln.elapsed:.3f} s after boot (boot time unknown: kept relative)", **kw)
+                self._entry(time=None, **_noted(kw, f"+{ln.elapsed:.3f} s after boot (boot time unknown: kept relative)"))
             elif (s.key, i) in anchors:
                 at, why = anchors[(s.key, i)]
-                self._entry(time=None, earliest=at, latest=at, approximate=True, note=why, **kw)
+                self._entry(time=None, earliest=at, latest=at, approximate=True, **_noted(kw, why))
             else:
                 lo, hi, why, ctx = bounds.get((s.key, i), (None, None, "", ()))
                 context.update(ctx)
-                self._entry(time=None, earliest=lo, latest=hi, approximate=bool(lo or hi), note=why or "no timestamp and no timestamped neighbour", **kw)
+                self._entry(time=None, earliest=lo, latest=hi, approximate=bool(lo or hi),
+                            **_noted(kw, why or "no timestamp and no timestamped neighbour"))
         for s, i in sorted(context, key=lambda x: (x[0].log.artifact, x[1])):
             ln = s.lines[i]
             if (ln.artifact, ln.line) in by_line:
@@ -564,13 +573,18 @@ class _Builder:
         out: dict = {}
         for row in _same_event_rows():
             a_ids, b_ids = set(row["a"]), set(row["b"])
-            timed_b = []
+            timed_b: dict[str | None, list] = defaultdict(list)  # node -> [(time, line)], sorted below
             for key, sigs in by_line.items():
                 if key in stream_of and b_ids & {g.id for g in sigs}:
                     s, i = stream_of[key]
                     t = s.resolve(s.lines[i])
                     if t is not None:
-                        timed_b.append((t, s, s.lines[i]))
+                        timed_b[s.node].append((t, s.lines[i]))
+            if not timed_b:
+                continue
+            for v in timed_b.values():
+                v.sort(key=lambda x: x[0])
+            everywhere = sorted((x for v in timed_b.values() for x in v), key=lambda x: x[0])
             for key, sigs in by_line.items():
                 if key not in stream_of or not a_ids & {g.id for g in sigs}:
                     continue
@@ -578,10 +592,10 @@ class _Builder:
                 if s.lines[i].time is not None:
                     continue
                 lo, hi, _why, _ctx = bounds.get((s.key, i), (None, None, "", ()))
-                fits = [(t, ks, kl) for t, ks, kl in timed_b
-                        if (ks.node is None or s.node is None or ks.node == s.node) and (lo is None or t >= lo) and (hi is None or t <= hi)]
+                pools = [everywhere] if s.node is None else [timed_b.get(s.node, []), timed_b.get(None, [])]
+                fits = [x for pool in pools for x in _within(pool, lo, hi)]
                 if len(fits) == 1:
-                    t, ks, kl = fits[0]
+                    t, kl = fits[0]
                     out[(s.key, i)] = (t, f"no timestamp; it is {row['label']}, which {kl.artifact}:{kl.line} records at {hhmm(t)}")
         return out
 
@@ -720,6 +734,44 @@ class _Builder:
 
 
 # ---- helpers ---------------------------------------------------------------------------------------------
+
+
+RUN_MIN = 3  # a line repeated this often in a row (a polling loop) keeps only its first and last occurrence
+
+
+def _runs(stream_of: dict, primary: dict, text: dict) -> tuple[dict, set]:
+    """Runs of the same recognised line in one container: {first key: (count, last key)} and the keys between."""
+    per_stream: dict[int, list] = defaultdict(list)
+    for key, (s, i) in stream_of.items():
+        per_stream[id(s)].append((i, key))
+    heads: dict = {}
+    skipped: set = set()
+    for hits in per_stream.values():
+        hits.sort()
+        run: list = []
+        for _i, key in hits + [(None, None)]:
+            same = key is not None and run and (primary[key].id, text[key]) == (primary[run[0]].id, text[run[0]])
+            if same:
+                run.append(key)
+                continue
+            if len(run) >= RUN_MIN:
+                heads[run[0]] = (len(run), run[-1])
+                skipped.update(run[1:-1])
+            run = [key] if key is not None else []
+    return heads, skipped
+
+
+def _noted(kw: dict, note: str) -> dict:
+    """kw with note added to any note already there (a repeat count)."""
+    return {**kw, "note": f"{kw['note']}; {note}" if kw.get("note") else note}
+
+
+def _within(pool: list, lo: datetime | None, hi: datetime | None, limit: int = 2) -> list:
+    """Up to `limit` items of a time-sorted [(time, x)] pool inside [lo, hi] (open ends allowed)."""
+    keys = [t for t, _ in pool]
+    a = bisect.bisect_left(keys, lo) if lo is not None else 0
+    b = bisect.bisect_right(keys, hi) if hi is not None else len(pool)
+    return pool[a:min(b, a + limit)]
 
 
 def _first_timed(lines: list[LogLine], aware: bool = False) -> LogLine | None:
