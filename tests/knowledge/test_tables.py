@@ -377,3 +377,86 @@ def test_compat_and_traps(branches: dict) -> None:
         for k in ("driver_min", "driver_max"):
             if k in t["applies"]:
                 assert _VERSION.match(t["applies"][k]), w
+
+
+# ---------------------------------------------------------------------------------------------
+# mig_profiles.toml
+
+_PROFILE = re.compile(r"^(?P<c>[1-7])g\.(?P<m>\d+)gb(?P<me>\+me)?$")
+
+
+@pytest.fixture(scope="module")
+def mig() -> dict:
+    return load("mig_profiles.toml")
+
+
+def test_mig_gpu_rows(mig: dict) -> None:
+    models = [g["model"] for g in mig["gpu"]]
+    assert len(models) == len(set(models))
+    for g in mig["gpu"]:
+        w = f"gpu {g.get('model')}"
+        require(g, {"model", "match", "memory_gb", "compute_unit", "memory_unit", "profiles", "verified"}, w)
+        has_source(g, w)
+        for p in g["match"]:
+            assert_re2_compatible(p, w)
+        assert (g["compute_unit"], g["memory_unit"]) in {(7, 8), (4, 4)}, w
+        if not g["verified"]:
+            assert g.get("note"), f"{w}: unverified rows must say what is unverified"
+        names = [p["name"] for p in g["profiles"]]
+        assert len(names) == len(set(names)), f"{w}: duplicate profile"
+        assert sum(p["media_extensions"] for p in g["profiles"]) <= 2, w
+        full = [p for p in g["profiles"] if p["compute_slices"] == g["compute_unit"]]
+        assert len(full) == 1 and full[0]["memory_slices"] == g["memory_unit"], f"{w}: needs one full-GPU profile"
+        for p in g["profiles"]:
+            pw = f"{w} profile {p.get('name')}"
+            require(p, {"name", "compute_slices", "memory_slices", "max_instances", "media_extensions"}, pw)
+            m = _PROFILE.match(p["name"])
+            assert m, f"{pw}: bad name"
+            assert int(m["c"]) == p["compute_slices"], f"{pw}: name and compute_slices disagree"
+            assert bool(m["me"]) == p["media_extensions"], pw
+            allowed = {1, 2, 3, 4, 7} if g["compute_unit"] == 7 else {1, 2, 4}
+            assert p["compute_slices"] in allowed, f"{pw}: no 5g/6g profiles exist"
+            assert 1 <= p["memory_slices"] <= g["memory_unit"], pw
+            # the GB in the name is the memory share of the GPU, rounded
+            expect_gb = g["memory_gb"] * p["memory_slices"] / g["memory_unit"]
+            assert abs(int(m["m"]) - expect_gb) <= 1.5, f"{pw}: {m['m']} GB vs {expect_gb:.1f} expected"
+            # instances never exceed the compute or memory slices available
+            if not p["media_extensions"]:
+                assert p["max_instances"] * p["compute_slices"] <= g["compute_unit"], pw
+                assert p["max_instances"] * p["memory_slices"] <= g["memory_unit"], pw
+            else:
+                assert p["max_instances"] == 1, f"{pw}: only one +me instance per GPU"
+
+
+def test_mig_seed_004_facts(mig: dict) -> None:
+    by = {g["model"]: {p["name"]: p for p in g["profiles"]} for g in mig["gpu"]}
+    assert by["H100-80GB"]["1g.10gb"]["max_instances"] == 7
+    assert by["H100-80GB"]["3g.40gb"]["max_instances"] == 2
+    assert by["H100-80GB"]["7g.80gb"]["max_instances"] == 1
+    assert by["H200-141GB"]["1g.18gb"]["max_instances"] == 7
+    assert by["B200-180GB"]["1g.23gb"]["max_instances"] == 7
+    for model in ("L4", "A10G", "L40S"):
+        assert model in mig["not_mig_capable"]["models"]
+    # match patterns must find real product names and must not claim non-MIG parts
+    product = {"NVIDIA H100 80GB HBM3": "H100-80GB", "NVIDIA-H100-80GB-HBM3": "H100-80GB",
+               "NVIDIA A100-SXM4-40GB": "A100-40GB", "NVIDIA A100-SXM4-80GB": "A100-80GB",
+               "NVIDIA H200": "H200-141GB", "NVIDIA B200": "B200-180GB", "NVIDIA GH200 480GB": "GH200-96GB",
+               "NVIDIA A30": "A30-24GB", "NVIDIA H100 NVL": "H100-94GB", "NVIDIA GB200": "GB200-186GB",
+               "NVIDIA-H200": "H200-141GB"}
+    for name, model in product.items():
+        hits = [g["model"] for g in mig["gpu"] if any(re.search(p, name) for p in g["match"])]
+        assert hits == [model], f"{name}: {hits}"
+    for name in ("NVIDIA L4", "NVIDIA L40S", "NVIDIA A10G", "Tesla T4"):
+        assert not [g["model"] for g in mig["gpu"] if any(re.search(p, name) for p in g["match"])], name
+
+
+def test_mig_isolation_and_labels(mig: dict) -> None:
+    modes = {i["mode"]: i for i in mig["isolation"]}
+    assert set(modes) == {"mig", "mps", "time-slicing"}
+    assert modes["mig"]["memory_isolation"] == "hardware" and modes["time-slicing"]["fault_isolation"] == "none"
+    for i in mig["isolation"]:
+        require(i, {"mode", "memory_isolation", "fault_isolation", "concurrency", "use_for", "k8s"}, i["mode"])
+        has_source(i, i["mode"])
+    assert {s["name"] for s in mig["strategy"]} == {"none", "single", "mixed"}
+    labels = {l["label"] for l in mig["mig_label"]}
+    assert "nvidia.com/mig.config.state" in labels
