@@ -5,7 +5,6 @@ running with errors, the Network Operator's MOFED pod healthy."""
 from __future__ import annotations
 
 from gpusleuth.facts import Facts
-from gpusleuth.facts.logs import Logs, Match, Signature
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.k8s import ContainerStatus, Pod
 from gpusleuth.model.logs import ContainerLog, LogLine
@@ -25,10 +24,6 @@ nvidia-operator-validator-6fhjb                       0/1     Init:0/5          
 nvidia-node-status-exporter-cd78t                     1/1     Running            1               3h28m
 """
 
-WAIT = Signature("toolkit-ready-wait", "marker-wait", "operator", "info", "waiting for nvidia container stack", marker="/run/nvidia/validations/toolkit-ready")
-PEERMEM = Signature("peermem-insert-failed", "module-load-failed", "kernel-driver", "critical", "could not insert 'nvidia_peermem'", component="nvidia-driver-daemonset")
-
-
 def pods(artifact: str = "pods.txt", node: str | None = None) -> list[Pod]:
     out = []
     for i, row in enumerate(PODS_TXT.splitlines()[1:], start=2):
@@ -44,7 +39,7 @@ def _log(artifact, pod, container, rows, previous=False):
     return ContainerLog(artifact, lines, pod=pod, namespace=NS, container=container, previous=previous)
 
 
-def logs() -> tuple[list[ContainerLog], list[tuple[LogLine, Signature, ContainerLog]]]:
+def logs() -> list[ContainerLog]:
     driver = _log("driver.log", DRIVER, "nvidia-driver-ctr", [
         (3222, "Loading NVIDIA Peer Memory kernel module...", None),
         (3223, "+ modprobe -a nvidia-peermem", None),
@@ -62,23 +57,14 @@ def logs() -> tuple[list[ContainerLog], list[tuple[LogLine, Signature, Container
         (1, "waiting for nvidia container stack to be setup", None),
         (2, "waiting for nvidia container stack to be setup", None),
     ])
-    matches = [(driver.lines[2], PEERMEM, driver), (gfd.lines[1], WAIT, gfd)]
-    return [driver, exporter, gfd], matches
-
-
-def logs_view() -> Logs:
-    ls, ms = logs()
-    by_id, by_tag = {}, {}
-    for ln, sig, log in ms:
-        m = Match(ln, sig, log)
-        by_id.setdefault(sig.id, []).append(m)
-        by_tag.setdefault(sig.tag, []).append(m)
-    return Logs(ls, by_id, by_tag)
+    return [driver, exporter, gfd]
 
 
 def facts(node: str | None = None) -> Facts:
+    """Pods and logs; the Logs view is built by the real combiner from knowledge/signatures.toml."""
     f = Facts("seed model")
     for p in pods(node=node):
         f.add(p)
-    f._combined[Logs] = logs_view()
+    for log in logs():
+        f.add(log)
     return f
