@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from gpusleuth.parsers import nvidia_smi
 from gpusleuth.parsers.base import Parser
 
 PARSERS: tuple[Parser, ...] = (
+    nvidia_smi.parse_table,
+    nvidia_smi.parse_list,
+    nvidia_smi.parse_query,
+    nvidia_smi.parse_xml,
 )
