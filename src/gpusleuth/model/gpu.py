@@ -147,6 +147,7 @@ class NvidiaSmiReport:
     truncated: bool = False
     timestamp: str | None = None
     line: int | None = None
+    evidence: Evidence | None = None  # the line that names the driver version (or the output's first line)
 
 
 # What nvidia-smi and NVML say when they cannot read something, by kind (str(NVMLError) gives the same

@@ -262,6 +262,7 @@ def parse_table(doc: Document) -> Iterable[NvidiaSmiReport]:
         gpus=tuple(gpus),
         errors=tuple(errors),
         line=doc.lineno(header_line) if header_line is not None else doc.first_line,
+        evidence=doc.evidence(header_line if header_line is not None else 0),
     )
 
 
@@ -350,7 +351,7 @@ def parse_list(doc: Document) -> Iterable[NvidiaSmiReport]:
         for i, g, migs in gpus
     )
     yield NvidiaSmiReport(source="nvidia-smi -L", artifact=doc.artifact, node=doc.meta.get("node"), gpus=devices,
-                          errors=tuple(_errors(doc)), line=doc.first_line)
+                          errors=tuple(_errors(doc)), line=doc.first_line, evidence=doc.evidence(0))
 
 
 def _mig_ids_from_legacy_uuid(uuid: str) -> tuple[int | None, int | None]:
@@ -430,6 +431,7 @@ def parse_query(doc: Document) -> Iterable[NvidiaSmiReport]:
         source="nvidia-smi -q", artifact=doc.artifact, driver_version=driver_v, cuda_version=cuda_v,
         node=doc.meta.get("node"), attached_gpus=_int(attached.value) if attached else None, gpus=tuple(gpus),
         errors=tuple(_errors(doc)), truncated=truncated, line=doc.first_line,
+        evidence=doc.evidence(driver.index if driver else 0),
     )
 
 
@@ -589,6 +591,7 @@ def parse_xml(doc: Document) -> Iterable[NvidiaSmiReport]:
         node=doc.meta.get("node"), attached_gpus=attached, gpus=tuple(gpus), errors=tuple(_errors(doc)),
         truncated=truncated or (attached is not None and len(gpus) < attached),
         timestamp=_present(root.findtext("timestamp")), line=doc.first_line,
+        evidence=doc.evidence(next((i for i, ln in enumerate(doc.lines) if "<driver_version>" in ln), 0)),
     )
 
 
