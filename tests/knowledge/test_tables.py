@@ -1,0 +1,278 @@
+"""Internal-consistency tests for the knowledge tables in src/gpusleuth/knowledge/.
+
+Each table is loaded with the stdlib ``tomllib`` and checked for required keys, enum values,
+cross references that must resolve, and regexes that must compile with Python ``re`` AND with
+RE2 (``import re2``) and must not use backreferences or lookaround (RE2 has neither).
+These tests read data only; they import nothing from the engine.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+KNOWLEDGE = Path(__file__).resolve().parents[2] / "src" / "gpusleuth" / "knowledge"
+
+LAYERS = {
+    "hardware", "firmware", "kernel-driver", "userspace-driver", "cuda-runtime",
+    "container-toolkit", "container-runtime", "device-plugin", "feature-discovery",
+    "operator", "scheduler", "workload",
+}
+SEVERITIES = {"critical", "error", "warning", "info"}
+
+# Constructs RE2 does not support (backreferences, lookahead/lookbehind, atomic/possessive).
+_FORBIDDEN = [
+    (re.compile(r"\\[1-9]"), "numeric backreference"),
+    (re.compile(r"\(\?P="), "named backreference (?P=...)"),
+    (re.compile(r"\\k<"), "named backreference \\k<...>"),
+    (re.compile(r"\(\?<?[=!]"), "lookaround"),
+    (re.compile(r"\(\?>"), "atomic group"),
+    (re.compile(r"[*+?}]\+"), "possessive quantifier"),
+]
+
+
+def load(name: str) -> dict:
+    with open(KNOWLEDGE / name, "rb") as fh:
+        return tomllib.load(fh)
+
+
+def assert_re2_compatible(pattern: str, where: str) -> None:
+    """Compile with re and re2; reject constructs RE2 lacks (checked on the raw text)."""
+    import re2  # google-re2
+
+    # Escaped backslashes cannot start a forbidden construct; remove them before scanning.
+    scan = pattern.replace("\\\\", "")
+    for rx, what in _FORBIDDEN:
+        assert not rx.search(scan), f"{where}: {what} is not RE2-compatible: {pattern!r}"
+    try:
+        re.compile(pattern)
+    except re.error as exc:  # pragma: no cover - message only
+        pytest.fail(f"{where}: Python re rejects {pattern!r}: {exc}")
+    try:
+        re2.compile(pattern)
+    except Exception as exc:  # pragma: no cover - message only
+        pytest.fail(f"{where}: RE2 rejects {pattern!r}: {exc}")
+
+
+def require(row: dict, keys: set[str], where: str) -> None:
+    missing = keys - row.keys()
+    assert not missing, f"{where}: missing keys {sorted(missing)}"
+
+
+def has_source(row: dict, where: str) -> None:
+    src = row.get("source")
+    assert src, f"{where}: every row needs a source"
+    if isinstance(src, list):
+        assert all(isinstance(s, str) and s for s in src), f"{where}: bad source list"
+    else:
+        assert isinstance(src, str)
+
+
+# ---------------------------------------------------------------------------------------------
+# self-test of the RE2 guard
+
+
+@pytest.mark.parametrize("bad", [r"(a)\1", r"(?P<x>a)(?P=x)", r"foo(?=bar)", r"(?<!x)y", r"(?>a)", r"a++"])
+def test_guard_rejects_non_re2(bad: str) -> None:
+    with pytest.raises(AssertionError):
+        assert_re2_compatible(bad, "guard")
+
+
+@pytest.mark.parametrize("good", [r"\\1 literal", r"(?i)error", r"(?P<n>\d+)", r"a{2,3}?"])
+def test_guard_accepts_re2(good: str) -> None:
+    assert_re2_compatible(good, "guard")
+
+
+# ---------------------------------------------------------------------------------------------
+# operands.toml
+
+OPERATORS = {"gpu-operator", "network-operator"}
+KINDS = {"DaemonSet", "Deployment", "Pod"}
+
+
+@pytest.fixture(scope="module")
+def operands() -> dict:
+    return load("operands.toml")
+
+
+def test_operands_components(operands: dict) -> None:
+    comps = operands["component"]
+    names = [c["name"] for c in comps]
+    assert len(names) == len(set(names)), "duplicate component names"
+    for c in comps:
+        w = f"component {c.get('name')}"
+        require(c, {"name", "operator", "kind", "layer", "pod_name_patterns", "containers",
+                    "init_containers", "produces", "waits_on", "optional", "description"}, w)
+        has_source(c, w)
+        assert c["operator"] in OPERATORS, w
+        assert c["kind"] in KINDS, w
+        assert c["layer"] in LAYERS, w
+        assert c["pod_name_patterns"], f"{w}: needs at least one pod name pattern"
+        for p in c["pod_name_patterns"]:
+            assert_re2_compatible(p, w)
+        assert isinstance(c["optional"], bool), w
+        assert c["containers"] or c["kind"] == "Pod" or c["init_containers"], w
+        clash = set(c["containers"]) & set(c["init_containers"])
+        assert not clash, f"{w}: {clash} is both container and init container"
+
+
+def test_operands_references_resolve(operands: dict) -> None:
+    comps = {c["name"]: c for c in operands["component"]}
+    markers = {m["path"]: m for m in operands["marker"]}
+    labels = {g["label"]: g for g in operands.get("gate_label", [])}
+    assert len(markers) == len(operands["marker"]), "duplicate marker paths"
+
+    for c in comps.values():
+        w = f"component {c['name']}"
+        every_container = set(c["containers"]) | set(c["init_containers"])
+        for p in c["produces"] + c.get("removes_on_stop", []) + c.get("reads", []):
+            assert p in markers, f"{w}: marker {p} has no [[marker]] row"
+        for lab in c.get("sets_labels", []):
+            assert lab in labels, f"{w}: label {lab} has no [[gate_label]] row"
+        for wait in c["waits_on"]:
+            require(wait, {"container"}, w)
+            assert wait["container"] in every_container, f"{w}: waits_on names unknown container {wait['container']}"
+            kinds = [k for k in ("marker", "node_label", "condition") if k in wait]
+            assert len(kinds) == 1, f"{w}: waits_on needs exactly one of marker|node_label|condition: {wait}"
+            if "marker" in wait:
+                assert wait["marker"] in markers, f"{w}: waits on unknown marker {wait['marker']}"
+            if "node_label" in wait:
+                assert wait["node_label"].split("=")[0] in labels, f"{w}: waits on unknown label {wait['node_label']}"
+
+    for m in markers.values():
+        w = f"marker {m['path']}"
+        require(m, {"path", "produced_by", "producer_container", "scope", "meaning"}, w)
+        has_source(m, w)
+        assert m["scope"] in {"host", "pod"}, w
+        assert m["produced_by"] in comps, f"{w}: unknown producer {m['produced_by']}"
+        producers = [m["produced_by"], *m.get("also_produced_by", [])]
+        for prod in producers:
+            assert prod in comps, f"{w}: unknown producer {prod}"
+            assert m["path"] in comps[prod]["produces"], f"{w}: {prod} does not list it in produces"
+        owners = set().union(*(set(comps[p]["containers"]) | set(comps[p]["init_containers"]) for p in producers))
+        assert m["producer_container"] in owners, f"{w}: producer_container not a container of its producer"
+        if "removed_by" in m:  # free text: who deletes it and when
+            assert isinstance(m["removed_by"], str) and m["removed_by"], w
+
+    for g in labels.values():
+        w = f"gate_label {g['label']}"
+        require(g, {"label", "set_by", "meaning"}, w)
+        has_source(g, w)
+        assert g["set_by"] in comps, w
+
+
+def test_operands_pod_patterns_are_disjoint_enough(operands: dict) -> None:
+    """A typical pod name of one component must not be claimed by another's pattern."""
+    comps = operands["component"]
+    samples = {
+        "nvidia-driver-daemonset": ["nvidia-driver-daemonset-wg9ws", "nvidia-gpu-driver-ubuntu22.04-7c5d6f8b9-x2k4p"],
+        "nvidia-container-toolkit-daemonset": ["nvidia-container-toolkit-daemonset-2hx8w"],
+        "nvidia-operator-validator": ["nvidia-operator-validator-6vqbt"],
+        "nvidia-cuda-validator": ["nvidia-cuda-validator-7p2xq"],
+        "nvidia-device-plugin-daemonset": ["nvidia-device-plugin-daemonset-k7j4m"],
+        "gpu-feature-discovery": ["gpu-feature-discovery-cl2lw"],
+        "nvidia-dcgm-exporter": ["nvidia-dcgm-exporter-9dz5c"],
+        "mofed": ["mofed-rhcos4.18-554bdbd7cf-ds-djxv9", "mofed-ubuntu22.04-ds-8r2fz"],
+    }
+    by_name = {c["name"]: c for c in comps}
+    for owner, pods in samples.items():
+        assert owner in by_name, owner
+        for pod in pods:
+            claimed = [c["name"] for c in comps if any(re.search(p, pod) for p in c["pod_name_patterns"])]
+            assert claimed == [owner], f"{pod} claimed by {claimed}, expected only {owner}"
+
+
+# ---------------------------------------------------------------------------------------------
+# xid.toml
+
+XID_CATEGORIES = {"application", "driver", "hardware", "firmware", "thermal", "memory", "nvlink", "fabric", "unknown"}
+GPU_FAMILIES = {"A100", "H100", "B100", "GB200"}
+XID_REQUIRED = {8, 13, 31, 32, 38, 43, 44, 45, 48, 56, 57, 58, 61, 62, 63, 64, 65, 68, 69, 74, 79, 92, 94, 95,
+                109, 119, 120, 121, 122, 123, 140, 143, 144, 145, 146, 147, 148, 149, 150, 154}
+
+
+@pytest.fixture(scope="module")
+def xid() -> dict:
+    return load("xid.toml")
+
+
+def test_xid_rows(xid: dict) -> None:
+    buckets = {b["name"] for b in xid["bucket"]}
+    codes = [r["code"] for r in xid["xid"]]
+    assert len(codes) == len(set(codes)), "duplicate Xid codes"
+    assert codes == sorted(codes), "keep [[xid]] sorted by code"
+    for r in xid["xid"]:
+        w = f"xid {r.get('code')}"
+        require(r, {"code", "mnemonic", "name", "category", "layer", "severity", "applies_to",
+                    "catalog_immediate", "catalog_investigatory", "meaning", "immediate_action",
+                    "investigation", "follow_on_of"}, w)
+        has_source(r, w)
+        assert isinstance(r["code"], int) and r["code"] > 0, w
+        assert r["category"] in XID_CATEGORIES, w
+        assert r["layer"] in LAYERS, w
+        assert r["severity"] in SEVERITIES, w
+        assert set(r["applies_to"]) <= GPU_FAMILIES, w
+        assert r["catalog_immediate"] == "" or r["catalog_immediate"] in buckets, f"{w}: unknown bucket"
+        for flag in ("restart_workload", "reset_gpu", "drain", "reboot_node", "rma_candidate"):
+            if flag in r:
+                assert isinstance(r[flag], bool), f"{w}: {flag} must be a bool"
+        if "reset_timing" in r:
+            assert r["reset_timing"] in {"before-restart", "when-convenient"}, w
+            assert r.get("reset_gpu") is True, f"{w}: reset_timing without reset_gpu = true"
+        if r.get("rma_candidate"):
+            assert r.get("rma_rule"), f"{w}: rma_candidate needs an rma_rule"
+
+
+def test_xid_coverage_and_unused(xid: dict) -> None:
+    codes = {r["code"] for r in xid["xid"]}
+    unused = {int(k): v for k, v in xid["unused"].items()}
+    assert XID_REQUIRED <= codes, f"missing {sorted(XID_REQUIRED - codes)}"
+    assert not codes & unused.keys(), "a code is both a row and unused"
+    assert codes | unused.keys() == set(range(1, max(codes) + 1)), "catalog codes 1..max must all be accounted for"
+
+
+def test_xid_follow_on_references(xid: dict) -> None:
+    rows = {r["code"]: r for r in xid["xid"]}
+    for r in rows.values():
+        for c in r["follow_on_of"]:
+            assert c in rows, f"xid {r['code']}: follow_on_of {c} is not a row"
+            assert c != r["code"], f"xid {r['code']} follows itself"
+
+    def visit(code: int, path: tuple[int, ...]) -> None:
+        assert code not in path, f"follow_on_of cycle: {path + (code,)}"
+        for nxt in rows[code]["follow_on_of"]:
+            visit(nxt, path + (code,))
+
+    for code in rows:
+        visit(code, ())
+
+
+def test_xid_seed_004_distinctions(xid: dict) -> None:
+    rows = {r["code"]: r for r in xid["xid"]}
+    for c in (13, 31, 43):
+        assert rows[c]["category"] == "application" and rows[c]["restart_workload"] and not rows[c]["reset_gpu"]
+    assert rows[48]["category"] == "memory" and rows[48]["reset_gpu"]
+    assert rows[94]["reset_timing"] == "when-convenient" and rows[94]["drain"]
+    assert rows[95]["reset_timing"] == "before-restart"
+    assert rows[63]["rma_candidate"] is False and rows[64]["rma_candidate"] is True
+    assert rows[79]["reboot_node"] and rows[79]["rma_candidate"] and "slot" in rows[79]["rma_rule"]
+    for c in (119, 120):
+        assert rows[c]["category"] == "firmware" and rows[c]["reset_gpu"] and "GSP" in rows[c]["investigation"]
+
+
+def test_xid_recovery_actions_and_ladder(xid: dict) -> None:
+    values = [a["value"] for a in xid["recovery_action"]]
+    assert values == sorted(set(values))
+    assert {a["text"] for a in xid["recovery_action"]} >= {"None", "Drain P2P", "Drain and Reset",
+                                                           "GPU Reset Required", "Node Reboot Required"}
+    ladder = xid["ladder"]
+    has_source(ladder, "ladder")
+    steps = ladder["step"]
+    assert [s["order"] for s in steps] == list(range(1, len(steps) + 1))
+    assert any("dcgmi diag -r 3" in cmd for s in steps for cmd in s["commands"])
+    for s in steps:
+        require(s, {"order", "scope", "action", "applies_when", "commands"}, f"ladder step {s.get('order')}")
