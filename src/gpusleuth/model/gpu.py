@@ -7,6 +7,7 @@ showed it, so a check can cite the exact `<remapped_row_pending>Yes</remapped_ro
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from gpusleuth.model.evidence import Evidence
 
@@ -150,6 +151,32 @@ class NvidiaSmiReport:
     evidence: Evidence | None = None  # the line that names the driver version (or the output's first line)
 
 
+@dataclass(frozen=True, slots=True)
+class XidEvent:
+    code: int
+    pci: str | None  # kernel form, 0000:9a:00
+    message: str
+    evidence: Evidence
+    node: str | None = None
+    pid: str | None = None
+    process: str | None = None
+    time: datetime | None = None
+    source: str = "kernel"  # kernel | dcgm-exporter
+    order: int = 0  # position in the log, for ordering when there is no time
+    artifact: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class KernelEvent:
+    kind: str  # fallen-off-bus | gpu-lost | gsp-timeout | api-mismatch | nouveau
+    message: str
+    evidence: Evidence
+    node: str | None = None
+    pci: str | None = None
+    time: datetime | None = None
+    detail: dict = field(default_factory=dict, hash=False, compare=False)
+
+
 # What nvidia-smi and NVML say when they cannot read something, by kind (str(NVMLError) gives the same
 # strings as nvidia-smi prints after "Failed to initialize NVML:" or "Unable to determine the device handle").
 _ERROR_KINDS = (
@@ -202,3 +229,31 @@ def short_pci(bus_id: str | None) -> str | None:
         return None
     domain, bus, devfn = norm.split(":")
     return f"{int(domain, 16):04x}:{bus.lower()}:{devfn.split('.')[0].lower()}"
+
+
+@dataclass(frozen=True, slots=True)
+class GpuMetricSample:
+    """One GPU (or MIG instance) in one dcgm-exporter scrape: every DCGM field value with its line."""
+
+    artifact: str
+    gpu: str | None  # the exporter's gpu="0" label
+    uuid: str | None = None
+    pci_bus_id: str | None = None
+    model: str | None = None
+    node: str | None = None  # the Hostname label
+    driver_version: str | None = None
+    mig_profile: str | None = None  # GPU_I_PROFILE
+    gpu_instance_id: str | None = None
+    pod: str | None = None  # the pod the exporter maps to this GPU
+    namespace: str | None = None
+    container: str | None = None
+    values: dict = field(default_factory=dict, hash=False, compare=False)  # DCGM field name -> value
+    evidence: dict = field(default_factory=dict, hash=False, compare=False)  # DCGM field name -> Evidence
+    skipped_lines: tuple[int, ...] = ()  # lines of the scrape that were not valid exposition format
+
+    @property
+    def label(self) -> str:
+        where = f"GPU {self.gpu}" if self.gpu is not None else "GPU"
+        if self.mig_profile:
+            where += f" MIG {self.mig_profile} (GI {self.gpu_instance_id})"
+        return where + (f" on {self.node}" if self.node else "")

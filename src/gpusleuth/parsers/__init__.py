@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpusleuth.parsers import nvidia_smi
+from gpusleuth.parsers import nvidia_smi, prometheus
 from gpusleuth.parsers.base import Parser
 
 PARSERS: tuple[Parser, ...] = (
@@ -10,4 +10,5 @@ PARSERS: tuple[Parser, ...] = (
     nvidia_smi.parse_list,
     nvidia_smi.parse_query,
     nvidia_smi.parse_xml,
+    prometheus.parse,
 )
