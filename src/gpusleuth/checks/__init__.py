@@ -7,11 +7,15 @@ from __future__ import annotations
 from gpusleuth.checks.base import Check, check
 from gpusleuth.checks import kernel_driver  # noqa: E402
 from gpusleuth.checks import operator  # noqa: E402
+from gpusleuth.checks import device_plugin  # noqa: E402
+from gpusleuth.checks import scheduler  # noqa: E402
 
 # Explicit, greppable registry: every module whose Check objects are part of the catalogue.
 _MODULES = (
     kernel_driver,
     operator,
+    device_plugin,
+    scheduler,
 )
 
 
