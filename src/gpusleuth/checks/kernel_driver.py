@@ -152,6 +152,9 @@ def _peermem_hit(side: _Side, logs: Logs, graph: OperandGraph | None, cluster: C
     if trace is not None and trace.line != last.line.line:
         evidence.append(trace.evidence())
     evidence.append(last.line.evidence())
+    comp = _driver_component(graph, side.pod)
+    if comp is not None and comp.evidence:
+        evidence.append(comp.evidence[0])  # the pod's status line: CrashLoopBackOff, restarts
     facts: dict = {"failures": len(side.failures), "pod": side.pod, "namespace": side.namespace}
 
     symver = [m for m in logs.matches(SIG_PEERMEM_SYMVER) if _same_node(m, side.node)]
@@ -310,7 +313,7 @@ def _peermem_fixes(kind: str, side: _Side, mofed: Component | None, mofed_pod: P
     workaround = Fix(
         FixKind.WORKAROUND,
         "If GPUDirect RDMA is not needed, disable it so the driver container stops loading nvidia-peermem" + unnamed
-        + ". Impact: no GPU<->NIC peer-to-peer DMA on any node of the policy; NCCL and other RDMA traffic is staged through "
+        + ". Impact: no GPU-to-NIC peer-to-peer DMA on any node of the policy; NCCL and other RDMA traffic is staged through "
         "host memory, which cuts multi-node bandwidth. Set it back once the cause is fixed.",
         (patch,),
         RDMA_OFF_VALUES,
