@@ -4,10 +4,14 @@ modules here. ``gpusleuth checks`` and docs/checks/ are generated from this list
 
 from __future__ import annotations
 
+from gpusleuth.checks import container_runtime
+from gpusleuth.checks import container_toolkit
 from gpusleuth.checks.base import Check, check
 
 # Explicit, greppable registry: every module whose Check objects are part of the catalogue.
 _MODULES = (
+    container_toolkit,
+    container_runtime,
 )
 
 

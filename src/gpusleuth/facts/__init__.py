@@ -6,5 +6,7 @@ Each view module registers its builder with @combiner; importing it here is the 
 from gpusleuth.facts.store import COMBINERS, Facts, Recognised, combiner
 from gpusleuth.facts.cluster import Cluster  # noqa: E402
 from gpusleuth.facts.logs import Logs  # noqa: E402
+from gpusleuth.facts.configuration import Configuration  # noqa: E402
+from gpusleuth.facts.runtime import RuntimeSetup  # noqa: E402
 
-__all__ = ["COMBINERS", "Cluster", "Facts", "Logs", "Recognised", "combiner"]
+__all__ = ["COMBINERS", "Cluster", "Configuration", "Facts", "Logs", "Recognised", "RuntimeSetup", "combiner"]
