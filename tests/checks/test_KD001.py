@@ -10,6 +10,7 @@ from gpusleuth.checks import get_check
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import FixKind, Role
 from gpusleuth.model.k8s import K8sObject, Pod
+from gpusleuth.model.runtime import HelmRelease
 
 NS, NET = "nvidia-gpu-operator", "nvidia-network-operator"
 DRIVER = "nvidia-driver-daemonset-418.94.202510230424-0-564xm"
@@ -115,12 +116,14 @@ def test_symbol_version_mismatch_from_dmesg():
 def test_rdma_enabled_without_any_mofed():
     policy = K8sObject("ClusterPolicy", "gpu-cluster-policy", None, {"spec": {"driver": {"rdma": {"enabled": True}}}},
                        artifact="clusterpolicy.yaml", line=1, key_lines={"spec.driver.rdma.enabled": 9})
+    release = HelmRelease("gpu-operator-1732184421", "gpu-operator", chart="gpu-operator", source="helm list", artifact="helm.txt")
     pods = [_pods()[0], Pod("coredns-7db6d8ff4d-x2x4z", "kube-system", status="Running", ready="1/1")]
-    [f] = _run(_driver_log(), policy, *pods)
+    [f] = _run(_driver_log(), policy, release, *pods)
     assert f.facts["cause"] == "no-mofed"
     assert "clusterpolicy.yaml:9" in [e.cite() for e in f.evidence]
     assert f.fixes[1].commands == (
-        "kubectl patch clusterpolicy/gpu-cluster-policy --type merge -p '{\"spec\":{\"driver\":{\"rdma\":{\"enabled\":false}}}}'",)
+        "kubectl patch clusterpolicy/gpu-cluster-policy --type merge -p '{\"spec\":{\"driver\":{\"rdma\":{\"enabled\":false}}}}'",
+        "helm upgrade gpu-operator-1732184421 nvidia/gpu-operator -n gpu-operator --reuse-values --set driver.rdma.enabled=false")
     assert "useHostMofed" in f.fixes[2].snippet
 
 

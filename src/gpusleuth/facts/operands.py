@@ -23,7 +23,7 @@ from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import table
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Component, ComponentState
-from gpusleuth.model.k8s import ContainerStatus, K8sObject, Pod
+from gpusleuth.model.k8s import ContainerStatus, Pod
 from gpusleuth.model.layers import Layer
 from gpusleuth.model.logs import ContainerLog, LogLine
 
@@ -490,24 +490,6 @@ def _waiting_on(s: OperandSpec, o: Observation, plogs: list[PodLog], sig_at: dic
 @combiner(OperandGraph)
 def build_operand_graph(facts: Facts) -> OperandGraph:
     return build(_optional(facts, Cluster), _optional(facts, Logs))
-
-
-@dataclass(frozen=True)
-class OperatorPolicies:
-    """The operators' custom resources as the artifacts show them: what is enabled (driver.rdma.enabled...)."""
-
-    cluster_policy: K8sObject | None
-    nic_cluster_policy: K8sObject | None
-
-
-@combiner(OperatorPolicies)
-def build_policies(facts: Facts) -> OperatorPolicies:
-    objs = facts.all(K8sObject)
-    cp = next((o for o in objs if o.kind == "ClusterPolicy"), None)
-    ncp = next((o for o in objs if o.kind == "NicClusterPolicy"), None)
-    if cp is None and ncp is None:
-        raise NotApplicable("no ClusterPolicy or NicClusterPolicy in the artifacts")
-    return OperatorPolicies(cp, ncp)
 
 
 def _optional(facts: Facts, cls):
