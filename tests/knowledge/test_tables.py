@@ -460,3 +460,103 @@ def test_mig_isolation_and_labels(mig: dict) -> None:
     assert {s["name"] for s in mig["strategy"]} == {"none", "single", "mixed"}
     labels = {l["label"] for l in mig["mig_label"]}
     assert "nvidia.com/mig.config.state" in labels
+
+
+# ---------------------------------------------------------------------------------------------
+# signatures.toml
+
+TAGS = {
+    "component-start", "waiting", "compile-start", "compile-end", "install-start", "install-end",
+    "module-loaded", "module-failed", "marker-set", "marker-unset", "container-crash",
+    "container-restart", "pod-scheduled", "plugin-registered", "plugin-failed", "runtime-missing",
+    "image-pull-failed", "error", "xid",
+}
+EXTRA_COMPONENTS = {"kernel", "nvidia-installer", "containerd", "docker", "kubelet", "kube-scheduler",
+                    "registry", "nvidia-smi", "nvidia-container-cli", "workload"}
+_SIG_ID = re.compile(r"^[a-z0-9-]+(\.[a-z0-9-]+)+$")
+
+
+@pytest.fixture(scope="module")
+def signatures() -> dict:
+    return load("signatures.toml")
+
+
+def test_signature_rows(signatures: dict, operands: dict) -> None:
+    rows = signatures["signature"]
+    assert len(rows) >= 60, "aim for 60+ signatures"
+    ids = [s["id"] for s in rows]
+    assert len(ids) == len(set(ids)), "duplicate signature ids"
+    components = {c["name"] for c in operands["component"]} | EXTRA_COMPONENTS
+    markers = {m["path"] for m in operands["marker"]}
+    for s in rows:
+        w = f"signature {s.get('id')}"
+        require(s, {"id", "tag", "layer", "severity", "pattern", "example"}, w)
+        has_source(s, w)
+        assert _SIG_ID.match(s["id"]), f"{w}: id must be dotted lowercase"
+        assert s["tag"] in TAGS, f"{w}: unknown tag {s['tag']}"
+        assert s["layer"] in LAYERS, w
+        assert s["severity"] in SEVERITIES, w
+        if "component" in s:
+            assert s["component"] in components, f"{w}: unknown component {s['component']}"
+        if "marker" in s:
+            assert s["marker"] in markers, f"{w}: marker {s['marker']} not in operands.toml"
+        if s["tag"] in {"marker-set", "marker-unset"}:
+            assert "marker" in s, f"{w}: {s['tag']} needs a marker"
+
+
+def test_signature_patterns(signatures: dict) -> None:
+    for s in signatures["signature"]:
+        w = f"signature {s['id']}"
+        assert_re2_compatible(s["pattern"], w)
+        rx = re.compile(s["pattern"])
+        for line in [s["example"], *s.get("more_examples", [])]:
+            assert rx.search(line), f"{w}: pattern does not match its example {line!r}"
+        for line in s.get("not_examples", []):
+            assert not rx.search(line), f"{w}: pattern matches a not_example {line!r}"
+
+
+def test_signature_patterns_also_match_in_re2(signatures: dict) -> None:
+    import re2
+
+    for s in signatures["signature"]:
+        rx = re2.compile(s["pattern"])
+        assert rx.search(s["example"]), f"signature {s['id']}: RE2 does not match the example"
+
+
+def test_seed_lines_are_covered(signatures: dict) -> None:
+    """Lines quoted in seeds 001-003 must each be recognised by at least one signature."""
+    seed_lines = [
+        "[21-Nov-25_11:51:13] DTK driver build script start",
+        "[21-Nov-25_11:51:23] Starting compilation of driver version 25.07-0.9.7.0",
+        "[21-Nov-25_11:53:43] DTK driver build script end",
+        "[21-Nov-25_11:51:06] Unsetting driver ready state",
+        "[21-Nov-25_11:51:06] Awaiting openshift driver toolkit to complete NIC driver build",
+        "Loading HCA driver and Access Layer:[60G[  OK  ]",
+        "[21-Nov-25_11:58:39] Current mlx5_core driver version: 25.07-0.9.7",
+        "[21-Nov-25_11:58:39] Setting driver ready state",
+        "time=2025-11-21T11:51:41Z msg=Waiting for MOFED to be installed",
+        "time=2025-11-21T11:51:41Z msg=Mellanox device found at 0000:01:00.0",
+        "Loading NVIDIA Peer Memory kernel module...",
+        "modprobe: ERROR: could not insert 'nvidia_peermem': Invalid argument",
+        "Required file 'nvidia-peermem.ko' not found in package",
+        "Skipping BTF generation for nvidia-peermem.ko due to unavailability of vmlinux",
+        "waiting for mellanox ofed and nvidia drivers to be installed",
+        "failed to validate driver: error checking driver container status: exit status 1",
+        'failed to get sandbox runtime: no runtime for "Nvidia" is configured',
+    ]
+    compiled = [(s["id"], re.compile(s["pattern"])) for s in signatures["signature"]]
+    for line in seed_lines:
+        assert any(rx.search(line) for _, rx in compiled), f"no signature for seed line {line!r}"
+    # the two MOFED marker lines must not be confused
+    by_id = dict(compiled)
+    assert not by_id["mofed.driver-ready.set"].search("[21-Nov-25_11:51:06] Unsetting driver ready state")
+    assert by_id["mofed.driver-ready.unset"].search("[21-Nov-25_11:51:06] Unsetting driver ready state")
+
+
+def test_xid_signature_extracts_code(signatures: dict, xid: dict) -> None:
+    sig = next(s for s in signatures["signature"] if s["id"] == "nvrm.xid")
+    rx = re.compile(sig["pattern"])
+    known = {r["code"] for r in xid["xid"]}
+    for line in [sig["example"], *sig["more_examples"]]:
+        m = rx.search(line)
+        assert m and int(m["xid"]) in known, line

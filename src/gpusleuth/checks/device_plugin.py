@@ -15,10 +15,11 @@ from gpusleuth.model.k8s import Node
 from gpusleuth.model.logs import LogLine
 
 PLUGIN = "nvidia-device-plugin-daemonset"
-SIG_REGISTERED = "device-plugin-registered"
-SIG_STARTING = "device-plugin-starting"
-SIG_NVML = "device-plugin-nvml-init-failed"
-SIG_REGISTER_FAILED = "device-plugin-register-failed"
+# knowledge/signatures.toml rows this check reads
+SIG_REGISTERED = "device-plugin.registered"
+SIG_STARTING = "device-plugin.start"
+SIG_FAILED = ("device-plugin.nvml-init-failed", "device-plugin.nvml-library-missing", "device-plugin.nvml-not-detected",
+              "device-plugin.register-failed", "device-plugin.incompatible-strategy")
 
 
 def _as_int(value) -> int | None:
@@ -81,7 +82,8 @@ def _plugin_log_story(logs: Logs | None, pod: str | None) -> tuple[list[LogLine]
         return [m for m in ms if pod is None or (m.line.pod or m.log.pod) in (pod, None)]
     starts = mine(logs.matches(SIG_STARTING))
     regs = mine(logs.matches(SIG_REGISTERED))
-    fails = mine(logs.matches(SIG_NVML)) + mine(logs.matches(SIG_REGISTER_FAILED))
+    fails = sorted({(m.line.artifact, m.line.line): m for i in SIG_FAILED for m in mine(logs.matches(i))}.values(),
+                   key=lambda m: (m.line.artifact, m.line.line))
     if not (starts or regs or fails):
         return [], ""
     # the running instance's start when its log is there, else the crashed instance's

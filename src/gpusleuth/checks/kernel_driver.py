@@ -18,16 +18,17 @@ from gpusleuth.model.k8s import Pod
 from gpusleuth.model.logs import ContainerLog, LogLine
 
 # knowledge/signatures.toml rows these checks read
-SIG_PEERMEM_INSERT = "nvidia-peermem-insert-failed"
-SIG_PEERMEM_SYMVER = "nvidia-peermem-symbol-version"
-SIG_PEERMEM_UNKNOWN = "nvidia-peermem-unknown-symbol"
-SIG_MOFED_UNSET = "mofed-driver-ready-unset"
-SIG_MOFED_SET = "mofed-driver-ready-set"
-SIG_WAIT_MOFED = "driver-manager-wait-mofed"
-SIG_RDMA_ON = "gpudirect-rdma-enabled"
-SIG_MOFED_SOURCES = "driver-links-mofed-sources"
-SIG_PACKAGE_MISSING = "precompiled-package-missing-module"
-SIG_MKPRECOMPILED = "mkprecompiled-pack"
+SIG_PEERMEM_INSERT = ("kmod.peermem.invalid-argument", "kmod.insert-failed")  # the latter for any reason
+SIG_PEERMEM_SYMVER = "kmod.symbol-version-mismatch"
+SIG_PEERMEM_UNKNOWN = "kmod.unknown-symbol"
+SIG_MOFED_UNSET = "mofed.driver-ready.unset"
+SIG_MOFED_SET = "mofed.driver-ready.set"
+SIG_WAIT_MOFED = "driver-manager.mofed-wait"
+SIG_RDMA_ON = "driver-manager.gpudirect-rdma"
+SIG_MOFED_SOURCES = "driver.mofed-sources"
+SIG_PACKAGE_MISSING = "driver.package.file-missing"
+SIG_MKPRECOMPILED = "driver.package.pack"
+PEERMEM = "nvidia_peermem"
 
 DRIVER = "nvidia-driver-daemonset"
 MOFED = "mofed"
@@ -74,14 +75,23 @@ def _driver_component(graph: OperandGraph | None, pod: str | None) -> Component 
 
 def _group_failures(logs: Logs, graph: OperandGraph | None) -> list[_Side]:
     by_pod: dict[str | None, list[Match]] = defaultdict(list)
-    for m in logs.matches(SIG_PEERMEM_INSERT):
-        by_pod[m.line.pod or m.log.pod].append(m)
+    seen: set[tuple[str, int]] = set()
+    for m in _peermem(logs, *SIG_PEERMEM_INSERT):
+        if (m.line.artifact, m.line.line) not in seen:
+            seen.add((m.line.artifact, m.line.line))
+            by_pod[m.line.pod or m.log.pod].append(m)
     sides = []
     for pod, ms in by_pod.items():
         comp = _driver_component(graph, pod)
         sides.append(_Side(pod or (comp.pod if comp else None), ms[-1].log.namespace or (comp.namespace if comp else None),
                            ms[-1].log.node or (comp.node if comp else None), ms))
     return sides
+
+
+def _peermem(logs: Logs, *ids: str) -> list[Match]:
+    """Matches of generic module-loader signatures that are about nvidia_peermem, in log order."""
+    out = [m for i in ids for m in logs.matches(i) if PEERMEM in m.line.message]
+    return sorted(out, key=lambda m: (m.line.artifact, m.line.line))
 
 
 def _same_node(m: Match, node: str | None) -> bool:
@@ -158,8 +168,8 @@ def _peermem_hit(side: _Side, logs: Logs, graph: OperandGraph | None, cluster: C
         evidence.append(comp.evidence[0])  # the pod's status line: CrashLoopBackOff, restarts
     facts: dict = {"failures": len(side.failures), "pod": side.pod, "namespace": side.namespace}
 
-    symver = [m for m in logs.matches(SIG_PEERMEM_SYMVER) if _same_node(m, side.node)]
-    unknown = [m for m in logs.matches(SIG_PEERMEM_UNKNOWN) if _same_node(m, side.node)]
+    symver = [m for m in _peermem(logs, SIG_PEERMEM_SYMVER) if _same_node(m, side.node)]
+    unknown = [m for m in _peermem(logs, SIG_PEERMEM_UNKNOWN) if _same_node(m, side.node)]
     unset = [m for m in logs.matches(SIG_MOFED_UNSET) if _same_node(m, side.node)]
     ready = [m for m in logs.matches(SIG_MOFED_SET) if _same_node(m, side.node)]
     waited = [m for m in logs.matches(SIG_WAIT_MOFED) if (m.line.pod or m.log.pod) in (side.pod, None)]

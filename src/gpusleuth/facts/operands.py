@@ -314,7 +314,8 @@ def _index_logs(logs: Logs | None, pods: list[Pod]) -> tuple[dict[str, list[PodL
             groups[ln.pod or log.pod].append(ln)
         for pod, lines in groups.items():
             if pod is None:
-                named = {s.component for ln in lines for s in sig_at.get((ln.artifact, ln.line), []) if s.component}
+                # waiting lines are printed alike by many operands: only the others say whose log it is
+                named = {s.component for ln in lines for s in sig_at.get((ln.artifact, ln.line), []) if s.component and not _is_wait(s)}
                 owners = [p for comp in named for p in pods_of.get(comp, [])]
                 if len(owners) != 1:
                     continue
