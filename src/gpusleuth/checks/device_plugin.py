@@ -31,23 +31,19 @@ def _as_int(value) -> int | None:
 
 def _presence(node: Node, inventory: GpuInventory | None) -> list[GpuCount]:
     """Claims that GPUs exist on the node: nvidia-smi / NVML, GFD's gpu.count, NFD's pci-10de label."""
-    claims: list[GpuCount] = []
     ng = inventory.for_node(node.name) if inventory else None
-    if ng is not None and ng.visible is not None and (ng.visible.value or 0) > 0:
+    if ng is None:
+        return []
+    claims: list[GpuCount] = []
+    if ng.visible is not None and (ng.visible.value or 0) > 0:
         claims.append(ng.visible)
-    if ng is not None:
-        claims += [c for c in ng.counts if c.source == f"label {COUNT_LABEL}" and (c.value or 0) > 0]
-        claims += [c for c in ng.counts if c.source == f"label {PCI_PRESENT_LABEL}"]
-    else:
-        if (_as_int(node.labels.get(COUNT_LABEL)) or 0) > 0:
-            claims.append(GpuCount(f"label {COUNT_LABEL}", _as_int(node.labels[COUNT_LABEL]), _ev(node, f"label:{COUNT_LABEL}")))
-        if str(node.labels.get(PCI_PRESENT_LABEL, "")).lower() == "true":
-            claims.append(GpuCount(f"label {PCI_PRESENT_LABEL}", None, _ev(node, f"label:{PCI_PRESENT_LABEL}")))
+    claims += [c for c in ng.counts if c.source == f"label {COUNT_LABEL}" and (c.value or 0) > 0]
+    claims += [c for c in ng.counts if c.source == f"label {PCI_PRESENT_LABEL}"]
     return claims
 
 
-def _ev(node: Node, key: str, text: str | None = None) -> Evidence:
-    return node.evidence.get(key) or Evidence(node.artifact or "", None, text or f"node {node.name} {key}")
+def _ev(node: Node, key: str) -> Evidence:
+    return node.evidence.get(key) or Evidence(node.artifact or "", None, f"node {node.name} {key}")
 
 
 def _advertised(node: Node) -> tuple[int | None, list[Evidence]]:
@@ -58,9 +54,17 @@ def _advertised(node: Node) -> tuple[int | None, list[Evidence]]:
         evs = [_ev(node, f"{kind}:{GPU_RESOURCE}") for kind, _ in values]
         return values[0][1], evs
     shown = [kind for kind, vals in (("allocatable", node.allocatable), ("capacity", node.capacity)) if vals]
-    evs = [node.evidence.get(kind) or Evidence(node.artifact or "", None, f"node {node.name}: no {GPU_RESOURCE} in {kind.capitalize()}")
-           for kind in shown]
+    evs = [_absent(node, kind) for kind in shown]
     return (None, evs) if shown else (-1, [])  # -1: the node's resources are not in the artifacts
+
+
+def _absent(node: Node, kind: str) -> Evidence:
+    """Cite the resource block that lacks nvidia.com/gpu: its first line, listing what it does hold."""
+    lines = [e for k, e in node.evidence.items() if k.startswith(f"{kind}:") and e.line]
+    keys = ", ".join(getattr(node, kind))
+    text = f"{kind.capitalize()}: {keys} (no {GPU_RESOURCE})"
+    first = min(lines, key=lambda e: e.line) if lines else None
+    return Evidence(first.artifact if first else node.artifact or "", first.line if first else None, text)
 
 
 def _mig_advertised(node: Node) -> bool:
