@@ -61,3 +61,12 @@ def test_silent_when_the_node_advertises_its_gpus_or_shows_no_gpu():
     assert _run({"nvidia-smi.txt": SMI, "node.txt": DESCRIBE_NODE.replace("nvidia.com/gpu:     0", "nvidia.com/gpu:     8")}) == []
     cpu_node = "\n".join(ln for ln in DESCRIBE_NODE.splitlines() if "nvidia" not in ln and "10de" not in ln) + "\n"
     assert _run({"node.txt": cpu_node}) == []
+
+
+def test_nvidia_smi_naming_no_node_is_read_as_the_only_gpu_node_and_says_so():
+    # a second node (the control plane) in the listing: the nvidia-smi paste names no node
+    control_plane = PODS + (
+        "coredns-7db6d8ff4d-x2x4z                   1/1     Running            0             9d    10.2.0.3      cp-1         <none>           <none>\n")
+    [f] = _run({"nvidia-smi.txt": SMI, "node.txt": DESCRIBE_NODE, "pods.txt": control_plane})
+    assert f.facts["seen_by"].startswith("nvidia-smi") and f.facts["gpus_seen"] == 8
+    assert "names no node; gpu-node-3 is the only node labelled with GPUs" in f.explanation

@@ -7,7 +7,7 @@ from typing import Iterable
 from gpusleuth.checks.base import check
 from gpusleuth.facts import Cluster, GpuInventory, Logs
 from gpusleuth.facts.cluster import GPU_RESOURCE
-from gpusleuth.facts.gpus import COUNT_LABEL, PCI_PRESENT_LABEL, GpuCount
+from gpusleuth.facts.gpus import COUNT_LABEL, PCI_PRESENT_LABEL, GpuCount, NodeGpus
 from gpusleuth.facts.operands import OperandGraph
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Component, ComponentState, Fix, FixKind, Hit, Role, Severity
@@ -29,9 +29,20 @@ def _as_int(value) -> int | None:
         return None
 
 
-def _presence(node: Node, inventory: GpuInventory | None) -> list[GpuCount]:
+def _node_gpus(inventory: GpuInventory | None, name: str, gpu_nodes: list[str]) -> tuple[NodeGpus | None, str]:
+    """The node's GPU inventory; nvidia-smi output that names no node is read as the only GPU node's, and said so."""
+    if inventory is None:
+        return None, ""
+    ng = inventory.for_node(name)
+    orphan = inventory.for_node(None)
+    if (ng is None or ng.visible is None) and orphan is not None and orphan.visible is not None and gpu_nodes == [name]:
+        merged = NodeGpus(name, gpus=orphan.gpus, counts=[*orphan.counts, *(ng.counts if ng else [])])
+        return merged, f" ({orphan.visible.source} names no node; {name} is the only node labelled with GPUs)"
+    return ng, ""
+
+
+def _presence(ng: NodeGpus | None) -> list[GpuCount]:
     """Claims that GPUs exist on the node: nvidia-smi / NVML, GFD's gpu.count, NFD's pci-10de label."""
-    ng = inventory.for_node(node.name) if inventory else None
     if ng is None:
         return []
     claims: list[GpuCount] = []
@@ -134,26 +145,29 @@ def device_plugin_not_advertising(cluster: Cluster, inventory: GpuInventory | No
     follow) so that it does not happen on the next driver upgrade.
     References: seed 004; https://github.com/NVIDIA/k8s-device-plugin/issues/444
     """
+    labelled = [n for n in sorted(cluster.nodes) if _presence(inventory.for_node(n) if inventory else None)]
     for name, node in sorted(cluster.nodes.items()):
-        claims = _presence(node, inventory)
+        ng, attributed = _node_gpus(inventory, name, labelled)
+        claims = _presence(ng)
         if not claims or _mig_advertised(node):
             continue
         advertised, adv_ev = _advertised(node)
         if advertised == -1 or (advertised or 0) > 0:
             continue
-        ng = inventory.for_node(name) if inventory else None
-        gpu_lines = [g.ev("name") for g in (ng.gpus[:1] + ng.gpus[-1:] if ng and len(ng.gpus) > 1 else (ng.gpus if ng else []))]
-        yield _not_advertising(name, claims, advertised, adv_ev, [e for e in gpu_lines if e], _plugin(graph, name), graph, logs)
+        gpu_lines = [g.ev("name") for g in (ng.gpus[:1] + ng.gpus[-1:] if len(ng.gpus) > 1 else ng.gpus)]
+        yield _not_advertising(name, claims, attributed, advertised, adv_ev, gpu_lines, _plugin(graph, name), graph, logs)
 
 
 _STATE = {ComponentState.FAILED: "failing", ComponentState.BLOCKED: "blocked", ComponentState.DEGRADED: "running with errors",
           ComponentState.OK: "running", ComponentState.UNKNOWN: "in an unknown state"}
 
 
-def _not_advertising(name, claims, advertised, adv_ev, gpu_lines, plugin: Component | None, graph, logs) -> Hit:
+def _not_advertising(name, claims, attributed, advertised, adv_ev, gpu_lines, plugin: Component | None, graph, logs) -> Hit:
     smi = next((c for c in claims if c.source.startswith("nvidia-smi") or c.source == "nvml"), None)
     present = smi or claims[0]
     seen = f"{present.source} shows {present.value} GPU(s)" if present.value else f"{present.source} says NVIDIA GPUs are present"
+    if present is smi:
+        seen += attributed
     adv = f"{GPU_RESOURCE}: {advertised}" if advertised is not None else f"no {GPU_RESOURCE} at all"
     evidence = [*adv_ev, *(c.evidence for c in claims), *gpu_lines]
     pod = plugin.pod if plugin else None
