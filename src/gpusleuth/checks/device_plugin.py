@@ -199,7 +199,7 @@ def _not_advertising(name, claims, attributed, advertised, adv_ev, gpu_lines, pl
         commands = (f"kubectl get pods -A -o wide --field-selector spec.nodeName={name} | grep -i device-plugin", verify)
         which = " (the device plugin pod's name is not in the artifacts; the first command finds it, then delete it)"
     return Hit(
-        title=f"{name}: GPUs are present but the node advertises {adv}; the device plugin is not registered",
+        title=f"GPUs are present but the node advertises {adv}: the device plugin is not registered",
         explanation=(
             f"On {name}, {seen} while the node's Capacity/Allocatable show {adv}, so the scheduler sees no GPU there. "
             f"The device plugin is what registers {GPU_RESOURCE} with the kubelet. {state}"
