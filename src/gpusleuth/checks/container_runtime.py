@@ -85,14 +85,14 @@ def main_handler(setup: RuntimeSetup | None, errors: list[HandlerError]) -> str:
 
 
 def toolkit_misdirected(setup: RuntimeSetup) -> bool:
-    """The toolkit's target is not the containerd kubelet uses (needs both to be known)."""
+    """The toolkit's config or socket is not the containerd kubelet uses (needs both to be known)."""
     used, tk = setup.kubelet_instance, setup.toolkit
     if used is None or tk is None:
         return False
-    if setup.toolkit_instance is not None:
-        return setup.toolkit_instance is not used
-    expected_config, expected_socket, _ = setup.expected_target(used)
-    return tk.socket.value != used.socket and tk.config.value not in (used.config_path, expected_config)
+    if setup.toolkit_instance is not None and setup.toolkit_instance is not used:
+        return True
+    expected_config, _, _ = setup.expected_target(used)
+    return tk.socket.value != used.socket or tk.config.value not in (used.config_path, expected_config)
 
 
 def missing_in_used(setup: RuntimeSetup | None, handler: str, errors: list[HandlerError]) -> tuple[list[ContainerdConfig], list[ContainerdConfig]] | None:
@@ -112,8 +112,7 @@ def missing_in_used(setup: RuntimeSetup | None, handler: str, errors: list[Handl
 
 def misdirected_only(setup: RuntimeSetup | None, handler: str, errors: list[HandlerError]) -> bool:
     """The RT003 condition: the toolkit points at another containerd, and RT002 does not already say so."""
-    return bool(setup and toolkit_misdirected(setup) and missing_in_used(setup, handler, errors) is None
-                and (len(setup.instances) > 1 or setup.toolkit_instance is None))
+    return bool(setup and toolkit_misdirected(setup) and missing_in_used(setup, handler, errors) is None)
 
 
 def _instance_evidence(inst: Instance | None) -> list[Evidence]:
@@ -361,10 +360,10 @@ def toolkit_targets_other_containerd(
 ) -> Iterable[Hit]:
     """The NVIDIA Container Toolkit is pointed at a containerd that kubelet does not use.
 
-    What it does: With more than one containerd instance (or none at the toolkit's socket), compares the
-    toolkit's CONTAINERD_CONFIG/CONTAINERD_SOCKET (Helm toolkit.env, ClusterPolicy spec.toolkit.env, the
+    What it does: Compares the toolkit's CONTAINERD_CONFIG/CONTAINERD_SOCKET (Helm toolkit.env, ClusterPolicy spec.toolkit.env, the
     toolkit DaemonSet env; /etc/containerd/config.toml and /run/containerd/containerd.sock when unset) with
-    the instance kubelet's endpoint names. Stays silent when RT002 already shows the consequence.
+    the instance kubelet's endpoint names (another instance, or a socket nothing listens on, as with k3s,
+    RKE2, MicroK8s, k0s and the k8s snap). Stays silent when RT002 already shows the consequence.
     Why it matters: The toolkit adds the nvidia runtime to the config it was given and reloads that
     containerd; kubelet's containerd never gets it, and GPU pods fail as soon as they are scheduled.
     How to fix: Give the toolkit kubelet's containerd config and socket (values fragment in the finding),
@@ -377,12 +376,17 @@ def toolkit_targets_other_containerd(
     used, tk = setup.kubelet_instance, setup.toolkit
     evidence = ([setup.kubelet.evidence] if setup.kubelet and setup.kubelet.evidence else []) + _instance_evidence(used)
     evidence += _instance_evidence(setup.toolkit_instance) + _toolkit_evidence(setup)
-    target = setup.toolkit_instance.label if setup.toolkit_instance else "no running containerd (nothing listens there)"
+    target = setup.toolkit_instance.label if setup.toolkit_instance and setup.toolkit_instance.socket == tk.socket.value else "no running containerd (nothing listens there)"
+    expected_config, _, _ = setup.expected_target(used)
+    wrong = [s.cite().split(" from ", 1)[0] for s, bad in (
+        (tk.socket, tk.socket.value != used.socket),
+        (tk.config, tk.config.value not in (used.config_path, expected_config)),
+    ) if bad]
     yield Hit(
-        title=f"The toolkit configures {tk.config.value}, not the containerd kubelet uses ({used.config_path or used.socket})",
+        title=f"The toolkit is pointed at {' and '.join(wrong)}, not at the containerd kubelet uses ({used.unit or used.socket})",
         explanation=(
             f"kubelet uses {used.label} (matched by {setup.kubelet_instance_how}). The toolkit was told {_describe_toolkit(setup)}: "
-            f"that is {target}. The {handler!r} runtime will be written into the wrong config and kubelet's containerd will "
+            f"its socket is {target}. The {handler!r} runtime will be written into the wrong config and kubelet's containerd will "
             f"refuse GPU pods. Running instances: {'; '.join(i.label for i in setup.instances) or 'none seen'}."
         ),
         severity=Severity.ERROR,

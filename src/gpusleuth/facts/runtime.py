@@ -21,6 +21,7 @@ from gpusleuth.facts.configuration import Configuration, Setting
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import table
 from gpusleuth.model.evidence import Evidence
+from gpusleuth.model.finding import Gap
 from gpusleuth.model.k8s import K8sObject
 from gpusleuth.model.runtime import (
     ContainerdConfig,
@@ -374,10 +375,19 @@ def build_runtime_setup(facts: Facts) -> RuntimeSetup:
     except NotApplicable:
         cluster = None
     toolkit_pods = [p for p in (cluster.pods if cluster else ()) if (p.name or "").startswith(TOOLKIT_DAEMONSET)]
-    if not (configs or engines or found or kubelets) and configuration is None and not toolkit_pods:
+    toolkit_ds = any(o.kind == "DaemonSet" and (o.name or "").startswith(TOOLKIT_DAEMONSET) for o in objects)
+    if not (configs or engines or found or kubelets or toolkit_pods or toolkit_ds) and configuration is None:
         raise NotApplicable("no container runtime configs, containerd processes, kubelet endpoint or toolkit settings in the artifacts")
 
     setup = RuntimeSetup(configs=configs, other_engines=engines, configuration=configuration)
+    for cfg in configs:
+        where = cfg.evidence.cite() if cfg.evidence else cfg.artifact
+        for p in cfg.problems:
+            if p.kind == "template":
+                facts.gaps.append(Gap("containerd config", p.message, where))
+        if cfg.path is None and not cfg.live:
+            facts.gaps.append(Gap("containerd config", "which host file this config is was not shown (no `cat /path` "
+                                  "prompt or `# /path` comment): it cannot be matched to a running containerd", where))
     setup.instances = _merge_instances(found)
     _attach_configs(setup.instances, configs)
     setup.kubelet = kubelets[0] if kubelets else _kubelet_from_objects(objects)
