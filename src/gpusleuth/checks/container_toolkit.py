@@ -83,7 +83,9 @@ def toolkit_daemonset_failing(cluster: Cluster, logs: Logs | None = None, setup:
         evidence = [e for e in (pod.evidence, found[1] if found else None) if e]
         target = setup.toolkit if setup else None
         if target:
-            evidence += [s.evidence for s in (target.config, target.socket) if s.evidence and s.evidence not in evidence]
+            for s in (target.config, target.socket):
+                if s.evidence and s.evidence.cite() not in {e.cite() for e in evidence}:
+                    evidence.append(s.evidence)
         ns = pod.namespace or "gpu-operator"
         logs_cmd = f"kubectl logs -n {ns} {pod.name} -c {TOOLKIT_CONTAINER} --previous"
         text = f"Toolkit pod {ns}/{pod.name} is {state}."
