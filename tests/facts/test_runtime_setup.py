@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
+from runtime_samples import CONFIGS_TWO, HELM_DEFAULTS, HELM_FIXED, PS_TWO, facts_from
 
-sys.path.insert(0, str(Path(__file__).parent.parent / "checks"))
-from runtime_samples import CONFIGS_TWO, HELM_DEFAULTS, HELM_FIXED, PS_TWO, facts_from  # noqa: E402
-
-from gpusleuth.errors import NotApplicable  # noqa: E402
-from gpusleuth.facts import Configuration, RuntimeSetup  # noqa: E402
-from gpusleuth.facts.runtime import Layout  # noqa: E402
-from gpusleuth.model.k8s import K8sObject  # noqa: E402
+from gpusleuth.errors import NotApplicable
+from gpusleuth.facts import Configuration, RuntimeSetup
+from gpusleuth.facts.runtime import Layout
+from gpusleuth.model.k8s import K8sObject
 
 
 def test_seed003_setup(tmp_path):
