@@ -219,6 +219,7 @@ def runtime_handler_not_configured(
     stays in ContainerCreating; nothing in the pod is wrong.
     How to fix: Make the containerd kubelet uses offer the handler: the NVIDIA Container Toolkit must configure
     that instance (toolkit.env CONTAINERD_CONFIG / CONTAINERD_SOCKET), then containerd reloads.
+    References: seed 003; https://github.com/NVIDIA/gpu-operator/issues/413; https://github.com/NVIDIA/gpu-operator/issues/236; https://github.com/NVIDIA/gpu-operator/issues/1298; https://github.com/NVIDIA/gpu-operator/pull/2168
     """
     if cluster is None and logs is None:
         raise NotApplicable("no events or logs to search for runtime handler errors")
@@ -284,6 +285,7 @@ def nvidia_runtime_missing_from_kubelet_containerd(
     How to fix: Set toolkit.env CONTAINERD_CONFIG, CONTAINERD_SOCKET and CONTAINERD_RUNTIME_CLASS to kubelet's
     containerd (the ready values fragment and helm upgrade command are in the finding), or patch the
     ClusterPolicy; the toolkit then configures and reloads the right instance.
+    References: seed 003; NVIDIA/gpu-operator controllers/object_controls.go (toolkit defaults /etc/containerd/config.toml, /run/containerd/containerd.sock); canonical/k8s-snap containerd-base-dir
     """
     errors = handler_errors(cluster, logs)
     handler = main_handler(setup, errors)
@@ -368,6 +370,7 @@ def toolkit_targets_other_containerd(
     containerd; kubelet's containerd never gets it, and GPU pods fail as soon as they are scheduled.
     How to fix: Give the toolkit kubelet's containerd config and socket (values fragment in the finding),
     or patch the ClusterPolicy.
+    References: seed 003; https://github.com/NVIDIA/gpu-operator/issues/522; NVIDIA GPU Operator docs (toolkit env for K3s, RKE2, MicroK8s, k0s)
     """
     errors = handler_errors(cluster, logs)
     handler = main_handler(setup, errors)
@@ -423,6 +426,7 @@ def nvidia_runtime_binary_unusable(setup: RuntimeSetup) -> Iterable[Hit]:
     How to fix: Set options.BinaryName to the toolkit's binary (/usr/local/nvidia/toolkit/nvidia-container-runtime
     with the GPU Operator, /usr/bin/nvidia-container-runtime with the packages), once, then reload containerd;
     or let the toolkit rewrite the section.
+    References: seed 003 (the debug script's `BinaryName not specified`); containerd/containerd api/types/runc/options/oci.proto
     """
     for cfg in _relevant_configs(setup):
         for name, rt in cfg.runtimes.items():
@@ -484,6 +488,7 @@ def containerd_config_version_mismatch(setup: RuntimeSetup) -> Iterable[Hit]:
     How to fix: Write the runtimes under the key of the file's version (v1 `plugins.cri`, v2
     `plugins."io.containerd.grpc.v1.cri"`, v3 `plugins.'io.containerd.cri.v1.runtime'`), with the version
     line containerd expects; containerd 1.x needs version 2.
+    References: containerd/containerd docs/cri/config.md (config versions); https://github.com/containerd/containerd/issues/10132; https://github.com/NVIDIA/nvidia-container-toolkit/pull/862
     """
     version = setup.containerd_version
     mm = version.major_minor if version else None
@@ -535,6 +540,7 @@ def nvidia_not_default_and_no_runtimeclass(setup: RuntimeSetup, configuration: C
     RuntimeClass `nvidia` and CDI, so a non-default nvidia runtime alone is normal.
     How to fix: Add `runtimeClassName: nvidia` to the pod spec, or enable CDI (cdi.enabled=true), or, on
     purpose, make nvidia the default (toolkit.env CONTAINERD_SET_AS_DEFAULT "true").
+    References: https://github.com/NVIDIA/k8s-device-plugin/issues/652; NVIDIA/gpu-operator controllers/object_controls.go (transformToolkitCtrForCDI)
     """
     cfg = setup.kubelet_instance.config if setup.kubelet_instance else None
     if cfg is None or cfg.default_runtime is None or cfg.default_runtime.startswith("nvidia"):
@@ -583,6 +589,7 @@ def containerd_dropin_replaces_cri_section(setup: RuntimeSetup) -> Iterable[Hit]
     pause image and registry mirrors.
     How to fix: Copy the lost settings into the drop-in (toolkit 1.18+ does this itself), or put the nvidia
     runtime into the main file, or move to containerd 2.x.
+    References: https://github.com/containerd/containerd/issues/5837; https://github.com/containerd/containerd/pull/9982; https://github.com/NVIDIA/nvidia-container-toolkit/pull/1311; measured on containerd 1.6 (company note)
     """
     version = setup.containerd_version
     mm = version.major_minor if version else None
@@ -633,6 +640,7 @@ def containerd_config_unreadable(setup: RuntimeSetup) -> Iterable[Hit]:
     config; every pod on the node then fails. A pasted file may also just be cut short: check the original.
     How to fix: Fix the line named (remove the duplicate table, close the quote/bracket), then
     `containerd config dump` to confirm it loads, and restart containerd.
+    References: containerd-config.toml(5); TOML 1.0 (a key or table may be defined once)
     """
     used = setup.kubelet_instance.config if setup.kubelet_instance else None
     for cfg in setup.configs:
@@ -664,6 +672,7 @@ def containerd_config_ambiguous_keys(setup: RuntimeSetup) -> Iterable[Hit]:
     containerd folds them into one field), except BinaryName, which RT004 covers.
     Why it matters: Which value containerd uses is not defined, so an edit that looks right may do nothing.
     How to fix: Keep one spelling (the canonical one: SystemdCgroup, BinaryName) and delete the other.
+    References: containerd/containerd api/types/runc/options/oci.proto (field names containerd decodes case-insensitively)
     """
     for cfg in _relevant_configs(setup):
         amb = [p for p in cfg.problems if p.kind == "ambiguous-key" and not p.message.startswith("runtime ")]
