@@ -8,7 +8,6 @@ from runtime_samples import CONFIGS_TWO, HELM_DEFAULTS, HELM_FIXED, PS_TWO, fact
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts import Configuration, RuntimeSetup
 from gpusleuth.facts.runtime import Layout
-from gpusleuth.model.k8s import K8sObject
 
 
 def test_seed003_setup(tmp_path):
@@ -45,30 +44,80 @@ def test_toolkit_target_from_user_values(tmp_path):
     assert s.toolkit_instance is s.kubelet_instance
 
 
-def test_clusterpolicy_wins_over_helm_and_daemonset_env_is_mapped_to_host_paths(tmp_path):
-    cp = K8sObject("ClusterPolicy", "cluster-policy", None, {"spec": {
-        "toolkit": {"env": [{"name": "CONTAINERD_SOCKET", "value": "/run/k3s/containerd/containerd.sock"}]},
-        "cdi": {"enabled": False}}}, "cp.yaml", 1, "nvidia.com/v1",
-        {"spec.toolkit.env.0.value": 12, "spec.cdi.enabled": 30, "spec.toolkit.env": 10})
-    facts = facts_from({"helm.txt": HELM_FIXED}, tmp_path, [cp])
-    conf = facts.get(Configuration)
-    assert conf.env("toolkit", "CONTAINERD_SOCKET").evidence.cite() == "cp.yaml:12"
-    assert conf.env("toolkit", "CONTAINERD_CONFIG").explicit is False  # the ClusterPolicy's env list lacks it
-    assert conf.enabled("cdi.enabled") is False and conf.policy_name == "cluster-policy"
-    assert conf.release.name == "gpu-operator-1758912452"
+CLUSTER_POLICY = """\
+root@gpu-1:~# kubectl get clusterpolicies.nvidia.com cluster-policy -o yaml
+apiVersion: nvidia.com/v1
+kind: ClusterPolicy
+metadata:
+  name: cluster-policy
+spec:
+  cdi:
+    enabled: false
+  toolkit:
+    enabled: true
+    env:
+    - name: CONTAINERD_SOCKET
+      value: /run/k3s/containerd/containerd.sock
+status:
+  state: notReady
+"""
 
-    ds = K8sObject("DaemonSet", "nvidia-container-toolkit-daemonset", "gpu-operator", {"spec": {"template": {"spec": {
-        "containers": [{"name": "nvidia-container-toolkit-ctr",
-                        "env": [{"name": "CONTAINERD_CONFIG", "value": "/runtime/config-dir/config.toml"},
-                                {"name": "CONTAINERD_SOCKET", "value": "/runtime/sock-dir/containerd.sock"}],
-                        "volumeMounts": [{"name": "containerd-config", "mountPath": "/runtime/config-dir/"},
-                                         {"name": "containerd-socket", "mountPath": "/runtime/sock-dir/"}]}],
-        "volumes": [{"name": "containerd-config", "hostPath": {"path": "/var/lib/rancher/k3s/agent/etc/containerd"}},
-                    {"name": "containerd-socket", "hostPath": {"path": "/run/k3s/containerd"}}]}}}},
-        "ds.yaml", 1, "apps/v1", {"spec.template.spec.containers.0.env.1.value": 40})
-    s = facts_from({}, tmp_path / "ds", [ds]).get(RuntimeSetup)
-    assert s.toolkit.socket.value == "/run/k3s/containerd/containerd.sock" and s.toolkit.socket.evidence.cite() == "ds.yaml:40"
+TOOLKIT_DS = """\
+root@k3s-gpu:~# kubectl get ds -n gpu-operator nvidia-container-toolkit-daemonset -o yaml
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: nvidia-container-toolkit-daemonset
+  namespace: gpu-operator
+spec:
+  template:
+    spec:
+      containers:
+      - name: nvidia-container-toolkit-ctr
+        image: nvcr.io/nvidia/k8s/container-toolkit:v1.17.5-ubuntu20.04
+        env:
+        - name: RUNTIME
+          value: containerd
+        - name: CONTAINERD_RUNTIME_CLASS
+          value: nvidia
+        - name: RUNTIME_CONFIG
+          value: /runtime/config-dir/config.toml
+        - name: CONTAINERD_CONFIG
+          value: /runtime/config-dir/config.toml
+        - name: RUNTIME_SOCKET
+          value: /runtime/sock-dir/containerd.sock
+        - name: CONTAINERD_SOCKET
+          value: /runtime/sock-dir/containerd.sock
+        volumeMounts:
+        - mountPath: /runtime/config-dir/
+          name: containerd-config
+        - mountPath: /runtime/sock-dir/
+          name: containerd-socket
+      volumes:
+      - hostPath:
+          path: /var/lib/rancher/k3s/agent/etc/containerd
+          type: DirectoryOrCreate
+        name: containerd-config
+      - hostPath:
+          path: /run/k3s/containerd
+          type: ""
+        name: containerd-socket
+"""
+
+
+def test_clusterpolicy_wins_over_helm_values(tmp_path):
+    conf = facts_from({"helm.txt": HELM_FIXED, "cp.yaml": CLUSTER_POLICY}, tmp_path).get(Configuration)
+    assert conf.env("toolkit", "CONTAINERD_SOCKET").evidence.cite() == "cp.yaml:13"
+    assert conf.env("toolkit", "CONTAINERD_CONFIG").explicit is False  # the ClusterPolicy's env list lacks it
+    assert conf.enabled("cdi.enabled") is False and conf.setting("cdi.enabled").evidence.cite() == "cp.yaml:8"
+    assert conf.policy_name == "cluster-policy" and conf.release.name == "gpu-operator-1758912452"
+
+
+def test_daemonset_env_is_mapped_back_to_host_paths(tmp_path):
+    s = facts_from({"ds.yaml": TOOLKIT_DS}, tmp_path).get(RuntimeSetup)
+    assert s.toolkit.socket.value == "/run/k3s/containerd/containerd.sock" and s.toolkit.socket.evidence.cite() == "ds.yaml:25"
     assert s.toolkit.config.value == "/var/lib/rancher/k3s/agent/etc/containerd/config.toml"
+    assert s.toolkit.runtime_class.value == "nvidia" and not s.toolkit.runtime_class.default
 
 
 def test_release_name_and_namespace_from_pod_names(tmp_path):

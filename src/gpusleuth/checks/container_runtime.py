@@ -558,7 +558,7 @@ def nvidia_not_default_and_no_runtimeclass(setup: RuntimeSetup, configuration: C
     pods = setup.default_runtime_pods
     if not pods:
         return
-    names = [f"{o.kind}/{o.name}" for o, _ in pods]
+    names = [name for name, _ in pods]
     yield Hit(
         title=f"GPU pods without runtimeClassName run with containerd's default {cfg.default_runtime!r} and CDI off",
         explanation=(
@@ -567,7 +567,7 @@ def nvidia_not_default_and_no_runtimeclass(setup: RuntimeSetup, configuration: C
         ),
         severity=Severity.WARNING,
         role=Role.ROOT_CAUSE,
-        evidence=tuple(e for e in ([o.evidence(f"{p}.containers") for o, p in pods[:3]] + [cfg.default_runtime_evidence, cdi_ev]) if e),
+        evidence=tuple(e for e in ([ev for _, ev in pods[:3]] + [cfg.default_runtime_evidence, cdi_ev]) if e),
         fixes=(Fix(FixKind.PERMANENT, "Run GPU pods with the nvidia RuntimeClass (or enable CDI).", snippet="spec:\n  runtimeClassName: nvidia\n", snippet_language="yaml"),),
         node=setup.node,
         component="containerd",
