@@ -85,14 +85,14 @@ def main_handler(setup: RuntimeSetup | None, errors: list[HandlerError]) -> str:
 
 
 def toolkit_misdirected(setup: RuntimeSetup) -> bool:
-    """The toolkit's target is not the containerd kubelet uses (needs both to be known)."""
+    """The toolkit's config or socket is not the containerd kubelet uses (needs both to be known)."""
     used, tk = setup.kubelet_instance, setup.toolkit
     if used is None or tk is None:
         return False
-    if setup.toolkit_instance is not None:
-        return setup.toolkit_instance is not used
-    expected_config, expected_socket, _ = setup.expected_target(used)
-    return tk.socket.value != used.socket and tk.config.value not in (used.config_path, expected_config)
+    if setup.toolkit_instance is not None and setup.toolkit_instance is not used:
+        return True
+    expected_config, _, _ = setup.expected_target(used)
+    return tk.socket.value != used.socket or tk.config.value not in (used.config_path, expected_config)
 
 
 def missing_in_used(setup: RuntimeSetup | None, handler: str, errors: list[HandlerError]) -> tuple[list[ContainerdConfig], list[ContainerdConfig]] | None:
@@ -112,8 +112,7 @@ def missing_in_used(setup: RuntimeSetup | None, handler: str, errors: list[Handl
 
 def misdirected_only(setup: RuntimeSetup | None, handler: str, errors: list[HandlerError]) -> bool:
     """The RT003 condition: the toolkit points at another containerd, and RT002 does not already say so."""
-    return bool(setup and toolkit_misdirected(setup) and missing_in_used(setup, handler, errors) is None
-                and (len(setup.instances) > 1 or setup.toolkit_instance is None))
+    return bool(setup and toolkit_misdirected(setup) and missing_in_used(setup, handler, errors) is None)
 
 
 def _instance_evidence(inst: Instance | None) -> list[Evidence]:
@@ -220,6 +219,7 @@ def runtime_handler_not_configured(
     stays in ContainerCreating; nothing in the pod is wrong.
     How to fix: Make the containerd kubelet uses offer the handler: the NVIDIA Container Toolkit must configure
     that instance (toolkit.env CONTAINERD_CONFIG / CONTAINERD_SOCKET), then containerd reloads.
+    References: seed 003; https://github.com/NVIDIA/gpu-operator/issues/413; https://github.com/NVIDIA/gpu-operator/issues/236; https://github.com/NVIDIA/gpu-operator/issues/1298; https://github.com/NVIDIA/gpu-operator/pull/2168
     """
     if cluster is None and logs is None:
         raise NotApplicable("no events or logs to search for runtime handler errors")
@@ -285,6 +285,7 @@ def nvidia_runtime_missing_from_kubelet_containerd(
     How to fix: Set toolkit.env CONTAINERD_CONFIG, CONTAINERD_SOCKET and CONTAINERD_RUNTIME_CLASS to kubelet's
     containerd (the ready values fragment and helm upgrade command are in the finding), or patch the
     ClusterPolicy; the toolkit then configures and reloads the right instance.
+    References: seed 003; NVIDIA/gpu-operator controllers/object_controls.go (toolkit defaults /etc/containerd/config.toml, /run/containerd/containerd.sock); canonical/k8s-snap containerd-base-dir
     """
     errors = handler_errors(cluster, logs)
     handler = main_handler(setup, errors)
@@ -361,14 +362,15 @@ def toolkit_targets_other_containerd(
 ) -> Iterable[Hit]:
     """The NVIDIA Container Toolkit is pointed at a containerd that kubelet does not use.
 
-    What it does: With more than one containerd instance (or none at the toolkit's socket), compares the
-    toolkit's CONTAINERD_CONFIG/CONTAINERD_SOCKET (Helm toolkit.env, ClusterPolicy spec.toolkit.env, the
+    What it does: Compares the toolkit's CONTAINERD_CONFIG/CONTAINERD_SOCKET (Helm toolkit.env, ClusterPolicy spec.toolkit.env, the
     toolkit DaemonSet env; /etc/containerd/config.toml and /run/containerd/containerd.sock when unset) with
-    the instance kubelet's endpoint names. Stays silent when RT002 already shows the consequence.
+    the instance kubelet's endpoint names (another instance, or a socket nothing listens on, as with k3s,
+    RKE2, MicroK8s, k0s and the k8s snap). Stays silent when RT002 already shows the consequence.
     Why it matters: The toolkit adds the nvidia runtime to the config it was given and reloads that
     containerd; kubelet's containerd never gets it, and GPU pods fail as soon as they are scheduled.
     How to fix: Give the toolkit kubelet's containerd config and socket (values fragment in the finding),
     or patch the ClusterPolicy.
+    References: seed 003; https://github.com/NVIDIA/gpu-operator/issues/522; NVIDIA GPU Operator docs (toolkit env for K3s, RKE2, MicroK8s, k0s)
     """
     errors = handler_errors(cluster, logs)
     handler = main_handler(setup, errors)
@@ -377,12 +379,17 @@ def toolkit_targets_other_containerd(
     used, tk = setup.kubelet_instance, setup.toolkit
     evidence = ([setup.kubelet.evidence] if setup.kubelet and setup.kubelet.evidence else []) + _instance_evidence(used)
     evidence += _instance_evidence(setup.toolkit_instance) + _toolkit_evidence(setup)
-    target = setup.toolkit_instance.label if setup.toolkit_instance else "no running containerd (nothing listens there)"
+    target = setup.toolkit_instance.label if setup.toolkit_instance and setup.toolkit_instance.socket == tk.socket.value else "no running containerd (nothing listens there)"
+    expected_config, _, _ = setup.expected_target(used)
+    wrong = [s.cite().split(" from ", 1)[0] for s, bad in (
+        (tk.socket, tk.socket.value != used.socket),
+        (tk.config, tk.config.value not in (used.config_path, expected_config)),
+    ) if bad]
     yield Hit(
-        title=f"The toolkit configures {tk.config.value}, not the containerd kubelet uses ({used.config_path or used.socket})",
+        title=f"The toolkit is pointed at {' and '.join(wrong)}, not at the containerd kubelet uses ({used.unit or used.socket})",
         explanation=(
             f"kubelet uses {used.label} (matched by {setup.kubelet_instance_how}). The toolkit was told {_describe_toolkit(setup)}: "
-            f"that is {target}. The {handler!r} runtime will be written into the wrong config and kubelet's containerd will "
+            f"its socket is {target}. The {handler!r} runtime will be written into the wrong config and kubelet's containerd will "
             f"refuse GPU pods. Running instances: {'; '.join(i.label for i in setup.instances) or 'none seen'}."
         ),
         severity=Severity.ERROR,
@@ -419,6 +426,7 @@ def nvidia_runtime_binary_unusable(setup: RuntimeSetup) -> Iterable[Hit]:
     How to fix: Set options.BinaryName to the toolkit's binary (/usr/local/nvidia/toolkit/nvidia-container-runtime
     with the GPU Operator, /usr/bin/nvidia-container-runtime with the packages), once, then reload containerd;
     or let the toolkit rewrite the section.
+    References: seed 003 (the debug script's `BinaryName not specified`); containerd/containerd api/types/runc/options/oci.proto
     """
     for cfg in _relevant_configs(setup):
         for name, rt in cfg.runtimes.items():
@@ -480,6 +488,7 @@ def containerd_config_version_mismatch(setup: RuntimeSetup) -> Iterable[Hit]:
     How to fix: Write the runtimes under the key of the file's version (v1 `plugins.cri`, v2
     `plugins."io.containerd.grpc.v1.cri"`, v3 `plugins.'io.containerd.cri.v1.runtime'`), with the version
     line containerd expects; containerd 1.x needs version 2.
+    References: containerd/containerd docs/cri/config.md (config versions); https://github.com/containerd/containerd/issues/10132; https://github.com/NVIDIA/nvidia-container-toolkit/pull/862
     """
     version = setup.containerd_version
     mm = version.major_minor if version else None
@@ -531,6 +540,7 @@ def nvidia_not_default_and_no_runtimeclass(setup: RuntimeSetup, configuration: C
     RuntimeClass `nvidia` and CDI, so a non-default nvidia runtime alone is normal.
     How to fix: Add `runtimeClassName: nvidia` to the pod spec, or enable CDI (cdi.enabled=true), or, on
     purpose, make nvidia the default (toolkit.env CONTAINERD_SET_AS_DEFAULT "true").
+    References: https://github.com/NVIDIA/k8s-device-plugin/issues/652; NVIDIA/gpu-operator controllers/object_controls.go (transformToolkitCtrForCDI)
     """
     cfg = setup.kubelet_instance.config if setup.kubelet_instance else None
     if cfg is None or cfg.default_runtime is None or cfg.default_runtime.startswith("nvidia"):
@@ -548,7 +558,7 @@ def nvidia_not_default_and_no_runtimeclass(setup: RuntimeSetup, configuration: C
     pods = setup.default_runtime_pods
     if not pods:
         return
-    names = [f"{o.kind}/{o.name}" for o, _ in pods]
+    names = [name for name, _ in pods]
     yield Hit(
         title=f"GPU pods without runtimeClassName run with containerd's default {cfg.default_runtime!r} and CDI off",
         explanation=(
@@ -557,7 +567,7 @@ def nvidia_not_default_and_no_runtimeclass(setup: RuntimeSetup, configuration: C
         ),
         severity=Severity.WARNING,
         role=Role.ROOT_CAUSE,
-        evidence=tuple(e for e in ([o.evidence(f"{p}.containers") for o, p in pods[:3]] + [cfg.default_runtime_evidence, cdi_ev]) if e),
+        evidence=tuple(e for e in ([ev for _, ev in pods[:3]] + [cfg.default_runtime_evidence, cdi_ev]) if e),
         fixes=(Fix(FixKind.PERMANENT, "Run GPU pods with the nvidia RuntimeClass (or enable CDI).", snippet="spec:\n  runtimeClassName: nvidia\n", snippet_language="yaml"),),
         node=setup.node,
         component="containerd",
@@ -579,6 +589,7 @@ def containerd_dropin_replaces_cri_section(setup: RuntimeSetup) -> Iterable[Hit]
     pause image and registry mirrors.
     How to fix: Copy the lost settings into the drop-in (toolkit 1.18+ does this itself), or put the nvidia
     runtime into the main file, or move to containerd 2.x.
+    References: https://github.com/containerd/containerd/issues/5837; https://github.com/containerd/containerd/pull/9982; https://github.com/NVIDIA/nvidia-container-toolkit/pull/1311; measured on containerd 1.6 (company note)
     """
     version = setup.containerd_version
     mm = version.major_minor if version else None
@@ -629,6 +640,7 @@ def containerd_config_unreadable(setup: RuntimeSetup) -> Iterable[Hit]:
     config; every pod on the node then fails. A pasted file may also just be cut short: check the original.
     How to fix: Fix the line named (remove the duplicate table, close the quote/bracket), then
     `containerd config dump` to confirm it loads, and restart containerd.
+    References: containerd-config.toml(5); TOML 1.0 (a key or table may be defined once)
     """
     used = setup.kubelet_instance.config if setup.kubelet_instance else None
     for cfg in setup.configs:
@@ -660,6 +672,7 @@ def containerd_config_ambiguous_keys(setup: RuntimeSetup) -> Iterable[Hit]:
     containerd folds them into one field), except BinaryName, which RT004 covers.
     Why it matters: Which value containerd uses is not defined, so an edit that looks right may do nothing.
     How to fix: Keep one spelling (the canonical one: SystemdCgroup, BinaryName) and delete the other.
+    References: containerd/containerd api/types/runc/options/oci.proto (field names containerd decodes case-insensitively)
     """
     for cfg in _relevant_configs(setup):
         amb = [p for p in cfg.problems if p.kind == "ambiguous-key" and not p.message.startswith("runtime ")]

@@ -71,6 +71,7 @@ def toolkit_daemonset_failing(cluster: Cluster, logs: Logs | None = None, setup:
     How to fix: Correct the setting the log line names (toolkit.env CONTAINERD_SOCKET / CONTAINERD_CONFIG,
     RUNTIME_CONFIG_SOURCE=file when `containerd config dump` cannot run on the host), then let the pod
     restart.
+    References: https://github.com/NVIDIA/gpu-operator/issues/522; https://github.com/NVIDIA/gpu-operator/issues/1323; https://github.com/NVIDIA/cloud-native-docs/pull/312
     """
     pods = [p for p in cluster.pods if (p.name or "").startswith(TOOLKIT_DAEMONSET) and _failing(p)]
     errors = handler_errors(cluster, logs)
@@ -83,7 +84,9 @@ def toolkit_daemonset_failing(cluster: Cluster, logs: Logs | None = None, setup:
         evidence = [e for e in (pod.evidence, found[1] if found else None) if e]
         target = setup.toolkit if setup else None
         if target:
-            evidence += [s.evidence for s in (target.config, target.socket) if s.evidence and s.evidence not in evidence]
+            for s in (target.config, target.socket):
+                if s.evidence and s.evidence.cite() not in {e.cite() for e in evidence}:
+                    evidence.append(s.evidence)
         ns = pod.namespace or "gpu-operator"
         logs_cmd = f"kubectl logs -n {ns} {pod.name} -c {TOOLKIT_CONTAINER} --previous"
         text = f"Toolkit pod {ns}/{pod.name} is {state}."
@@ -140,6 +143,7 @@ def toolkit_env_value_not_string(configuration: Configuration) -> Iterable[Hit]:
     rejected (`spec.toolkit.env[N].value in body must be of type string`), so `helm install/upgrade` fails
     and the toolkit keeps its old settings.
     How to fix: Quote the value (`value: "true"`), or use `--set-string` on the command line.
+    References: NVIDIA/gpu-operator ClusterPolicy CRD (spec.toolkit.env is a list of EnvVar with string values)
     """
     for rel in configuration.values_docs:
         for i, item in enumerate(rel.get("toolkit.env") or ()):

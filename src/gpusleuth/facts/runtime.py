@@ -21,6 +21,7 @@ from gpusleuth.facts.configuration import Configuration, Setting
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import table
 from gpusleuth.model.evidence import Evidence
+from gpusleuth.model.finding import Gap
 from gpusleuth.model.k8s import K8sObject
 from gpusleuth.model.runtime import (
     ContainerdConfig,
@@ -180,9 +181,8 @@ class RuntimeSetup:
     containerd_version: ContainerdVersion | None = None
     host_paths: dict[str, HostPath] = field(default_factory=dict)
     configuration: Configuration | None = None
-    # GPU-requesting pod specs (Pods, or workload templates) without runtimeClassName, with the spec's path:
-    # they run with containerd's default runtime.
-    default_runtime_pods: list[tuple[K8sObject, str]] = field(default_factory=list)
+    # GPU-requesting pods (or workload templates) without runtimeClassName: they get containerd's default runtime.
+    default_runtime_pods: list[tuple[str, Evidence | None]] = field(default_factory=list)
 
     def config_at(self, path: str | None) -> ContainerdConfig | None:
         path = normalise_path(path)
@@ -339,15 +339,22 @@ def _target(config: Configuration | None, objects: list[K8sObject], toolkit_seen
     )
 
 
-def _gpu_specs_without_class(objects: list[K8sObject]) -> list[tuple[K8sObject, str]]:
-    out = []
+def _default_runtime_pods(cluster: Cluster | None, objects: list[K8sObject]) -> list[tuple[str, Evidence | None]]:
+    """GPU-requesting pods (and workload templates) whose spec was seen and names no runtimeClassName.
+
+    A pod's GPU request is only known from an artifact that shows its spec (YAML/JSON, a whole describe,
+    which prints `Runtime Class Name:` only when one is set), so a known request with no runtime class
+    means the spec has none; a `get pods` row knows neither and is not counted."""
+    out: list[tuple[str, Evidence | None]] = []
+    for pod in cluster.pods if cluster else ():
+        if (pod.gpu_request or 0) > 0 and not pod.runtime_class:
+            out.append((f"Pod/{pod.name}", pod.evidence))
     for o in objects:
-        spec_path = "spec" if o.kind == "Pod" else "spec.template.spec" if isinstance(o.get("spec.template.spec"), dict) else None
-        spec = o.get(spec_path) if spec_path else None
+        spec = o.get("spec.template.spec")
         if not isinstance(spec, dict) or spec.get("runtimeClassName"):
             continue
         if any("nvidia.com/gpu" in ((c.get("resources") or {}).get("limits") or {}) for c in spec.get("containers") or () if isinstance(c, dict)):
-            out.append((o, spec_path))
+            out.append((f"{o.kind}/{o.name}", o.evidence("spec.template.spec.containers")))
     return out
 
 
@@ -374,10 +381,19 @@ def build_runtime_setup(facts: Facts) -> RuntimeSetup:
     except NotApplicable:
         cluster = None
     toolkit_pods = [p for p in (cluster.pods if cluster else ()) if (p.name or "").startswith(TOOLKIT_DAEMONSET)]
-    if not (configs or engines or found or kubelets) and configuration is None and not toolkit_pods:
+    toolkit_ds = any(o.kind == "DaemonSet" and (o.name or "").startswith(TOOLKIT_DAEMONSET) for o in objects)
+    if not (configs or engines or found or kubelets or toolkit_pods or toolkit_ds) and configuration is None:
         raise NotApplicable("no container runtime configs, containerd processes, kubelet endpoint or toolkit settings in the artifacts")
 
     setup = RuntimeSetup(configs=configs, other_engines=engines, configuration=configuration)
+    for cfg in configs:
+        where = cfg.evidence.cite() if cfg.evidence else cfg.artifact
+        for p in cfg.problems:
+            if p.kind == "template":
+                facts.gaps.append(Gap("containerd config", p.message, where))
+        if cfg.path is None and not cfg.live:
+            facts.gaps.append(Gap("containerd config", "which host file this config is was not shown (no `cat /path` "
+                                  "prompt or `# /path` comment): it cannot be matched to a running containerd", where))
     setup.instances = _merge_instances(found)
     _attach_configs(setup.instances, configs)
     setup.kubelet = kubelets[0] if kubelets else _kubelet_from_objects(objects)
@@ -415,7 +431,7 @@ def build_runtime_setup(facts: Facts) -> RuntimeSetup:
                 setup.containerd_version = ContainerdVersion(rt.split("://", 1)[1], node.evidence.get("container_runtime"))
                 break
     setup.host_paths = {h.path: h for h in facts.all(HostPath)}
-    setup.default_runtime_pods = _gpu_specs_without_class(objects)
+    setup.default_runtime_pods = _default_runtime_pods(cluster, objects)
     names = cluster.node_names() if cluster else []
     if len(names) == 1:
         setup.node = names[0]
