@@ -90,10 +90,11 @@ def table_kind(cols: tuple[Column, ...]) -> str:
 
 
 def split_row(line: str, cols: tuple[Column, ...], free_last: bool = False) -> list[str] | None:
-    """Cells of one row: at the header positions when the row is aligned with them, else by whitespace."""
+    """Cells of one row: at the header positions when the row is aligned with them (it reaches the last
+    column and no value runs across a column start), else by whitespace."""
     line = line.rstrip()
     n = len(cols)
-    if all(c.start == 0 or c.start >= len(line) or line[c.start - 1] == " " for c in cols):
+    if len(line) > cols[-1].start and all(c.start == 0 or line[c.start - 1] == " " for c in cols):
         return [line[c.start : cols[i + 1].start if i + 1 < n else None].strip() for i, c in enumerate(cols)]
     parts = _TWO_SPACES.split(line.strip())
     if len(parts) == n:
