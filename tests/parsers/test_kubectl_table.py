@@ -114,10 +114,9 @@ def test_get_all_several_tables_with_kind_prefixes():
     assert "gpu-feature-discovery-hnr8w" in pods and "nvidia-mig-manager" in dss
     assert dss["nvidia-mig-manager"].desired == 0
     assert dss["gpu-operator-node-feature-discovery-worker"].node_selector is None
-    # the DaemonSet table in the same paste is evidence of ownership; the Deployment's pod gets none
-    assert pods["gpu-feature-discovery-hnr8w"].owner == "DaemonSet/gpu-feature-discovery"
-    assert pods["gpu-operator-node-feature-discovery-worker-tnqzd"].owner == "DaemonSet/gpu-operator-node-feature-discovery-worker"
-    assert pods["gpu-operator-687f46747c-whzzw"].owner is None
+    # the name alone says nothing here; the DaemonSet table beside it does, in the Cluster view
+    assert pods["gpu-feature-discovery-hnr8w"].owner is None
+    assert pods["nvidia-driver-daemonset-bk6w4"].owner == "DaemonSet/nvidia-driver-daemonset"
     assert pods["nvidia-dcgm-exporter-n6jqs"].last_restart == "3d4h"
 
 
@@ -166,6 +165,15 @@ def test_daemonsets_all_namespaces():
     assert d.node_selector == "nvidia.com/gpu.deploy.driver=true"
     assert dss[("kube-system", "kube-proxy")].ready == 3
     assert d.evidence.line == 6
+
+
+def test_daemonsets_kubernetes_1_6_header():
+    text = (
+        "NAME                             DESIRED   CURRENT   READY     NODE-SELECTOR   AGE\n"
+        "nvidia-device-plugin-daemonset   3         3         2         <none>          2d\n"
+    )
+    (ds,) = parsed(text, "ds.txt", "kubectl.get-daemonsets")
+    assert (ds.name, ds.desired, ds.ready, ds.up_to_date, ds.node_selector) == ("nvidia-device-plugin-daemonset", 3, 2, None, None)
 
 
 def test_nodes_wide_status_runtime_and_spaces_in_os_image():

@@ -23,7 +23,6 @@ from gpusleuth.model.document import Document
 from gpusleuth.model.k8s import DaemonSet, Event, Node, NodeCondition, Pod
 from gpusleuth.parsers.base import LIKELY, NO, SURE, parser
 from gpusleuth.parsers.k8s_common import (
-    daemonset_base,
     namespace_from_command,
     owner_from_pod_name,
     parse_interval,
@@ -80,7 +79,7 @@ def table_kind(cols: tuple[Column, ...]) -> str:
     names = {c.name for c in cols}
     if {"READY", "STATUS", "RESTARTS"} <= names:
         return "pods"
-    if {"DESIRED", "CURRENT", "UP-TO-DATE", "AVAILABLE", "NODE SELECTOR"} <= names:
+    if {"DESIRED", "CURRENT"} <= names and names & {"NODE SELECTOR", "NODE-SELECTOR"}:  # 1.5/1.6 hyphenated it
         return "daemonsets"
     if {"REASON", "MESSAGE"} <= names and names & {"LAST SEEN", "LASTSEEN"}:
         return "events"
@@ -159,14 +158,7 @@ class _Tables:
                 self.out[last_event] = replace(ev, message=f"{ev.message}\n{line.strip()}")
             else:
                 cols = None  # not a row of this table: the table ended
-        ds_names = {(d.namespace, d.name) for d in self.out if isinstance(d, DaemonSet)}
-        pods = []
-        for p in self.pods.values():
-            base = daemonset_base(p.name)
-            if p.owner is None and base and (p.namespace, base) in ds_names:
-                p = replace(p, owner=f"DaemonSet/{base}")
-            pods.append(p)
-        return pods + self.out
+        return list(self.pods.values()) + self.out
 
     def _pods(self, row: dict, i: int) -> Pod | None:
         name = _name(row.get("NAME", ""), "pods")
@@ -201,7 +193,7 @@ class _Tables:
             ready=to_int(row.get("READY")),
             up_to_date=to_int(row.get("UP-TO-DATE")),
             available=to_int(row.get("AVAILABLE")),
-            node_selector=_none(row.get("NODE SELECTOR")),
+            node_selector=_none(row.get("NODE SELECTOR") or row.get("NODE-SELECTOR")),
             age=row.get("AGE") or None,
             evidence=self.doc.evidence(i),
         )
