@@ -120,6 +120,30 @@ def test_get_all_several_tables_with_kind_prefixes():
     assert pods["nvidia-dcgm-exporter-n6jqs"].last_restart == "3d4h"
 
 
+def test_headerless_rows_from_a_grep_take_their_columns_from_the_command():
+    text = (
+        "[root@bastion ~]# oc get pods -A -o wide | grep nvidia-driver\n"
+        "nvidia-gpu-operator   nvidia-driver-daemonset-418.94.202510230424-0-564xm   1/4     CrashLoopBackOff   64 (4m7s ago)   3h28m   10.131.0.34   gh200-worker-1   <none>   <none>\n"
+        "nvidia-gpu-operator   nvidia-driver-daemonset-418.94.202510230424-0-x7k2p   0/4     Init:0/1           0               3h28m   10.131.2.19   gh200-worker-2   <none>   <none>\n"
+    )
+    pods = pods_of(parsed(text, "paste.md", "kubectl.get-pods"))
+    driver = pods["nvidia-driver-daemonset-418.94.202510230424-0-564xm"]
+    assert (driver.namespace, driver.status, driver.restarts, driver.last_restart, driver.node) == (
+        "nvidia-gpu-operator", "CrashLoopBackOff", 64, "4m7s", "gh200-worker-1")
+    assert pods["nvidia-driver-daemonset-418.94.202510230424-0-x7k2p"].status == "Init:0/1"
+    # `| grep` output of something else under the same command is not claimed
+    other = doc_from_text("$ kubectl get pods -A | grep -c nvidia\n9\n")
+    assert kubectl_table.get_pods.sniff(other) == NO
+
+
+def test_markdown_quoted_paste_with_fences_and_blank_lines():
+    body = read("seed001_gpu_operator_pods.txt")
+    quoted = "\n\n> ```\n" + "".join(f"> {ln}\n" for ln in body.splitlines()) + "> ```\n"
+    pods = pods_of(parsed(quoted, "issue.md", "kubectl.get-pods"))
+    assert pods["nvidia-driver-daemonset-418.94.202510230424-0-564xm"].restarts == 64
+    assert pods["nvidia-driver-daemonset-418.94.202510230424-0-564xm"].evidence.line == 5  # the line in the .md
+
+
 def test_watch_output_keeps_the_latest_row_of_a_pod():
     text = (
         "NAME                            READY   STATUS            RESTARTS   AGE\n"
