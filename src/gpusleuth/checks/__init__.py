@@ -5,9 +5,11 @@ modules here. ``gpusleuth checks`` and docs/checks/ are generated from this list
 from __future__ import annotations
 
 from gpusleuth.checks.base import Check, check
+from gpusleuth.checks import kernel_driver  # noqa: E402
 
 # Explicit, greppable registry: every module whose Check objects are part of the catalogue.
 _MODULES = (
+    kernel_driver,
 )
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from gpusleuth.parsers import logs
 from gpusleuth.parsers import nvidia_smi, prometheus
 from gpusleuth.parsers.base import Parser
 
 PARSERS: tuple[Parser, ...] = (
+    logs.parse,
     nvidia_smi.parse_table,
     nvidia_smi.parse_list,
     nvidia_smi.parse_query,
