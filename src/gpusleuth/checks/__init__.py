@@ -6,10 +6,16 @@ from __future__ import annotations
 
 from gpusleuth.checks.base import Check, check
 from gpusleuth.checks import kernel_driver  # noqa: E402
+from gpusleuth.checks import cuda_runtime, firmware, hardware, userspace_driver, workload  # noqa: E402
 
 # Explicit, greppable registry: every module whose Check objects are part of the catalogue.
 _MODULES = (
     kernel_driver,
+    hardware,
+    firmware,
+    userspace_driver,
+    cuda_runtime,
+    workload,
 )
 
 

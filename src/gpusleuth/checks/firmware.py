@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterable
 
 from gpusleuth.checks.base import check
@@ -34,7 +35,7 @@ def gsp_timeout(kernel: KernelEvents, inventory: GpuInventory | None = None) -> 
     covered = set()
     for (node, pci, code), group in xid_groups(kernel, {119, 120}).items():
         hit = xid_hit(code, node, pci, group, inventory)
-        hits.append(Hit(**{**_fields(hit), "fixes": hit.fixes + (_GSP_WORKAROUND, _UPGRADE)}))
+        hits.append(replace(hit, fixes=hit.fixes + (_GSP_WORKAROUND, _UPGRADE)))
         covered.add((node, pci))
     loose: dict[tuple, list] = {}
     for e in kernel.of_kind("gsp-timeout"):
@@ -53,7 +54,3 @@ def gsp_timeout(kernel: KernelEvents, inventory: GpuInventory | None = None) -> 
             confidence=0.75, facts={"lines": len(events), "pci": pci},
         ))
     return hits
-
-
-def _fields(hit: Hit) -> dict:
-    return {f: getattr(hit, f) for f in hit.__dataclass_fields__}

@@ -307,7 +307,7 @@ def thermal_slowdown(inventory: GpuInventory) -> Iterable[Hit]:
             continue
         temp = f"{g.temperature_c} C" if g.temperature_c is not None else "?"
         limits = f" (slowdown {g.temp_slowdown_c} C, shutdown {g.temp_shutdown_c} C)" if g.temp_slowdown_c else ""
-        evidence = tuple(dict.fromkeys(e for e in (g.ev("throttle") if reasons else None, g.ev("temperature")) if e))
+        evidence = tuple(dict.fromkeys([*(g.ev(f"throttle:{r}", "throttle") for r in reasons), g.ev("temperature")]))
         yield Hit(
             title=f"{g.label} is thermally throttled at {temp}" + (f" on {ng.node}" if ng.node else ""),
             explanation=f"Active reasons: {', '.join(reasons) or 'none reported'}; temperature {temp}{limits}. "
@@ -344,7 +344,8 @@ def power_slowdown(inventory: GpuInventory) -> Iterable[Hit]:
             title=f"{g.label} clocks limited by {', '.join(reasons)} ({power})" + (f" on {ng.node}" if ng.node else ""),
             explanation=" ".join(clock_reasons.by_id()[r].meaning for r in reasons if r in clock_reasons.by_id()),
             severity=Severity.WARNING if hard else Severity.INFO, role=Role.ROOT_CAUSE if hard else Role.INFO,
-            evidence=tuple(dict.fromkeys((g.ev("throttle"), g.ev("power")))), node=ng.node, component=f"gpu:{g.short_pci}",
+            evidence=tuple(dict.fromkeys([*(g.ev(f"throttle:{r}", "throttle") for r in reasons), g.ev("power")])), node=ng.node,
+            component=f"gpu:{g.short_pci}",
             fixes=(Fix(FixKind.IMMEDIATE, "Check the PSUs and the BMC event log for power-brake events; compare the power limit "
                                           "with the default and restore it if it was lowered.", ("nvidia-smi -q -d POWER,PERFORMANCE",)),),
             confidence=0.8, facts={"reasons": reasons, "power_draw_w": g.power_draw_w, "power_limit_w": g.power_limit_w, "gpu_index": g.index},
