@@ -149,7 +149,7 @@ def cuda_vs_driver(cluster: Cluster, inventory: GpuInventory, logs: Logs | None 
         facts = {"needs": need.label, "how": need.how, "node_max_cuda": max_cuda, "driver": ng.driver_version}
         if need.version[0] > have[0]:
             yield Hit(
-                title=f"{where} needs CUDA {need.label} ({need.how}); driver {ng.driver_version} on {ng.node or 'its node'} supports up to {max_cuda}",
+                title=f"{where} needs CUDA {need.label} ({need.how}); its node's driver {ng.driver_version} supports up to {max_cuda}",
                 explanation=f"The workload's CUDA major ({need.version[0]}) is newer than the driver's ({have[0]}). Backward and minor-version "
                             "compatibility do not cover a new major: it fails with 'CUDA driver version is insufficient for CUDA runtime "
                             "version' unless forward compatibility is set up."

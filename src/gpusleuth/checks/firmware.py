@@ -45,7 +45,7 @@ def gsp_timeout(kernel: KernelEvents, inventory: GpuInventory | None = None) -> 
         gpu = gpu_for(inventory, node, pci)
         target = gpu_target(gpu, pci)
         hits.append(Hit(
-            title=f"GSP firmware timeouts on GPU {target}" + (f" on {node}" if node else ""),
+            title=f"GSP firmware timeouts on GPU {target}",
             explanation=f"The driver logged {len(events)} GSP RPC timeout / heartbeat line(s) without an Xid: the GPU's firmware "
                         "processor did not answer. RM calls on this GPU stall or fail until it is reset.",
             severity=Severity.ERROR, role=Role.ROOT_CAUSE, evidence=tuple(e.evidence for e in events[:4]), node=node,

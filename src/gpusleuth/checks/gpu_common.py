@@ -90,7 +90,7 @@ def gpu_for(inventory: GpuInventory | None, node: str | None, pci: str | None) -
 
 def _where(node: str | None, pci: str | None, gpu: GpuDevice | None) -> str:
     what = f"GPU {gpu.index} (PCI {pci})" if gpu is not None and gpu.index is not None else f"GPU at PCI {pci or '?'}"
-    return what + (f" on {node}" if node else "")
+    return what
 
 
 def xid_groups(kernel: KernelEvents, codes: set[int]) -> dict[tuple, list[tuple[XidBurst, XidEvent]]]:

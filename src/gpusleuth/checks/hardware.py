@@ -62,7 +62,7 @@ def fallen_off_the_bus(kernel: KernelEvents, inventory: GpuInventory | None = No
         seen.add((e.node, e.pci))
         row = xid_table.xid(79)
         hits.append(Hit(
-            title=f"GPU at PCI {e.pci or '?'} fell off the bus" + (f" on {e.node}" if e.node else ""),
+            title=f"GPU at PCI {e.pci or '?'} fell off the bus",
             explanation=f"The kernel says the GPU has fallen off the bus (same condition as Xid 79, printed without an Xid). {row.meaning} "
                         f"Immediate action: {row.immediate_action}",
             severity=Severity.CRITICAL, role=Role.ROOT_CAUSE, evidence=(e.evidence,), node=e.node,
@@ -189,7 +189,7 @@ def ecc_uncorrectable(inventory: GpuInventory, kernel: KernelEvents | None = Non
         explained = _xid_on(kernel, g, {48, 94, 95})
         if vol > 0:
             yield Hit(
-                title=f"{g.label} has {vol} uncorrectable ECC error(s) since the driver loaded" + (f" on {ng.node}" if ng.node else ""),
+                title=f"{g.label} has {vol} uncorrectable ECC error(s) since the driver loaded",
                 explanation=f"Volatile uncorrectable (double-bit) ECC count {vol}, lifetime {agg or vol}. Applications on this GPU read "
                             "corrupted memory; the GPU needs a reset (which also activates any pending row remap).",
                 severity=Severity.ERROR, role=Role.SYMPTOM if explained else Role.ROOT_CAUSE,
@@ -223,7 +223,7 @@ def row_remap_pending(inventory: GpuInventory) -> Iterable[Hit]:
             continue
         target = gpu_target(g, g.short_pci)
         yield Hit(
-            title=f"{g.label} has a row remap pending: reset the GPU to activate it" + (f" on {ng.node}" if ng.node else ""),
+            title=f"{g.label} has a row remap pending: reset the GPU to activate it",
             explanation=f"Remapped rows: {g.remap_uncorrectable if g.remap_uncorrectable is not None else '?'} uncorrectable, "
                         f"{g.remap_correctable if g.remap_correctable is not None else '?'} correctable, pending = Yes. The remap takes "
                         "effect at the next GPU reset; until then the bad row stays in use.",
@@ -249,7 +249,7 @@ def row_remap_failure(inventory: GpuInventory) -> Iterable[Hit]:
             continue
         target = gpu_target(g, g.short_pci)
         yield Hit(
-            title=f"{g.label} row remapping failed: RMA candidate" + (f" on {ng.node}" if ng.node else ""),
+            title=f"{g.label} row remapping failed: RMA candidate",
             explanation="Remapped rows: 'Remapping Failure Occurred: Yes'. A bank has no spare rows left; memory errors will "
                         "keep surfacing on this GPU.",
             severity=Severity.ERROR, role=Role.ROOT_CAUSE, evidence=(g.ev("remap_failure"),), node=ng.node,
@@ -273,7 +273,7 @@ def retired_pages_pending(inventory: GpuInventory) -> Iterable[Hit]:
         if not g.retired_pages_pending:
             continue
         yield Hit(
-            title=f"{g.label} has a page retirement pending" + (f" on {ng.node}" if ng.node else ""),
+            title=f"{g.label} has a page retirement pending",
             explanation=f"Retired pages: {g.retired_pages_sbe or 0} for single-bit, {g.retired_pages_dbe or 0} for double-bit errors; "
                         "one more is pending and takes effect at the next reset.",
             severity=Severity.WARNING, role=Role.ROOT_CAUSE, evidence=(g.ev("retired_pages_pending"),), node=ng.node,
@@ -309,7 +309,7 @@ def thermal_slowdown(inventory: GpuInventory) -> Iterable[Hit]:
         limits = f" (slowdown {g.temp_slowdown_c} C, shutdown {g.temp_shutdown_c} C)" if g.temp_slowdown_c else ""
         evidence = tuple(dict.fromkeys([*(g.ev(f"throttle:{r}", "throttle") for r in reasons), g.ev("temperature")]))
         yield Hit(
-            title=f"{g.label} is thermally throttled at {temp}" + (f" on {ng.node}" if ng.node else ""),
+            title=f"{g.label} is thermally throttled at {temp}",
             explanation=f"Active reasons: {', '.join(reasons) or 'none reported'}; temperature {temp}{limits}. "
                         + " ".join(clock_reasons.by_id()[r].meaning for r in reasons),
             severity=Severity.WARNING, role=Role.ROOT_CAUSE, evidence=evidence, node=ng.node, component=f"gpu:{g.short_pci}",
@@ -341,7 +341,7 @@ def power_slowdown(inventory: GpuInventory) -> Iterable[Hit]:
         power = f"{g.power_draw_w:.0f} W of {g.power_limit_w:.0f} W" if g.power_draw_w is not None and g.power_limit_w else "power draw unknown"
         reasons = hard or ["sw_power_cap"]
         yield Hit(
-            title=f"{g.label} clocks limited by {', '.join(reasons)} ({power})" + (f" on {ng.node}" if ng.node else ""),
+            title=f"{g.label} clocks limited by {', '.join(reasons)} ({power})",
             explanation=" ".join(clock_reasons.by_id()[r].meaning for r in reasons if r in clock_reasons.by_id()),
             severity=Severity.WARNING if hard else Severity.INFO, role=Role.ROOT_CAUSE if hard else Role.INFO,
             evidence=tuple(dict.fromkeys([*(g.ev(f"throttle:{r}", "throttle") for r in reasons), g.ev("power")])), node=ng.node,
@@ -375,7 +375,7 @@ def pcie_link_downtrained(inventory: GpuInventory) -> Iterable[Hit]:
         if slow:
             what.append(f"Gen{g.pcie_gen_current} of Gen{g.pcie_gen_max} while busy")
         yield Hit(
-            title=f"{g.label} PCIe link downtrained: {', '.join(what)}" + (f" on {ng.node}" if ng.node else ""),
+            title=f"{g.label} PCIe link downtrained: {', '.join(what)}",
             explanation="The link trained below what both ends support. Host-device copies (data loading, NCCL over PCIe) run "
                         "correspondingly slower; a degrading link often precedes the GPU falling off the bus.",
             severity=Severity.WARNING, role=Role.ROOT_CAUSE,
@@ -401,22 +401,23 @@ def gpu_missing(inventory: GpuInventory, kernel: KernelEvents | None = None) -> 
     drain and reboot the node, and run `dcgmi diag -r 3`.
     """
     for ng in inventory.nodes:
-        readable = [g for g in ng.gpus if g.source != "dcgm-exporter"]
         if not ng.reports:
             continue
+        unreadable = [e for e in ng.errors if e.pci_bus_id or e.gpu_index is not None]
+        lost = {e.pci_bus_id for e in unreadable} | {e.gpu_index for e in unreadable}
+        readable = [g for g in ng.gpus if g.source != "dcgm-exporter" and g.pci_bus_id not in lost and g.index not in lost]
         claims = [c for c in ng.counts if c.value and (c.source.startswith("label") or c.source.startswith("capacity"))]
         expected = max(claims, key=lambda c: c.value, default=None)
-        unreadable = [e for e in ng.errors if e.pci_bus_id]
         short = expected is not None and len(readable) < expected.value
         if not short and not unreadable:
             continue
         fell = kernel is not None and any(b.node == ng.node or b.node is None for b in kernel.bursts_with(79))
-        n_exp = expected.value if expected else len(readable) + len(unreadable)
+        n_exp = max(expected.value if expected else 0, len(readable) + len(unreadable), ng.visible.value if ng.visible else 0)
         yield Hit(
-            title=f"{len(readable)} of {n_exp} GPUs readable by the driver" + (f" on {ng.node}" if ng.node else ""),
+            title=f"{len(readable)} of {n_exp} GPUs readable by the driver",
             explanation=f"The driver read {len(readable)} GPU(s)"
                         + (f"; {expected.source} says {expected.value}" if expected else "")
-                        + (f"; {len(unreadable)} listed but unreadable ({', '.join(f'{e.pci_bus_id}: {e.message}' for e in unreadable)})" if unreadable else "")
+                        + (f"; {len(unreadable)} listed but unreadable ({', '.join(f'{e.pci_bus_id or e.gpu_index}: {e.message}' for e in unreadable)})" if unreadable else "")
                         + ". A GPU that disappears from the driver is a hardware event until proven otherwise.",
             severity=Severity.ERROR, role=Role.SYMPTOM if fell else Role.ROOT_CAUSE, caused_by=("HW001",) if fell else (),
             evidence=tuple(dict.fromkeys([*(e.evidence for e in unreadable if e.evidence), *([expected.evidence] if expected else []),
@@ -425,7 +426,7 @@ def gpu_missing(inventory: GpuInventory, kernel: KernelEvents | None = None) -> 
             fixes=(cordon_drain(ng.node, "a GPU is missing"),
                    Fix(FixKind.IMMEDIATE, "Find the missing GPU and the reason in the kernel log.", ("lspci | grep -i nvidia", "dmesg -T | grep -E 'NVRM|Xid'")),
                    diag_before_trust(ng.node)),
-            confidence=0.8, facts={"readable": len(readable), "expected": n_exp, "unreadable": [e.pci_bus_id for e in unreadable]},
+            confidence=0.8, facts={"readable": len(readable), "expected": n_exp, "unreadable": [e.pci_bus_id or e.gpu_index for e in unreadable]},
         )
 
 
@@ -445,7 +446,7 @@ def fabric_not_ready(inventory: GpuInventory) -> Iterable[Hit]:
             continue
         states = sorted({f"{g.fabric_state}/{g.fabric_status or '?'}" for g in bad})
         yield Hit(
-            title=f"NVSwitch fabric not ready on {len(bad)} GPU(s) ({', '.join(states)})" + (f" on {ng.node}" if ng.node else ""),
+            title=f"NVSwitch fabric not ready on {len(bad)} GPU(s) ({', '.join(states)})",
             explanation="The GPU fabric has not finished training (or failed). CUDA applications fail with 802 'system not yet "
                         "initialized' until nvidia-fabricmanager, of exactly the driver's version, completes.",
             severity=Severity.ERROR, role=Role.ROOT_CAUSE, evidence=tuple(g.ev("fabric") for g in bad[:4]), node=ng.node,

@@ -22,10 +22,6 @@ _LOST = ("gpu-lost", "unknown-error", "reset-required")
 _UNREACHABLE = ("driver-not-loaded", "library-not-found", "no-devices")
 
 
-def _on(ng: NodeGpus) -> str:
-    return f" on {ng.node}" if ng.node else ""
-
-
 @check("UD001", "nvml-gpu-unreadable")
 def gpu_unreadable(inventory: GpuInventory, kernel: KernelEvents | None = None) -> Iterable[Hit]:
     """NVML cannot talk to a GPU: "GPU is lost", "Unknown Error", "GPU requires reset".
@@ -45,7 +41,7 @@ def gpu_unreadable(inventory: GpuInventory, kernel: KernelEvents | None = None) 
         hw = kernel is not None and any(b.node in (ng.node, None) and set(b.codes()) & {79, 48, 95, 119, 120} for b in kernel.bursts)
         what = sorted({f"{e.pci_bus_id or 'all GPUs'}: {e.message}" for e in errors}) or [e.message for e in lost_lines[:2]]
         yield Hit(
-            title=f"NVML cannot read {len(errors) or len(lost_lines)} GPU(s){_on(ng)}: {what[0]}",
+            title=f"NVML cannot read {len(errors) or len(lost_lines)} GPU(s): {what[0]}",
             explanation="The driver's management library could not open or query the GPU (" + "; ".join(what) + "). "
                         "The GPU is unusable until it is reset; " + ("the hardware/firmware Xid in the kernel log explains it." if hw else
                                                                      "look in the kernel log for the Xid that preceded it."),
@@ -83,7 +79,7 @@ def version_mismatch(inventory: GpuInventory | None = None, kernel: KernelEvents
         d = versions_seen.get(node, {})
         pair = f": libraries {d.get('client')}, kernel module {d.get('kernel') or '?'}" if d else ""
         yield Hit(
-            title=f"Driver kernel module and libraries differ{pair}" + (f" on {node}" if node else ""),
+            title=f"Driver kernel module and libraries differ{pair}",
             explanation="NVML/libcuda refuse to talk to a kernel module of another version. Typical after upgrading the driver "
                         "package without rebooting, or when a host driver and the GPU Operator's driver container both install one.",
             severity=Severity.ERROR, role=Role.ROOT_CAUSE, evidence=tuple(x for x in dict.fromkeys(evidence) if x)[:4], node=node,
@@ -112,7 +108,7 @@ def field_errors(inventory: GpuInventory) -> Iterable[Hit]:
             continue
         many = len(bad) >= 2
         yield Hit(
-            title=f"{g.label} reports {', '.join(f for f, _ in bad)} as {bad[0][1]}{_on(ng)}",
+            title=f"{g.label} reports {', '.join(f for f, _ in bad)} as {bad[0][1]}",
             explanation=("Several fields are unreadable at once: the GPU is in a bad state (often after an Xid)."
                          if many else "A single unreadable field is often transient; repeat nvidia-smi and watch the kernel log."),
             severity=Severity.WARNING if many else Severity.INFO, role=Role.SYMPTOM if many else Role.INFO,
@@ -138,7 +134,7 @@ def access_limited(inventory: GpuInventory) -> Iterable[Hit]:
         perm_fields = [(g, f) for g in ng.gpus for f, m in g.field_errors if "permission" in m.lower()]
         if denied or perm_fields:
             yield Hit(
-                title=f"NVML denied access ({len(denied) + len(perm_fields)} item(s)){_on(ng)}: results are incomplete",
+                title=f"NVML denied access ({len(denied) + len(perm_fields)} item(s)): results are incomplete",
                 explanation="Insufficient Permissions: the reader is not allowed to query some GPU state; those values are unknown, not healthy.",
                 severity=Severity.INFO, role=Role.INFO, node=ng.node, component="nvml", confidence=0.9,
                 evidence=tuple(dict.fromkeys([*(e.evidence for e in denied if e.evidence), *(g.ev(f) for g, f in perm_fields[:3])])),
@@ -148,7 +144,7 @@ def access_limited(inventory: GpuInventory) -> Iterable[Hit]:
         if unsupported:
             fields = sorted({f for _, f in unsupported})
             yield Hit(
-                title=f"{len({g.index for g, _ in unsupported})} GPU(s) do not support {', '.join(fields)}{_on(ng)}",
+                title=f"{len({g.index for g, _ in unsupported})} GPU(s) do not support {', '.join(fields)}",
                 explanation="NVML returned Not Supported (normal on GeForce/RTX workstation cards, which lack ECC, row remapping and "
                             "some power readings); checks that need those values could not run for these GPUs.",
                 severity=Severity.INFO, role=Role.INFO, node=ng.node, component="nvml", confidence=0.9,
@@ -185,7 +181,7 @@ def cannot_reach_driver(inventory: GpuInventory | None = None, kernel: KernelEve
                              ("printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' > /etc/modprobe.d/blacklist-nouveau.conf",
                               "update-initramfs -u || dracut --force", "systemctl reboot")))
         yield Hit(
-            title=title + (" (nouveau is bound to the GPU)" if nouveau else "") + (f" on {node}" if node else ""),
+            title=title + (" (nouveau is bound to the GPU)" if nouveau else ""),
             explanation=("The open-source nouveau driver claimed the GPU, so nvidia.ko cannot bind it. " if nouveau else "")
                         + "Without the NVIDIA kernel driver NVML has nothing to talk to: the container toolkit, device plugin and every GPU pod fail above it.",
             severity=Severity.ERROR, role=Role.ROOT_CAUSE, layer=Layer.KERNEL_DRIVER if nouveau else None,
@@ -209,7 +205,7 @@ def persistence_off(inventory: GpuInventory) -> Iterable[Hit]:
         off = [g for g in ng.gpus if g.persistence_mode is False]
         if off:
             yield Hit(
-                title=f"Persistence mode is off on {len(off)} GPU(s){_on(ng)}",
+                title=f"Persistence mode is off on {len(off)} GPU(s)",
                 explanation="The driver unloads GPU state whenever no client holds it; job starts and NVML calls pay the initialisation each time.",
                 severity=Severity.INFO, role=Role.INFO, evidence=tuple(g.ev("persistence_mode") for g in off[:3]), node=ng.node,
                 component="nvidia-persistenced", confidence=0.9,
@@ -241,7 +237,7 @@ def driver_eol(inventory: GpuInventory, today: date | None = None) -> Iterable[H
                                      "(driver.version) or the host driver package, node by node.", ())
         if b.eol < today:
             yield Hit(
-                title=f"Driver {ng.driver_version} ({b.branch} {b.type}) is past end of life since {b.eol:%B %Y}{_on(ng)}",
+                title=f"Driver {ng.driver_version} ({b.branch} {b.type}) is past end of life since {b.eol:%B %Y}",
                 explanation=f"{b.branch} ({b.type}) reached end of life on {b.eol.isoformat()}, {(today - b.eol).days} days ago: no more bug or "
                             f"security fixes. It supports CUDA up to {b.max_cuda}.",
                 severity=Severity.WARNING, role=Role.ROOT_CAUSE, evidence=ev, node=ng.node, component="nvidia-driver",
@@ -250,7 +246,7 @@ def driver_eol(inventory: GpuInventory, today: date | None = None) -> Iterable[H
             )
         elif b.eol - today <= NEAR_EOL:
             yield Hit(
-                title=f"Driver {ng.driver_version} ({b.branch} {b.type}) reaches end of life on {b.eol:%d %B %Y}{_on(ng)}",
+                title=f"Driver {ng.driver_version} ({b.branch} {b.type}) reaches end of life on {b.eol:%d %B %Y}",
                 explanation=f"{(b.eol - today).days} days left on {b.branch}; plan the upgrade before fixes stop.",
                 severity=Severity.INFO, role=Role.INFO, evidence=ev, node=ng.node, component="nvidia-driver",
                 confidence=0.9 if b.verified else 0.7, fixes=(fix,),
@@ -293,7 +289,7 @@ def cdmm_trap(inventory: GpuInventory, cluster: Cluster | None = None) -> Iterab
         if not wants and not (label and label != "all-disabled"):
             continue
         yield Hit(
-            title=f"MIG requested on {product} with driver {ng.driver_version}: CDMM makes MIG unavailable{_on(ng)}",
+            title=f"MIG requested on {product} with driver {ng.driver_version}: CDMM makes MIG unavailable",
             explanation=f"{trap['title']}. {trap['effect']}",
             severity=Severity.ERROR, role=Role.ROOT_CAUSE, evidence=tuple(e for e in dict.fromkeys([ng.driver_evidence, ng.product_evidence, *evidence]) if e),
             node=ng.node, component="nvidia-driver", confidence=0.75,

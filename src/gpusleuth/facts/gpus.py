@@ -84,12 +84,13 @@ class GpuInventory:
 
 
 def only_node(facts: Facts) -> str | None:
-    """The node name when the artifacts describe exactly one node (a probe or a one-node paste)."""
+    """The node name when the artifacts name exactly one node (a node probe, a one-node paste)."""
     try:
-        names = facts.get(Cluster).node_names()
+        names = set(facts.get(Cluster).node_names())
     except NotApplicable:
-        return None
-    return names[0] if len(names) == 1 else None
+        names = set()
+    names.update(r.node for r in facts.all(NvidiaSmiReport) if r.node)
+    return names.pop() if len(names) == 1 else None
 
 
 def _merge_gpu(a: GpuDevice, b: GpuDevice) -> GpuDevice:
@@ -137,6 +138,7 @@ def build_inventory(facts: Facts) -> GpuInventory:
         ng.reports.append(r)
         if r.truncated:
             facts.gaps.append(Gap("nvidia-smi", f"{r.source} output is truncated; GPUs after the cut were not seen", r.artifact))
+        facts.gaps.extend(Gap(r.source, note, r.artifact) for note in r.notes)
         for g in r.gpus:
             _add_gpu(ng, replace(g, node=name))
         ng.errors.extend(r.errors)
@@ -144,7 +146,8 @@ def build_inventory(facts: Facts) -> GpuInventory:
             ng.driver_version, ng.driver_evidence = r.driver_version, r.evidence
         if r.cuda_version and not ng.cuda_version:
             ng.cuda_version, ng.cuda_evidence = r.cuda_version, r.evidence
-        seen = max(len(r.gpus) + sum(1 for e in r.errors if e.pci_bus_id), r.attached_gpus or 0)
+        ids = {g.pci_bus_id or g.index for g in r.gpus} | {e.pci_bus_id or e.gpu_index for e in r.errors if e.pci_bus_id or e.gpu_index is not None}
+        seen = max(len(ids), r.attached_gpus or 0)
         if (r.gpus or r.errors) and not any(c.source == r.source for c in ng.counts):
             ng.counts.append(GpuCount(r.source, seen, r.evidence or Evidence(r.artifact, r.line, r.source)))
     try:

@@ -149,6 +149,7 @@ class NvidiaSmiReport:
     timestamp: str | None = None
     line: int | None = None
     evidence: Evidence | None = None  # the line that names the driver version (or the output's first line)
+    notes: tuple[str, ...] = ()  # what the producer could not read (the node probe's kernel-log attempts)
 
 
 @dataclass(frozen=True, slots=True)

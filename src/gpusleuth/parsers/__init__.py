@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpusleuth.parsers import logs
-from gpusleuth.parsers import nvidia_smi, prometheus
+from gpusleuth.parsers import node_probe, nvidia_smi, prometheus
 from gpusleuth.parsers.base import Parser
 
 PARSERS: tuple[Parser, ...] = (
@@ -13,4 +13,5 @@ PARSERS: tuple[Parser, ...] = (
     nvidia_smi.parse_query,
     nvidia_smi.parse_xml,
     prometheus.parse,
+    node_probe.parse,
 )
