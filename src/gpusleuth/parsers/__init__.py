@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 from gpusleuth.parsers import logs
+from gpusleuth.parsers import k8s_objects, kubectl_describe, kubectl_table
 from gpusleuth.parsers import node_probe, nvidia_smi, prometheus
 from gpusleuth.parsers.base import Parser
 
 PARSERS: tuple[Parser, ...] = (
     logs.parse,
+    kubectl_describe.describe,
+    kubectl_table.get_pods,
+    kubectl_table.get_daemonsets,
+    kubectl_table.get_nodes,
+    kubectl_table.get_events,
+    kubectl_table.get_all,
+    kubectl_table.node_labels,
+    k8s_objects.parse_json,
+    k8s_objects.parse_yaml,
     nvidia_smi.parse_table,
     nvidia_smi.parse_list,
     nvidia_smi.parse_query,
