@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from gpusleuth.checks.base import Check, check
 from gpusleuth.checks import kernel_driver  # noqa: E402
-from gpusleuth.checks import cuda_runtime, firmware, hardware, userspace_driver, workload  # noqa: E402
+from gpusleuth.checks import cuda_runtime, firmware, gpu_sharing, hardware, userspace_driver, workload  # noqa: E402
 
 # Explicit, greppable registry: every module whose Check objects are part of the catalogue.
 _MODULES = (
@@ -15,6 +15,7 @@ _MODULES = (
     firmware,
     userspace_driver,
     cuda_runtime,
+    gpu_sharing,
     workload,
 )
 

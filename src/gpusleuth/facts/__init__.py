@@ -8,6 +8,7 @@ from gpusleuth.facts.cluster import Cluster  # noqa: E402
 from gpusleuth.facts.logs import Logs  # noqa: E402
 from gpusleuth.facts.metrics import GpuMetrics  # noqa: E402
 from gpusleuth.facts.gpus import GpuInventory, KernelEvents  # noqa: E402
+from gpusleuth.facts.sharing import SharingConfigs  # noqa: E402
 from gpusleuth.facts.operands import OperandGraph, OperatorPolicies  # noqa: E402,F401
 
-__all__ = ["COMBINERS", "Cluster", "Facts", "GpuInventory", "GpuMetrics", "KernelEvents", "Logs", "Recognised", "combiner"]
+__all__ = ["COMBINERS", "Cluster", "Facts", "GpuInventory", "GpuMetrics", "KernelEvents", "Logs", "SharingConfigs", "Recognised", "combiner"]

@@ -250,7 +250,6 @@ class GpuMetricSample:
     container: str | None = None
     values: dict = field(default_factory=dict, hash=False, compare=False)  # DCGM field name -> value
     evidence: dict = field(default_factory=dict, hash=False, compare=False)  # DCGM field name -> Evidence
-    skipped_lines: tuple[int, ...] = ()  # lines of the scrape that were not valid exposition format
 
     @property
     def label(self) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpusleuth.parsers import logs
 from gpusleuth.parsers import k8s_objects, kubectl_describe, kubectl_table
-from gpusleuth.parsers import node_probe, nvidia_smi, prometheus
+from gpusleuth.parsers import gpu_sharing, node_probe, nvidia_smi, prometheus
 from gpusleuth.parsers.base import Parser
 
 PARSERS: tuple[Parser, ...] = (
@@ -24,4 +24,5 @@ PARSERS: tuple[Parser, ...] = (
     nvidia_smi.parse_xml,
     prometheus.parse,
     node_probe.parse,
+    gpu_sharing.parse,
 )
