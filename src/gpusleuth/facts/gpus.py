@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, fields, replace
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.cluster import GPU_RESOURCE, Cluster
@@ -299,7 +299,7 @@ def _scan(log: ContainerLog, node, xids: list, events: list, uuids: dict) -> Non
             xids.append(XidEvent(
                 code=int(m.group("xid")), pci=short_pci(m.group("pci")), message=m.group("msg").strip(), evidence=ln.evidence(),
                 node=node, pid=(m.group("pid") or "").strip("'") or None, process=(m.group("name") or "").strip() or None,
-                time=ln.time, order=n, artifact=log.artifact,
+                time=ln.time, elapsed=ln.elapsed, order=n, artifact=log.artifact,
             ))
             continue
         u = _GPU_UUID.search(msg)
@@ -342,7 +342,7 @@ def _bursts(xids: list[XidEvent]) -> list[XidBurst]:
         groups.setdefault((e.node, e.pci), []).append(e)
     out = []
     for (node, pci), evs in groups.items():
-        evs.sort(key=lambda e: (e.time is None, e.time or datetime.min, e.artifact, e.order))
+        evs.sort(key=_order)
         current: list[XidEvent] = []
         for e in evs:
             if current and not _close(current[-1], e):
@@ -351,7 +351,12 @@ def _bursts(xids: list[XidEvent]) -> list[XidBurst]:
             current.append(e)
         if current:
             out.append(_burst(node, pci, current))
-    return sorted(out, key=lambda b: (b.node or "", b.pci or "", b.first.time or datetime.min, b.first.order))
+    return sorted(out, key=lambda b: (b.node or "", b.pci or "", _order(b.first)))
+
+
+def _order(e: XidEvent) -> tuple:
+    """Wall time first (naive and aware stamps both become epoch seconds), then uptime, then log position."""
+    return (e.time is None, e.time.timestamp() if e.time else 0.0, e.artifact, e.elapsed or 0.0, e.order)
 
 
 def _close(a: XidEvent, b: XidEvent) -> bool:
@@ -360,6 +365,8 @@ def _close(a: XidEvent, b: XidEvent) -> bool:
             return abs(b.time - a.time) <= BURST_GAP
         except TypeError:  # naive vs aware stamps from different sources
             return False
+    if a.elapsed is not None and b.elapsed is not None and a.artifact == b.artifact:
+        return abs(b.elapsed - a.elapsed) <= BURST_GAP.total_seconds()
     return a.artifact == b.artifact and abs(b.order - a.order) <= BURST_LINES
 
 

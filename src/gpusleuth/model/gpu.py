@@ -162,6 +162,7 @@ class XidEvent:
     pid: str | None = None
     process: str | None = None
     time: datetime | None = None
+    elapsed: float | None = None  # seconds since boot (dmesg without -T)
     source: str = "kernel"  # kernel | dcgm-exporter
     order: int = 0  # position in the log, for ordering when there is no time
     artifact: str = ""
