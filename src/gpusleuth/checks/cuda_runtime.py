@@ -147,6 +147,19 @@ def cuda_vs_driver(cluster: Cluster, inventory: GpuInventory, logs: Logs | None 
         where = f"{pod.namespace + '/' if pod.namespace else ''}{pod.name}"
         common = dict(node=ng.node, component=f"pod/{where}", evidence=evidence)
         facts = {"needs": need.label, "how": need.how, "node_max_cuda": max_cuda, "driver": ng.driver_version}
+        consumer = bool(ng.product and _CONSUMER.search(ng.product))
+        if need.version[0] > have[0] and need.require and require_satisfied(need.require, ng.driver_version, max_cuda) and not consumer:
+            fc = versions.forward_compat()
+            yield Hit(
+                title=f"{where} runs CUDA {need.label} on driver {ng.driver_version} (CUDA {max_cuda}) only through forward compatibility",
+                explanation=f"The image's NVIDIA_REQUIRE_CUDA accepts this driver branch by its brand/driver clauses, which is how images that "
+                            f"bundle cuda-compat declare forward compatibility: a newer CUDA major on an older branch. {fc['gpus']} "
+                            f"{fc['requires']} It is a deliberate override, not something to build on."
+                            + (" The pod's log shows it failing anyway." if insufficient else ""),
+                severity=Severity.ERROR if insufficient else Severity.WARNING, role=Role.ROOT_CAUSE, confidence=0.75,
+                facts={**facts, "mechanism": "forward"}, fixes=_major_fixes(need, ng, max_cuda)[2:], **common,
+            )
+            continue
         if need.version[0] > have[0]:
             yield Hit(
                 title=f"{where} needs CUDA {need.label} ({need.how}); its node's driver {ng.driver_version} supports up to {max_cuda}",
@@ -193,6 +206,7 @@ def cuda_vs_driver(cluster: Cluster, inventory: GpuInventory, logs: Logs | None 
 
 
 def _major_fixes(need: CudaNeed, ng: NodeGpus, max_cuda: str) -> tuple[Fix, ...]:
+    """Use an older image; forward compatibility with its limits; upgrade the branch (the last one always)."""
     fc = versions.forward_compat()
     consumer = bool(ng.product and _CONSUMER.search(ng.product))
     pkg = f"cuda-compat-{need.version[0]}-{need.version[1]}"
