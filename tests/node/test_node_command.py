@@ -190,3 +190,13 @@ def test_offline_commands_never_import_pynvml(tmp_path):
             "assert 'pynvml' not in sys.modules, 'offline path imported pynvml'\n")
     src = Path(__file__).resolve().parents[2] / "src"
     subprocess.run([sys.executable, "-c", code], check=True, env={"PYTHONPATH": str(src)})
+
+
+def test_truncated_probe_artifact_is_a_gap(tmp_path, monkeypatch):
+    saved = tmp_path / "b"
+    run(["--format", "json", "--save", str(saved)], FakeNvml(h100_node(2)), tmp_path, KERNEL_QUIET, monkeypatch)
+    text = (saved / "gpusleuth-node.json").read_text()
+    (saved / "gpusleuth-node.json").write_text(text[: len(text) // 2])
+    result = CliRunner().invoke(cli, ["diagnose", str(saved), "--format", "json"])
+    report = json.loads(result.stdout)
+    assert any("gpusleuth-node.json" in g and "not valid JSON" in g and "truncated?" in g for g in report["gaps"])
