@@ -17,3 +17,10 @@ def test_older_driver_or_no_mig():
     files = {"smi.xml": smi_xml(gpu_xml(0, name=GB200), driver="570.133.20")}
     assert run("UD011", files) == []
     assert run("UD011", {"smi.xml": smi_xml(gpu_xml(0, name=GB200), driver="580.82.07")}) == []
+
+
+def test_gds_in_cluster_policy():
+    cp = ("apiVersion: nvidia.com/v1\nkind: ClusterPolicy\nmetadata:\n  name: cluster-policy\nspec:\n  gds:\n    enabled: true\n"
+          "  driver:\n    version: 580.82.07\n")
+    (f,) = run("UD011", {"smi.xml": smi_xml(gpu_xml(0, name=GB200), driver="580.82.07"), "cp.yaml": cp})
+    assert f.title.startswith("GPUDirect Storage requested") and any(e.artifact == "cp.yaml" and e.line == 7 for e in f.evidence)

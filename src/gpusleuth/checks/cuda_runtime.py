@@ -127,6 +127,7 @@ def cuda_vs_driver(cluster: Cluster, inventory: GpuInventory, logs: Logs | None 
     compatibility mechanism applies.
     How to fix: keep the driver ahead (upgrade the branch), use an image built for the node's CUDA, or on
     data-center GPUs add the cuda-compat package deliberately (forward compatibility, with its limits).
+    References: seed 004 ('the version matrix that pages you'); https://docs.nvidia.com/deploy/cuda-compatibility/; knowledge/driver_branches.toml
     """
     for pod in cluster.pods:
         needs = needs_of(pod, logs)

@@ -124,6 +124,7 @@ def mig_parted_invalid(sharing: SharingConfigs, cluster: Cluster | None = None, 
     nvidia.com/mig.config.state=failed and no MIG devices, so pods asking for nvidia.com/mig-* stay Pending.
     How to fix: fix the config to a geometry the model supports (the finding lists its profiles) and relabel
     the node, or select one of the operator's predefined configs (all-1g.10gb, all-balanced, ...).
+    References: seed 004 ('slicing one GPU three ways'); knowledge/mig_profiles.toml; NVIDIA/mig-parted config format (version v1, mig-configs)
     """
     for cfg in sharing.of_kind("mig-parted"):
         body = cfg.body
@@ -246,6 +247,7 @@ def plugin_sharing_invalid(sharing: SharingConfigs) -> Iterable[Hit]:
     asking for replicas stay Pending.
     How to fix: move the keys under sharing.timeSlicing (or sharing.mps), fix the values, update the ConfigMap and
     restart the device plugin pods (or let the config manager pick it up).
+    References: NVIDIA/k8s-device-plugin api/config/v1/replicas.go ('number of replicas must be >= 2', 'no resources specified'); api/config/v1/config.go (sigs.k8s.io/yaml, unknown keys ignored)
     """
     for cfg in sharing.of_kind("device-plugin"):
         problems = _plugin_problems(cfg)
@@ -277,6 +279,7 @@ def sharing_isolation(sharing: SharingConfigs, inventory: GpuInventory | None = 
     the others OOM); MPS has soft caps and weak fault isolation. Fine for dev and CI, not for untrusted tenants.
     How to fix: nothing, if the tenants trust each other; otherwise partition with MIG (mig.strategy and a
     nvidia.com/mig.config label) or give whole GPUs.
+    References: seed 004 (the MIG / MPS / time-slicing isolation table); knowledge/mig_profiles.toml [[isolation]]
     """
     models = _models_for([], None, inventory)
     for cfg in sharing.of_kind("device-plugin"):

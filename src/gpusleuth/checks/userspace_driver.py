@@ -12,7 +12,8 @@ from typing import Iterable
 from gpusleuth.checks.base import check
 from gpusleuth.checks.gpu_common import cordon_drain, diag_before_trust, reboot_node
 from gpusleuth.facts.cluster import Cluster
-from gpusleuth.facts.gpus import GpuInventory, KernelEvents, NodeGpus
+from gpusleuth.facts.gpus import GpuInventory, KernelEvents
+from gpusleuth.facts.operands import OperatorPolicies
 from gpusleuth.knowledge import versions
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.layers import Layer
@@ -32,6 +33,7 @@ def gpu_unreadable(inventory: GpuInventory, kernel: KernelEvents | None = None) 
     fail. It is usually the visible end of a hardware event (Xid 79, 48, 95) or a GSP hang (Xid 119).
     How to fix: drain the node, look for the Xid that preceded it in the kernel log, reset the GPU or reboot the
     node, and run `dcgmi diag -r 3` before trusting it again.
+    References: https://github.com/NVIDIA/open-gpu-kernel-modules/issues/387; https://github.com/NVIDIA/nvidia-container-toolkit/issues/69; https://github.com/leptonai/gpud/issues/604
     """
     for ng in inventory.nodes:
         errors = [e for e in ng.errors if e.kind in _LOST]
@@ -64,6 +66,7 @@ def version_mismatch(inventory: GpuInventory | None = None, kernel: KernelEvents
     or NVML call works; every GPU pod on the node fails.
     How to fix: reboot the node (or unload and reload the nvidia modules) so the kernel module matches the
     libraries; make sure only one driver installation (host package or driver container) manages the node.
+    References: nvidia-smi 'Failed to initialize NVML: Driver/library version mismatch'; kernel 'NVRM: API mismatch'
     """
     nodes: dict = {}
     if inventory is not None:
@@ -101,6 +104,7 @@ def field_errors(inventory: GpuInventory) -> Iterable[Hit]:
     Why it matters: a GPU that cannot report its temperature or ECC state often has fallen off the bus or hung;
     the device plugin may still advertise it.
     How to fix: look for Xids on that GPU in the kernel log; if several fields fail, drain and reset the GPU.
+    References: https://github.com/Azure/azhpc-diagnostics/issues/77 (a lone ERR! is transient)
     """
     for ng, g in inventory.all_gpus():
         bad = [(f, m) for f, m in g.field_errors if "not supported" not in m.lower() and "permission" not in m.lower()]
@@ -127,6 +131,7 @@ def access_limited(inventory: GpuInventory) -> Iterable[Hit]:
     Why it matters: absent values are not healthy values; the report says what it could not see.
     How to fix: run the probe as root (or in a privileged pod) for permission errors; "Not Supported" on a
     consumer GPU needs nothing.
+    References: nvidia-ml-py NVMLError_NotSupported / NVMLError_NoPermission
     """
     for ng in inventory.nodes:
         denied = [e for e in ng.errors if e.kind == "insufficient-permissions"]
@@ -162,6 +167,7 @@ def cannot_reach_driver(inventory: GpuInventory | None = None, kernel: KernelEve
     Why it matters: with no driver, nothing above works: the toolkit, the device plugin and every pod fail.
     How to fix: check that the nvidia module is loaded (lsmod | grep nvidia) and why not (the driver container's
     log, dmesg); blacklist nouveau and rebuild the initramfs if it is loaded.
+    References: nvidia-smi 'NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver'
     """
     nodes: dict = {}
     for ng in (inventory.nodes if inventory else []):
@@ -200,6 +206,7 @@ def persistence_off(inventory: GpuInventory) -> Iterable[Hit]:
     start pays the initialisation again and nvidia-smi is slow; NVIDIA recommends nvidia-persistenced.
     How to fix: run the nvidia-persistenced daemon (the GPU Operator's driver container does), or
     `nvidia-smi -pm 1` until the next reboot.
+    References: NVIDIA driver persistence documentation (nvidia-persistenced)
     """
     for ng in inventory.nodes:
         off = [g for g in ng.gpus if g.persistence_mode is False]
@@ -223,6 +230,7 @@ def driver_eol(inventory: GpuInventory, today: date | None = None) -> Iterable[H
     Why it matters: an EOL branch gets no more bug or security fixes; R535 LTS ended in June 2026.
     How to fix: plan the move to a supported branch (the current LTS, R580 until June 2028, or the production
     branch), through the GPU Operator's driver.version or the host package.
+    References: seed 004 (the data-center driver table); knowledge/driver_branches.toml
     """
     today = today or date.today()
     for ng in inventory.nodes:
@@ -261,38 +269,45 @@ def _supported_target(today: date) -> str:
 
 
 @check("UD011", "cdmm-blocks-mig-and-gds")
-def cdmm_trap(inventory: GpuInventory, cluster: Cluster | None = None) -> Iterable[Hit]:
-    """GB200/GH200 on driver 580.65.06+ under Kubernetes: CDMM is on, and MIG (or GPUDirect Storage) is wanted.
+def cdmm_trap(inventory: GpuInventory, cluster: Cluster | None = None, policies: OperatorPolicies | None = None) -> Iterable[Hit]:
+    """GB200/GH200 on driver 580.65.06+ under Kubernetes: CDMM is on, and MIG or GPUDirect Storage is wanted.
 
     What it does: on nodes whose GPUs are GB200 or GH200 and whose driver is at least 580.65.06, looks for MIG
-    being enabled, pending, or requested through the nvidia.com/mig.config label.
+    being enabled, pending, or requested through the nvidia.com/mig.config label, and for GPUDirect Storage
+    enabled in the ClusterPolicy (spec.gds.enabled).
     Why it matters: from 580.65.06 the driver turns on Coherent Driver Memory Management by default for these
     GPUs on Kubernetes, and CDMM is incompatible with MIG and GPUDirect Storage (seed 004): the MIG manager or
     GDS fails, and it is not on the datasheet.
     How to fix: do not plan MIG or GDS on these nodes while CDMM is on; check NVIDIA's guidance for the driver
     parameter before changing it, or use whole GPUs.
+    References: seed 004 ('Drivers from 580.65.06 turn on Coherent Driver Memory Management'); knowledge/driver_branches.toml trap cdmm-mig-gds
     """
     trap = versions.trap("cdmm-mig-gds")
     lo = versions.vtuple(trap["applies"]["driver_min"])
+    cp = policies.cluster_policy if policies else None
+    gds = cp is not None and str(cp.get("spec.gds.enabled", "")).lower() == "true"
     for ng in inventory.nodes:
         product = ng.product or ""
         if not ng.driver_version or versions.vtuple(ng.driver_version) < lo or not any(x in product for x in trap["applies"]["gpus"]):
             continue
         wants = [g for g in ng.gpus if g.mig_current or g.mig_pending]
         evidence = [g.ev("mig") for g in wants[:2]]
-        label = None
         node = cluster.nodes.get(ng.node) if cluster and ng.node else None
-        if node is not None:
-            label = node.labels.get("nvidia.com/mig.config")
-            if label and label != "all-disabled":
-                evidence.append(node.evidence.get("label:nvidia.com/mig.config"))
-        if not wants and not (label and label != "all-disabled"):
+        label = node.labels.get("nvidia.com/mig.config") if node is not None else None
+        if label and label != "all-disabled":
+            evidence.append(node.evidence.get("label:nvidia.com/mig.config"))
+        else:
+            label = None
+        if gds:
+            evidence.append(cp.evidence("spec.gds.enabled"))
+        if not wants and not label and not gds:
             continue
+        asked = " and ".join(x for x, on in (("MIG", wants or label), ("GPUDirect Storage", gds)) if on)
         yield Hit(
-            title=f"MIG requested on {product} with driver {ng.driver_version}: CDMM makes MIG unavailable",
+            title=f"{asked} requested on {product} with driver {ng.driver_version}: CDMM makes {asked} unavailable",
             explanation=f"{trap['title']}. {trap['effect']}",
             severity=Severity.ERROR, role=Role.ROOT_CAUSE, evidence=tuple(e for e in dict.fromkeys([ng.driver_evidence, ng.product_evidence, *evidence]) if e),
             node=ng.node, component="nvidia-driver", confidence=0.75,
-            fixes=(Fix(FixKind.WORKAROUND, trap["fix"], (f"kubectl label node {ng.node or '<node>'} nvidia.com/mig.config=all-disabled --overwrite",)),),
-            facts={"driver": ng.driver_version, "product": product, "mig_config": label},
+            fixes=(Fix(FixKind.WORKAROUND, trap["fix"], (f"kubectl label node {ng.node or '<node>'} nvidia.com/mig.config=all-disabled --overwrite",) if label else ()),),
+            facts={"driver": ng.driver_version, "product": product, "mig_config": label, "gds": gds},
         )

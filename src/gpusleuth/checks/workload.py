@@ -23,6 +23,7 @@ def application_xid(kernel: KernelEvents, inventory: GpuInventory | None = None)
     looking at the model fixes them; cordoning the node does not.
     How to fix: restart the workload; debug with compute-sanitizer or CUDA_LAUNCH_BLOCKING=1; only if the same
     GPU keeps faulting with different applications suspect the hardware and run `dcgmi diag -r 3`.
+    References: seed 004 ('Xid 13, 31, 43 are usually your fault'); https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html
     """
     codes = {c for c, row in xid_table.catalog().items() if row.is_application}
     return [xid_hit(code, node, pci, group, inventory) for (node, pci, code), group in xid_groups(kernel, codes).items()]
@@ -46,6 +47,7 @@ def util_vs_tensor(metrics: GpuMetrics) -> Iterable[Hit]:
     math (seed 004). Capacity plans built on it buy more of a card already wasted.
     How to fix: profile the workload (Nsight Systems), look at batch size, data loading, NCCL waits and precision;
     track tensor activity (or MFU) instead of GPU-Util.
+    References: seed 004 ('the metrics that lie': GPU_UTIL vs PIPE_TENSOR_ACTIVE / DRAM_ACTIVE)
     """
     for s in metrics.whole_gpus():
         util = s.values.get("DCGM_FI_DEV_GPU_UTIL")
@@ -80,6 +82,7 @@ def framebuffer_full(inventory: GpuInventory) -> Iterable[Hit]:
     an upper bound of the need.
     How to fix: nothing if it is one job that sized itself to the card; otherwise lower the batch size, set
     PYTORCH_CUDA_ALLOC_CONF, or stop sharing the GPU.
+    References: seed 004 ('DCGM_FI_DEV_FB_USED: your OOM early-warning')
     """
     for ng, g in inventory.all_gpus():
         if not g.memory_total_mib or g.memory_used_mib is None or g.memory_used_mib < FB_FULL * g.memory_total_mib:
