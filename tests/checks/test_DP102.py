@@ -15,3 +15,10 @@ def test_mps_and_no_sharing():
     (f,) = run("DP102", {"plugin.yaml": TS.replace("timeSlicing", "mps")})
     assert "soft caps" in f.title
     assert run("DP102", {"plugin.yaml": "version: v1\nflags:\n  migStrategy: single\n"}) == []
+
+
+def test_gpus_without_mig_get_mps_as_the_step_up():
+    from gpu_case import gpu_xml, smi_xml
+
+    (f,) = run("DP102", {"plugin.yaml": TS, "smi.xml": smi_xml(gpu_xml(0, name="NVIDIA L4", total=23034))})
+    assert "cannot do MIG" in f.explanation and "mps: memory isolation soft caps" in f.explanation

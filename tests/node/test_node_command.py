@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pynvml
-import pytest
 from click.testing import CliRunner
 
 from gpusleuth.cli import cli

@@ -215,8 +215,9 @@ def _major_fixes(need: CudaNeed, ng: NodeGpus, max_cuda: str) -> tuple[Fix, ...]
                     key=lambda b: versions.cuda_tuple(b.max_cuda))
     upgrade = next((b for b in target if versions.cuda_tuple(b.max_cuda) >= need.version), target[-1] if target else None)
     fixes = [
-        Fix(FixKind.IMMEDIATE, f"Run an image (or wheel) built for CUDA {max_cuda} or older on this node, e.g. a torch +cu12x wheel "
-                               "or a matching nvidia/cuda tag.", ()),
+        Fix(FixKind.IMMEDIATE, f"Run an image (or wheel) built for CUDA {versions.cuda_tuple(max_cuda)[0]}.x on this node (minor-version "
+                               f"compatibility runs any {versions.cuda_tuple(max_cuda)[0]}.x on this driver), e.g. a torch "
+                               f"+cu{versions.cuda_tuple(max_cuda)[0]}x wheel or a matching nvidia/cuda tag.", ()),
         Fix(FixKind.WORKAROUND,
             ("Forward compatibility will NOT work here: " + fc["gpus"] + f" This node has {ng.product} (CUDA error 804 "
              "'forward compatibility was attempted on non supported HW').") if consumer else

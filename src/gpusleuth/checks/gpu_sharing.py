@@ -282,6 +282,8 @@ def sharing_isolation(sharing: SharingConfigs, inventory: GpuInventory | None = 
     References: seed 004 (the MIG / MPS / time-slicing isolation table); knowledge/mig_profiles.toml [[isolation]]
     """
     models = _models_for([], None, inventory)
+    products = sorted({ng.product for ng in (inventory.nodes if inventory else []) if ng.product})
+    no_mig = bool(products) and all(mig_table.not_mig_capable(p) for p in products)
     for cfg in sharing.of_kind("device-plugin"):
         s = cfg.body.get("sharing") if isinstance(cfg.body.get("sharing"), dict) else {}
         mode = "mps" if isinstance(s.get("mps"), dict) and s["mps"].get("resources") else "time-slicing" if isinstance(s.get("timeSlicing"), dict) and s["timeSlicing"].get("resources") else None
@@ -290,8 +292,13 @@ def sharing_isolation(sharing: SharingConfigs, inventory: GpuInventory | None = 
         key = "mps" if mode == "mps" else "timeSlicing"
         replicas = Counter({str(r.get("name")): r.get("replicas") for r in s[key]["resources"] if isinstance(r, dict)})
         row = mig_table.isolation()[mode]
-        better = (f" These GPUs ({', '.join(m.model for m in models)}) can do MIG: {mig_table.isolation_text('mig')}." if models else
-                  f" {mig_table.isolation_text('mig')} (on MIG-capable GPUs).")
+        if models:
+            better = f" These GPUs ({', '.join(m.model for m in models)}) can do MIG: {mig_table.isolation_text('mig')}."
+        elif no_mig:
+            better = (f" These GPUs ({', '.join(products)}) cannot do MIG; the step up is " + mig_table.isolation_text("mps" if mode != "mps" else "mig")
+                      + (" (on other GPUs)." if mode == "mps" else ", or whole GPUs per tenant."))
+        else:
+            better = f" {mig_table.isolation_text('mig')} (on MIG-capable GPUs)."
         yield Hit(
             title=f"GPUs shared by {mode} ({', '.join(f'{n} x{c}' for n, c in replicas.items())}): memory isolation {row['memory_isolation']}, fault isolation {row['fault_isolation']}",
             explanation=f"{mig_table.isolation_text(mode)}. {row['caveats']}{better}",

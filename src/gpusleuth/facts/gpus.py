@@ -25,7 +25,7 @@ from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Gap
 from gpusleuth.model.gpu import GpuDevice, GpuError, KernelEvent, NvidiaSmiReport, XidEvent, short_pci
 from gpusleuth.model.k8s import Node
-from gpusleuth.model.logs import ContainerLog, LogLine
+from gpusleuth.model.logs import ContainerLog
 
 # Labels GFD/NFD put on GPU nodes (the names drifted: cuda.driver.* -> cuda.driver-version.*).
 COUNT_LABEL = "nvidia.com/gpu.count"
