@@ -112,7 +112,7 @@ def _overflow(m: mig_table.MigModel, counts: dict[str, int]) -> str | None:
     return None
 
 
-@check("OP101", "mig-parted-config-invalid")
+@check("OP150", "mig-parted-config-invalid")
 def mig_parted_invalid(sharing: SharingConfigs, cluster: Cluster | None = None, inventory: GpuInventory | None = None) -> Iterable[Hit]:
     """A mig-parted configuration asks for MIG instances the GPU cannot have.
 
@@ -235,7 +235,7 @@ def _plugin_problems(cfg: SharingConfig) -> list[tuple[str, str, Evidence]]:
     return out
 
 
-@check("DP101", "device-plugin-sharing-config-invalid")
+@check("DP150", "device-plugin-sharing-config-invalid")
 def plugin_sharing_invalid(sharing: SharingConfigs) -> Iterable[Hit]:
     """The device plugin's time-slicing / MPS configuration is invalid or has keys where the plugin ignores them.
 
@@ -268,7 +268,7 @@ def plugin_sharing_invalid(sharing: SharingConfigs) -> Iterable[Hit]:
         )
 
 
-@check("DP102", "gpu-sharing-isolation")
+@check("DP151", "gpu-sharing-isolation")
 def sharing_isolation(sharing: SharingConfigs, inventory: GpuInventory | None = None) -> Iterable[Hit]:
     """GPUs are shared by time-slicing or MPS: what isolation that gives, and what would give more.
 

@@ -1,4 +1,4 @@
-"""DP101 device-plugin-sharing-config-invalid: values the plugin refuses, keys it silently ignores."""
+"""DP150 device-plugin-sharing-config-invalid: values the plugin refuses, keys it silently ignores."""
 
 from gpu_case import run
 
@@ -30,7 +30,7 @@ data:
 
 
 def test_refused_and_ignored():
-    hits = run("DP101", {"cm.yaml": CM})
+    hits = run("DP150", {"cm.yaml": CM})
     by_key = {h.explanation.split(",")[1].split(":")[0].strip(): h for h in hits}
     assert by_key["key any"].severity.value == "warning" and "'timeSlicing' at the top level is ignored" in by_key["key any"].title
     refused = by_key["key a100"]
@@ -41,7 +41,7 @@ def test_refused_and_ignored():
 
 def test_standalone_file_and_valid_config():
     good = "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"
-    assert run("DP101", {"plugin-config.yaml": good}) == []
+    assert run("DP150", {"plugin-config.yaml": good}) == []
     bad = good.replace("replicas: 4", 'replicas: "4"')
-    (f,) = run("DP101", {"plugin-config.yaml": bad})
+    (f,) = run("DP150", {"plugin-config.yaml": bad})
     assert f.evidence[0].line == 6 and "must be a number" in f.title
