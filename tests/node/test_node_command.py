@@ -80,6 +80,7 @@ def test_eight_h100_with_xid79_and_pending_remap(tmp_path, monkeypatch):
     (hw001,) = f["HW001"]
     assert hw001["severity"] == "critical" and hw001["node"] == NODE and hw001["role"] == "root-cause"
     assert hw001["facts"]["follow_on_xids"] == [119, 154]  # attributed to the 79, not reported on their own
+    assert "The driver's own verdict (Xid 154): Node Reboot Required." in hw001["explanation"]
     assert "FW001" not in f
     cmds = [c for fx in hw001["fixes"] for c in fx["commands"]]
     assert f"kubectl cordon {NODE}" in cmds and f"kubectl drain {NODE} --ignore-daemonsets --delete-emptydir-data" in cmds
