@@ -2,14 +2,24 @@
 
 from datetime import datetime, timezone
 
-from loglines import facts_with
-
 from gpusleuth.analysis.ordering import Ordering, marker_tree, rules, should_vs_happened
+from gpusleuth.facts import Facts
 from gpusleuth.facts.logs import signatures
+from gpusleuth.facts.timeline import STATUS_STARTED, STATUS_TERMINATED
 from gpusleuth.knowledge import table
 from gpusleuth.model.logs import ContainerLog, LogLine
 
 UTC = timezone.utc
+
+
+def facts_with(*objs) -> Facts:
+    """Facts holding these model objects, as parsers would have produced them."""
+    facts = Facts("test")
+    for o in objs:
+        facts.add(o)
+    return facts
+
+
 DRIVER = "nvidia-driver-daemonset-7x2kq"
 MOFED = "mofed-ubuntu22.04-6f8d7c9b5-ds-q4w2n"
 
@@ -133,8 +143,8 @@ def test_should_vs_happened_and_marker_tree():
 
 
 def test_every_rule_names_signatures_that_exist():
-    ids = {s.id for s in signatures()[0]} | {"status-started", "status-terminated"}
-    tags = {s.tag for s in signatures()[0]} | {"container-start", "container-crash", "container-stop"}
+    ids = {s.id for s in signatures()[0]} | {STATUS_STARTED, STATUS_TERMINATED}
+    tags = {s.tag for s in signatures()[0]}
     assert rules()
     for r in rules():
         for sel in filter(None, (r.first, r.then, r.window, r.revoked_by)):

@@ -37,7 +37,7 @@ def test_fires_on_the_race_with_gap_and_both_sides(facts_of):
     findings, outcome = op101(facts_of(FIXTURE))
     assert outcome.status == "fired"
     (f,) = findings
-    assert f.layer == Layer.KERNEL_DRIVER and f.role == Role.ROOT_CAUSE and f.severity == Severity.CRITICAL
+    assert f.layer == Layer.KERNEL_DRIVER and f.role == Role.CONTRIBUTING and f.severity == Severity.CRITICAL
     assert f.confidence >= 0.9 and f.node == "gpu-node-1" and f.component == "nvidia-driver-daemonset"
     assert "nvidia-peermem load attempted 1m58s before MOFED set .driver-ready at 11:58:39" in f.explanation
     cites = [e.cite() for e in f.evidence]

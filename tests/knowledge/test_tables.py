@@ -377,3 +377,186 @@ def test_compat_and_traps(branches: dict) -> None:
         for k in ("driver_min", "driver_max"):
             if k in t["applies"]:
                 assert _VERSION.match(t["applies"][k]), w
+
+
+# ---------------------------------------------------------------------------------------------
+# mig_profiles.toml
+
+_PROFILE = re.compile(r"^(?P<c>[1-7])g\.(?P<m>\d+)gb(?P<me>\+me)?$")
+
+
+@pytest.fixture(scope="module")
+def mig() -> dict:
+    return load("mig_profiles.toml")
+
+
+def test_mig_gpu_rows(mig: dict) -> None:
+    models = [g["model"] for g in mig["gpu"]]
+    assert len(models) == len(set(models))
+    for g in mig["gpu"]:
+        w = f"gpu {g.get('model')}"
+        require(g, {"model", "match", "memory_gb", "compute_unit", "memory_unit", "profiles", "verified"}, w)
+        has_source(g, w)
+        for p in g["match"]:
+            assert_re2_compatible(p, w)
+        assert (g["compute_unit"], g["memory_unit"]) in {(7, 8), (4, 4)}, w
+        if not g["verified"]:
+            assert g.get("note"), f"{w}: unverified rows must say what is unverified"
+        names = [p["name"] for p in g["profiles"]]
+        assert len(names) == len(set(names)), f"{w}: duplicate profile"
+        assert sum(p["media_extensions"] for p in g["profiles"]) <= 2, w
+        full = [p for p in g["profiles"] if p["compute_slices"] == g["compute_unit"]]
+        assert len(full) == 1 and full[0]["memory_slices"] == g["memory_unit"], f"{w}: needs one full-GPU profile"
+        for p in g["profiles"]:
+            pw = f"{w} profile {p.get('name')}"
+            require(p, {"name", "compute_slices", "memory_slices", "max_instances", "media_extensions"}, pw)
+            m = _PROFILE.match(p["name"])
+            assert m, f"{pw}: bad name"
+            assert int(m["c"]) == p["compute_slices"], f"{pw}: name and compute_slices disagree"
+            assert bool(m["me"]) == p["media_extensions"], pw
+            allowed = {1, 2, 3, 4, 7} if g["compute_unit"] == 7 else {1, 2, 4}
+            assert p["compute_slices"] in allowed, f"{pw}: no 5g/6g profiles exist"
+            assert 1 <= p["memory_slices"] <= g["memory_unit"], pw
+            # the GB in the name is the memory share of the GPU, rounded
+            expect_gb = g["memory_gb"] * p["memory_slices"] / g["memory_unit"]
+            assert abs(int(m["m"]) - expect_gb) <= 1.5, f"{pw}: {m['m']} GB vs {expect_gb:.1f} expected"
+            # instances never exceed the compute or memory slices available
+            if not p["media_extensions"]:
+                assert p["max_instances"] * p["compute_slices"] <= g["compute_unit"], pw
+                assert p["max_instances"] * p["memory_slices"] <= g["memory_unit"], pw
+            else:
+                assert p["max_instances"] == 1, f"{pw}: only one +me instance per GPU"
+
+
+def test_mig_seed_004_facts(mig: dict) -> None:
+    by = {g["model"]: {p["name"]: p for p in g["profiles"]} for g in mig["gpu"]}
+    assert by["H100-80GB"]["1g.10gb"]["max_instances"] == 7
+    assert by["H100-80GB"]["3g.40gb"]["max_instances"] == 2
+    assert by["H100-80GB"]["7g.80gb"]["max_instances"] == 1
+    assert by["H200-141GB"]["1g.18gb"]["max_instances"] == 7
+    assert by["B200-180GB"]["1g.23gb"]["max_instances"] == 7
+    for model in ("L4", "A10G", "L40S"):
+        assert model in mig["not_mig_capable"]["models"]
+    # match patterns must find real product names and must not claim non-MIG parts
+    product = {"NVIDIA H100 80GB HBM3": "H100-80GB", "NVIDIA-H100-80GB-HBM3": "H100-80GB",
+               "NVIDIA A100-SXM4-40GB": "A100-40GB", "NVIDIA A100-SXM4-80GB": "A100-80GB",
+               "NVIDIA H200": "H200-141GB", "NVIDIA B200": "B200-180GB", "NVIDIA GH200 480GB": "GH200-96GB",
+               "NVIDIA A30": "A30-24GB", "NVIDIA H100 NVL": "H100-94GB", "NVIDIA GB200": "GB200-186GB",
+               "NVIDIA-H200": "H200-141GB"}
+    for name, model in product.items():
+        hits = [g["model"] for g in mig["gpu"] if any(re.search(p, name) for p in g["match"])]
+        assert hits == [model], f"{name}: {hits}"
+    for name in ("NVIDIA L4", "NVIDIA L40S", "NVIDIA A10G", "Tesla T4"):
+        assert not [g["model"] for g in mig["gpu"] if any(re.search(p, name) for p in g["match"])], name
+
+
+def test_mig_isolation_and_labels(mig: dict) -> None:
+    modes = {i["mode"]: i for i in mig["isolation"]}
+    assert set(modes) == {"mig", "mps", "time-slicing"}
+    assert modes["mig"]["memory_isolation"] == "hardware" and modes["time-slicing"]["fault_isolation"] == "none"
+    for i in mig["isolation"]:
+        require(i, {"mode", "memory_isolation", "fault_isolation", "concurrency", "use_for", "k8s"}, i["mode"])
+        has_source(i, i["mode"])
+    assert {s["name"] for s in mig["strategy"]} == {"none", "single", "mixed"}
+    labels = {l["label"] for l in mig["mig_label"]}
+    assert "nvidia.com/mig.config.state" in labels
+
+
+# ---------------------------------------------------------------------------------------------
+# signatures.toml
+
+TAGS = {
+    "component-start", "waiting", "compile-start", "compile-end", "install-start", "install-end",
+    "module-loaded", "module-failed", "marker-set", "marker-unset", "container-crash",
+    "container-restart", "pod-scheduled", "plugin-registered", "plugin-failed", "runtime-missing",
+    "image-pull-failed", "error", "xid",
+}
+EXTRA_COMPONENTS = {"kernel", "nvidia-installer", "containerd", "docker", "kubelet", "kube-scheduler",
+                    "registry", "nvidia-smi", "nvidia-container-cli", "workload"}
+_SIG_ID = re.compile(r"^[a-z0-9-]+(\.[a-z0-9-]+)+$")
+
+
+@pytest.fixture(scope="module")
+def signatures() -> dict:
+    return load("signatures.toml")
+
+
+def test_signature_rows(signatures: dict, operands: dict) -> None:
+    rows = signatures["signature"]
+    assert len(rows) >= 60, "aim for 60+ signatures"
+    ids = [s["id"] for s in rows]
+    assert len(ids) == len(set(ids)), "duplicate signature ids"
+    components = {c["name"] for c in operands["component"]} | EXTRA_COMPONENTS
+    markers = {m["path"] for m in operands["marker"]}
+    for s in rows:
+        w = f"signature {s.get('id')}"
+        require(s, {"id", "tag", "layer", "severity", "pattern", "example"}, w)
+        has_source(s, w)
+        assert _SIG_ID.match(s["id"]), f"{w}: id must be dotted lowercase"
+        assert s["tag"] in TAGS, f"{w}: unknown tag {s['tag']}"
+        assert s["layer"] in LAYERS, w
+        assert s["severity"] in SEVERITIES, w
+        if "component" in s:
+            assert s["component"] in components, f"{w}: unknown component {s['component']}"
+        if "marker" in s:
+            assert s["marker"] in markers, f"{w}: marker {s['marker']} not in operands.toml"
+        if s["tag"] in {"marker-set", "marker-unset"}:
+            assert "marker" in s, f"{w}: {s['tag']} needs a marker"
+
+
+def test_signature_patterns(signatures: dict) -> None:
+    for s in signatures["signature"]:
+        w = f"signature {s['id']}"
+        assert_re2_compatible(s["pattern"], w)
+        rx = re.compile(s["pattern"])
+        for line in [s["example"], *s.get("more_examples", [])]:
+            assert rx.search(line), f"{w}: pattern does not match its example {line!r}"
+        for line in s.get("not_examples", []):
+            assert not rx.search(line), f"{w}: pattern matches a not_example {line!r}"
+
+
+def test_signature_patterns_also_match_in_re2(signatures: dict) -> None:
+    import re2
+
+    for s in signatures["signature"]:
+        rx = re2.compile(s["pattern"])
+        assert rx.search(s["example"]), f"signature {s['id']}: RE2 does not match the example"
+
+
+def test_seed_lines_are_covered(signatures: dict) -> None:
+    """Lines quoted in seeds 001-003 must each be recognised by at least one signature."""
+    seed_lines = [
+        "[21-Nov-25_11:51:13] DTK driver build script start",
+        "[21-Nov-25_11:51:23] Starting compilation of driver version 25.07-0.9.7.0",
+        "[21-Nov-25_11:53:43] DTK driver build script end",
+        "[21-Nov-25_11:51:06] Unsetting driver ready state",
+        "[21-Nov-25_11:51:06] Awaiting openshift driver toolkit to complete NIC driver build",
+        "Loading HCA driver and Access Layer:[60G[  OK  ]",
+        "[21-Nov-25_11:58:39] Current mlx5_core driver version: 25.07-0.9.7",
+        "[21-Nov-25_11:58:39] Setting driver ready state",
+        "time=2025-11-21T11:51:41Z msg=Waiting for MOFED to be installed",
+        "time=2025-11-21T11:51:41Z msg=Mellanox device found at 0000:01:00.0",
+        "Loading NVIDIA Peer Memory kernel module...",
+        "modprobe: ERROR: could not insert 'nvidia_peermem': Invalid argument",
+        "Required file 'nvidia-peermem.ko' not found in package",
+        "Skipping BTF generation for nvidia-peermem.ko due to unavailability of vmlinux",
+        "waiting for mellanox ofed and nvidia drivers to be installed",
+        "failed to validate driver: error checking driver container status: exit status 1",
+        'failed to get sandbox runtime: no runtime for "Nvidia" is configured',
+    ]
+    compiled = [(s["id"], re.compile(s["pattern"])) for s in signatures["signature"]]
+    for line in seed_lines:
+        assert any(rx.search(line) for _, rx in compiled), f"no signature for seed line {line!r}"
+    # the two MOFED marker lines must not be confused
+    by_id = dict(compiled)
+    assert not by_id["mofed.driver-ready.set"].search("[21-Nov-25_11:51:06] Unsetting driver ready state")
+    assert by_id["mofed.driver-ready.unset"].search("[21-Nov-25_11:51:06] Unsetting driver ready state")
+
+
+def test_xid_signature_extracts_code(signatures: dict, xid: dict) -> None:
+    sig = next(s for s in signatures["signature"] if s["id"] == "nvrm.xid")
+    rx = re.compile(sig["pattern"])
+    known = {r["code"] for r in xid["xid"]}
+    for line in [sig["example"], *sig["more_examples"]]:
+        m = rx.search(line)
+        assert m and int(m["xid"]) in known, line

@@ -329,13 +329,14 @@ def marker_tree(ordering: Ordering, operand_components=()) -> list[dict]:
     their producer is failed or blocked."""
     tl = ordering.timeline
     specs, markers = operand_table()
+    producer_container = {m["path"]: m.get("producer_container") for m in table("operands").get("marker", [])}
     sig_marker = {s.id: s.marker for s in signatures()[0] if s.marker}
     involved: dict[str, dict] = {}
 
     def node(path: str) -> dict:
         if path not in involved:
             m = markers.get(path)
-            involved[path] = {"path": path, "producer": m.producers[0] if m else None, "producer_container": m.container if m else None,
+            involved[path] = {"path": path, "producer": m.producers[0] if m else None, "producer_container": producer_container.get(path),
                               "set": [], "unset": [], "waited": [], "checked_by": [], "not_checked_by": [], "status": ""}
         return involved[path]
 

@@ -8,25 +8,27 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from gpusleuth.checks.base import check
-from gpusleuth.facts import Cluster, Logs
+from gpusleuth.facts import Cluster, Configuration, Logs
 from gpusleuth.facts.logs import Match
-from gpusleuth.facts.operands import OperandGraph, OperatorPolicies, operand_table
+from gpusleuth.facts.configuration import truthy
+from gpusleuth.facts.operands import OperandGraph, operand_table
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Component, Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.k8s import Pod
 from gpusleuth.model.logs import ContainerLog, LogLine
 
 # knowledge/signatures.toml rows these checks read
-SIG_PEERMEM_INSERT = "nvidia-peermem-insert-failed"
-SIG_PEERMEM_SYMVER = "nvidia-peermem-symbol-version"
-SIG_PEERMEM_UNKNOWN = "nvidia-peermem-unknown-symbol"
-SIG_MOFED_UNSET = "mofed-driver-ready-unset"
-SIG_MOFED_SET = "mofed-driver-ready-set"
-SIG_WAIT_MOFED = "driver-manager-wait-mofed"
-SIG_RDMA_ON = "gpudirect-rdma-enabled"
-SIG_MOFED_SOURCES = "driver-links-mofed-sources"
-SIG_PACKAGE_MISSING = "precompiled-package-missing-module"
-SIG_MKPRECOMPILED = "mkprecompiled-pack"
+SIG_PEERMEM_INSERT = ("kmod.peermem.invalid-argument", "kmod.insert-failed")  # the latter for any reason
+SIG_PEERMEM_SYMVER = "kmod.symbol-version-mismatch"
+SIG_PEERMEM_UNKNOWN = "kmod.unknown-symbol"
+SIG_MOFED_UNSET = "mofed.driver-ready.unset"
+SIG_MOFED_SET = "mofed.driver-ready.set"
+SIG_WAIT_MOFED = "driver-manager.mofed-wait"
+SIG_RDMA_ON = "driver-manager.gpudirect-rdma"
+SIG_MOFED_SOURCES = "driver.mofed-sources"
+SIG_PACKAGE_MISSING = "driver.package.file-missing"
+SIG_MKPRECOMPILED = "driver.package.pack"
+PEERMEM = "nvidia_peermem"
 
 DRIVER = "nvidia-driver-daemonset"
 MOFED = "mofed"
@@ -73,14 +75,23 @@ def _driver_component(graph: OperandGraph | None, pod: str | None) -> Component 
 
 def _group_failures(logs: Logs, graph: OperandGraph | None) -> list[_Side]:
     by_pod: dict[str | None, list[Match]] = defaultdict(list)
-    for m in logs.matches(SIG_PEERMEM_INSERT):
-        by_pod[m.line.pod or m.log.pod].append(m)
+    seen: set[tuple[str, int]] = set()
+    for m in _peermem(logs, *SIG_PEERMEM_INSERT):
+        if (m.line.artifact, m.line.line) not in seen:
+            seen.add((m.line.artifact, m.line.line))
+            by_pod[m.line.pod or m.log.pod].append(m)
     sides = []
     for pod, ms in by_pod.items():
         comp = _driver_component(graph, pod)
         sides.append(_Side(pod or (comp.pod if comp else None), ms[-1].log.namespace or (comp.namespace if comp else None),
                            ms[-1].log.node or (comp.node if comp else None), ms))
     return sides
+
+
+def _peermem(logs: Logs, *ids: str) -> list[Match]:
+    """Matches of generic module-loader signatures that are about nvidia_peermem, in log order."""
+    out = [m for i in ids for m in logs.matches(i) if PEERMEM in m.line.message]
+    return sorted(out, key=lambda m: (m.line.artifact, m.line.line))
 
 
 def _same_node(m: Match, node: str | None) -> bool:
@@ -119,7 +130,7 @@ def _all_namespaces(cluster: Cluster | None) -> bool:
 
 @check("KD001", "nvidia-peermem-load-failed")
 def peermem_load_failed(
-    logs: Logs, graph: OperandGraph | None = None, cluster: Cluster | None = None, policies: OperatorPolicies | None = None
+    logs: Logs, graph: OperandGraph | None = None, cluster: Cluster | None = None, config: Configuration | None = None
 ) -> Iterable[Hit]:
     """The nvidia_peermem kernel module (GPUDirect RDMA) fails to load, crashing the driver container.
 
@@ -142,29 +153,33 @@ def peermem_load_failed(
     References: seeds 000-002; https://github.com/NVIDIA/gpu-operator/issues/2868; https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-rdma.html
     """
     for side in _group_failures(logs, graph):
-        yield _peermem_hit(side, logs, graph, cluster, policies)
+        yield _peermem_hit(side, logs, graph, cluster, config)
 
 
-def _peermem_hit(side: _Side, logs: Logs, graph: OperandGraph | None, cluster: Cluster | None, policies: OperatorPolicies | None) -> Hit:
+def _peermem_hit(side: _Side, logs: Logs, graph: OperandGraph | None, cluster: Cluster | None, config: Configuration | None) -> Hit:
     last = side.failures[-1]
     evidence: list[Evidence] = []
     trace = _nearby(last.log, last.line, "modprobe")
     if trace is not None and trace.line != last.line.line:
         evidence.append(trace.evidence())
     evidence.append(last.line.evidence())
+    comp = _driver_component(graph, side.pod)
+    if comp is not None and comp.evidence:
+        evidence.append(comp.evidence[0])  # the pod's status line: CrashLoopBackOff, restarts
     facts: dict = {"failures": len(side.failures), "pod": side.pod, "namespace": side.namespace}
 
-    symver = [m for m in logs.matches(SIG_PEERMEM_SYMVER) if _same_node(m, side.node)]
-    unknown = [m for m in logs.matches(SIG_PEERMEM_UNKNOWN) if _same_node(m, side.node)]
+    symver = [m for m in _peermem(logs, SIG_PEERMEM_SYMVER) if _same_node(m, side.node)]
+    unknown = [m for m in _peermem(logs, SIG_PEERMEM_UNKNOWN) if _same_node(m, side.node)]
     unset = [m for m in logs.matches(SIG_MOFED_UNSET) if _same_node(m, side.node)]
     ready = [m for m in logs.matches(SIG_MOFED_SET) if _same_node(m, side.node)]
     waited = [m for m in logs.matches(SIG_WAIT_MOFED) if (m.line.pod or m.log.pod) in (side.pod, None)]
     sources = [m for m in logs.matches(SIG_MOFED_SOURCES) if (m.line.pod or m.log.pod) in (side.pod, None)]
     rdma_lines = [m for m in logs.matches(SIG_RDMA_ON) if (m.line.pod or m.log.pod) in (side.pod, None)]
     mofed, mofed_pod = _mofed(graph, side.node)
-    cp = policies.cluster_policy if policies else None
-    rdma_on = cp is not None and str(cp.get("spec.driver.rdma.enabled")).lower() == "true"
-    host_mofed = cp is not None and str(cp.get("spec.driver.rdma.useHostMofed")).lower() == "true"
+    rdma = config.setting("driver.rdma.enabled") if config else None
+    host = config.setting("driver.rdma.useHostMofed") if config else None
+    rdma_on = rdma is not None and truthy(rdma.value) is True
+    host_mofed = host is not None and truthy(host.value) is True
     mofed_seen = bool(mofed and mofed.pod) or bool(unset or ready) or _network_operator_seen(graph)
 
     if symver:
@@ -211,8 +226,8 @@ def _peermem_hit(side: _Side, logs: Logs, graph: OperandGraph | None, cluster: C
             "cannot be told apart. Add `dmesg | grep -i peermem`, the Network Operator pods and the MOFED pod log."
         )
         confidence = 0.6
-    if cp is not None:
-        evidence.append(cp.evidence("spec.driver.rdma.enabled"))
+    if rdma is not None and rdma.evidence is not None:
+        evidence.append(rdma.evidence)
     evidence += [m.line.evidence() for m in rdma_lines[-1:]]
     facts["cause"] = kind
     where = f" ({side.pod})" if side.pod else ""
@@ -223,7 +238,7 @@ def _peermem_hit(side: _Side, logs: Logs, graph: OperandGraph | None, cluster: C
         severity=Severity.CRITICAL,
         role=Role.ROOT_CAUSE,
         evidence=tuple(dict.fromkeys(evidence)),
-        fixes=_peermem_fixes(kind, side, mofed, mofed_pod, cp, graph),
+        fixes=_peermem_fixes(kind, side, mofed, mofed_pod, config),
         node=side.node,
         component=DRIVER,
         confidence=confidence,
@@ -289,14 +304,25 @@ def _daemonset_of(pod: str | None) -> str | None:
     return None
 
 
-def _patch_rdma(cp) -> tuple[str, str]:
+def _disable_rdma(config: Configuration | None) -> tuple[tuple[str, ...], str]:
+    """Commands that turn driver.rdma off: the ClusterPolicy now, and the Helm values so that the next
+    `helm upgrade` does not turn it back on; names from the artifacts, looked up when they are not there."""
+    cp = config.cluster_policy if config else None
+    rel = config.release if config else None
+    cmds = []
+    note = ""
     if cp is not None and cp.name:
-        return f"kubectl patch clusterpolicy/{cp.name} --type merge -p '{RDMA_OFF}'", ""
-    return (f"kubectl patch $(kubectl get clusterpolicy -o name) --type merge -p '{RDMA_OFF}'",
-            " (the ClusterPolicy's name is not in the artifacts; the command looks it up)")
+        cmds.append(f"kubectl patch clusterpolicy/{cp.name} --type merge -p '{RDMA_OFF}'")
+    else:
+        cmds.append(f"kubectl patch $(kubectl get clusterpolicy -o name) --type merge -p '{RDMA_OFF}'")
+        note = " (the ClusterPolicy's name is not in the artifacts; the command looks it up)"
+    if rel is not None and rel.name:
+        ns = f" -n {rel.namespace}" if rel.namespace else ""
+        cmds.append(f"helm upgrade {rel.name} nvidia/gpu-operator{ns} --reuse-values --set driver.rdma.enabled=false")
+    return tuple(cmds), note
 
 
-def _peermem_fixes(kind: str, side: _Side, mofed: Component | None, mofed_pod: Pod | None, cp, graph) -> tuple[Fix, ...]:
+def _peermem_fixes(kind: str, side: _Side, mofed: Component | None, mofed_pod: Pod | None, config: Configuration | None) -> tuple[Fix, ...]:
     ns = side.namespace
     pod = side.pod
     ds = _daemonset_of(pod)
@@ -305,14 +331,14 @@ def _peermem_fixes(kind: str, side: _Side, mofed: Component | None, mofed_pod: P
     delete = f"kubectl delete pod {pod}{_ns(ns)}" if pod else f"kubectl delete pod{_ns(ns)} -l app=nvidia-driver-daemonset"
     follow = f"kubectl logs -f daemonset/{ds}{_ns(ns)} -c {DRIVER_CTR}" if ds and ns else f"kubectl logs -f{_ns(ns)} -l app=nvidia-driver-daemonset -c {DRIVER_CTR}"
     where = f"on {side.node}" if side.node else "on the node"
-    patch, unnamed = _patch_rdma(cp)
+    disable, unnamed = _disable_rdma(config)
     pod_note = "" if pod else " (the driver pod's name is not in the artifacts; the label selector finds it)"
     workaround = Fix(
         FixKind.WORKAROUND,
         "If GPUDirect RDMA is not needed, disable it so the driver container stops loading nvidia-peermem" + unnamed
-        + ". Impact: no GPU<->NIC peer-to-peer DMA on any node of the policy; NCCL and other RDMA traffic is staged through "
+        + ". Impact: no GPU-to-NIC peer-to-peer DMA on any node of the policy; NCCL and other RDMA traffic is staged through "
         "host memory, which cuts multi-node bandwidth. Set it back once the cause is fixed.",
-        (patch,),
+        disable,
         RDMA_OFF_VALUES,
         "yaml",
     )

@@ -6,8 +6,15 @@ Each view module registers its builder with @combiner; importing it here is the 
 from gpusleuth.facts.store import COMBINERS, Facts, Recognised, combiner
 from gpusleuth.facts.cluster import Cluster  # noqa: E402
 from gpusleuth.facts.logs import Logs  # noqa: E402
-from gpusleuth.facts.operands import OperandGraph, OperatorPolicies  # noqa: E402,F401
+from gpusleuth.facts.operands import OperandGraph  # noqa: E402,F401
+from gpusleuth.facts.metrics import GpuMetrics  # noqa: E402
+from gpusleuth.facts.gpus import GpuInventory, KernelEvents  # noqa: E402
+from gpusleuth.facts.sharing import SharingConfigs  # noqa: E402
+from gpusleuth.facts.configuration import Configuration  # noqa: E402
+from gpusleuth.facts.runtime import RuntimeSetup  # noqa: E402
+
 from gpusleuth.facts.timeline import Timeline  # noqa: E402
 from gpusleuth.analysis.ordering import Ordering  # noqa: E402,F401  (its combiner reads Timeline)
 
-__all__ = ["COMBINERS", "Cluster", "Facts", "Logs", "Recognised", "Timeline", "combiner"]
+__all__ = ["COMBINERS", "Cluster", "Configuration", "Facts", "GpuInventory", "GpuMetrics", "KernelEvents", "Logs", "Recognised",
+           "RuntimeSetup", "SharingConfigs", "Timeline", "combiner"]

@@ -23,7 +23,7 @@ from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import table
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Component, ComponentState
-from gpusleuth.model.k8s import ContainerStatus, K8sObject, Pod
+from gpusleuth.model.k8s import ContainerStatus, Pod
 from gpusleuth.model.layers import Layer
 from gpusleuth.model.logs import ContainerLog, LogLine
 
@@ -67,8 +67,6 @@ class OperandSpec:
     init_containers: tuple[str, ...]
     produces: tuple[str, ...]
     waits: tuple[Wait, ...]
-    optional: bool = False
-    description: str = ""
 
     def matches(self, pod: Pod) -> bool:
         if any(pod.labels.get(k) == v for k, v in self.app_labels if v):
@@ -83,12 +81,7 @@ class OperandSpec:
 class Marker:
     path: str
     producers: tuple[str, ...]  # produced_by first, then also_produced_by
-    container: str | None = None
     meaning: str = ""
-
-    @property
-    def short(self) -> str:
-        return self.path.rsplit("/", 1)[-1]
 
 
 @cache
@@ -111,12 +104,10 @@ def operand_table() -> tuple[tuple[OperandSpec, ...], dict[str, Marker]]:
                     Wait(w["container"], w.get("marker"), w.get("node_label"), w.get("condition"), w.get("when"), w.get("note"))
                     for w in row.get("waits_on", [])
                 ),
-                optional=bool(row.get("optional", False)),
-                description=row.get("description", ""),
             )
         )
     markers = {
-        m["path"]: Marker(m["path"], (m["produced_by"], *m.get("also_produced_by", [])), m.get("producer_container"), m.get("meaning", ""))
+        m["path"]: Marker(m["path"], (m["produced_by"], *m.get("also_produced_by", [])), m.get("meaning", ""))
         for m in raw.get("marker", [])
     }
     return tuple(specs), markers
@@ -157,6 +148,7 @@ class OperandGraph:
     logs: dict[str, list[PodLog]]  # pod name -> its log lines
     signatures: dict[tuple[str, int], list[Signature]]  # (artifact, line) -> signatures that matched it
     specs: dict[str, OperandSpec] = field(default_factory=dict)
+    observed: dict[tuple[str, str | None], Observation] = field(default_factory=dict)  # (name, node) -> own state
 
     def get(self, name: str, node: str | None = None) -> Component | None:
         same = [c for c in self.components if c.name == name]
@@ -164,6 +156,14 @@ class OperandGraph:
 
     def by_state(self, state: ComponentState) -> list[Component]:
         return [c for c in self.components if c.state == state]
+
+    def observation(self, c: Component) -> Observation | None:
+        return self.observed.get((c.name, c.node)) if c.pod else None
+
+    def crashlooping(self, c: Component) -> bool:
+        """Failed by crashing (CrashLoopBackOff, Error, OOMKilled...), not by never starting."""
+        o = self.observation(c)
+        return c.state == ComponentState.FAILED and o is not None and (o.reason in CRASH_REASONS or "CrashLoopBackOff" in (o.status or ""))
 
     def pod_of(self, c: Component) -> Pod | None:
         return self.pods.get((c.name, c.node)) if c.pod else None
@@ -211,8 +211,8 @@ def _producers(marker: str | None) -> tuple[str, ...]:
     return m.producers if m else ()
 
 
-def marker(path: str) -> Marker | None:
-    return operand_table()[1].get(path)
+def marker(path: str | None) -> Marker | None:
+    return operand_table()[1].get(path) if path else None
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -220,7 +220,9 @@ def marker(path: str) -> Marker | None:
 
 
 @dataclass(frozen=True, slots=True)
-class _Observed:
+class Observation:
+    """What one pod shows by itself, before the graph is consulted."""
+
     phase: str  # failed | waiting | not-ready | running | done | pending | unknown
     status: str | None
     container: str | None = None  # the container that failed or is stuck
@@ -236,7 +238,7 @@ def _status_text(pod: Pod) -> str | None:
     return text or None
 
 
-def _observe(pod: Pod, spec: OperandSpec) -> _Observed:
+def _observe(pod: Pod, spec: OperandSpec) -> Observation:
     status = pod.status or pod.phase or ""
     ev = tuple(e for e in [pod.evidence] if e)
     shown = _status_text(pod)
@@ -248,7 +250,7 @@ def _observe(pod: Pod, spec: OperandSpec) -> _Observed:
         name = bad.name if bad else None
         cev = (bad.evidence,) if bad is not None and bad.evidence else ()
         reason = (bad.reason or bad.last_reason) if bad else (init_reason or status)
-        return _Observed("failed", shown, name, reason, ev + cev)
+        return Observation("failed", shown, name, reason, ev + cev)
     m = _INIT.match(status)
     if m or any(c.state in ("running", "waiting") for c in inits):
         stuck = next((c for c in inits if c.state != "terminated"), None)
@@ -256,20 +258,20 @@ def _observe(pod: Pod, spec: OperandSpec) -> _Observed:
         if name is None and m and int(m.group(1)) < len(spec.init_containers):
             name = spec.init_containers[int(m.group(1))]
         cev = (stuck.evidence,) if stuck is not None and stuck.evidence else ()
-        return _Observed("waiting", shown, name, f"stuck in init container {name}" if name else f"stuck in {status}", ev + cev)
+        return Observation("waiting", shown, name, f"stuck in init container {name}" if name else f"stuck in {status}", ev + cev)
     if status in ("Completed", "Succeeded"):
-        return _Observed("done", shown, evidence=ev)
+        return Observation("done", shown, evidence=ev)
     if status in ("ContainerCreating", "Pending", "PodInitializing") or (not status and pod.phase == "Pending"):
-        return _Observed("pending", shown, reason=f"not started ({status or pod.phase})", evidence=ev)
+        return Observation("pending", shown, reason=f"not started ({status or pod.phase})", evidence=ev)
     if status == "Running" or pod.phase == "Running":
         ready = _READY.match(pod.ready or "")
         unready = [c for c in mains if c.ready is False]
         if unready or (ready and ready.group(1) != ready.group(2)):
             name = unready[0].name if unready else None
             cev = (unready[0].evidence,) if unready and unready[0].evidence else ()
-            return _Observed("not-ready", shown, name, "running but not ready", ev + cev)
-        return _Observed("running", shown, evidence=ev)
-    return _Observed("unknown", shown, reason=f"pod status {status}" if status else "pod status not shown", evidence=ev)
+            return Observation("not-ready", shown, name, "running but not ready", ev + cev)
+        return Observation("running", shown, evidence=ev)
+    return Observation("unknown", shown, reason=f"pod status {status}" if status else "pod status not shown", evidence=ev)
 
 
 def _container_failed(c: ContainerStatus) -> bool:
@@ -303,7 +305,8 @@ def _index_logs(logs: Logs | None, pods: list[Pod]) -> tuple[dict[str, list[PodL
             groups[ln.pod or log.pod].append(ln)
         for pod, lines in groups.items():
             if pod is None:
-                named = {s.component for ln in lines for s in sig_at.get((ln.artifact, ln.line), []) if s.component}
+                # waiting lines are printed alike by many operands: only the others say whose log it is
+                named = {s.component for ln in lines for s in sig_at.get((ln.artifact, ln.line), []) if s.component and not _is_wait(s)}
                 owners = [p for comp in named for p in pods_of.get(comp, [])]
                 if len(owners) != 1:
                     continue
@@ -363,7 +366,7 @@ def build(cluster: Cluster | None, logs: Logs | None) -> OperandGraph:
     observed = {p.name: _observe(p, s) for p, s in pods}
 
     # First pass: the state each pod shows by itself.
-    first: dict[tuple[str, str | None], tuple[Pod, OperandSpec, _Observed]] = {}
+    first: dict[tuple[str, str | None], tuple[Pod, OperandSpec, Observation]] = {}
     for p, s in pods:
         key = (s.name, p.node)
         if key in first:  # two pods of one DaemonSet on one node (or node unknown): keep the one in trouble
@@ -371,7 +374,7 @@ def build(cluster: Cluster | None, logs: Logs | None) -> OperandGraph:
                 continue
         first[key] = (p, s, observed[p.name])
 
-    def producer(marker_path: str, node: str | None) -> tuple[str, tuple[Pod, OperandSpec, _Observed] | None]:
+    def producer(marker_path: str, node: str | None) -> tuple[str, tuple[Pod, OperandSpec, Observation] | None]:
         names = _producers(marker_path)
         seen = [(n, first.get((n, node)) or next((v for (k, nd), v in first.items() if k == n and (nd is None or node is None)), None)) for n in names]
         for n, v in seen:  # prefer a producer that is itself in trouble: it is the one that explains the wait
@@ -406,6 +409,7 @@ def build(cluster: Cluster | None, logs: Logs | None) -> OperandGraph:
         logs=dict(pod_logs),
         signatures=dict(sig_at),
         specs=spec_by_name,
+        observed={k: v[2] for k, v in first.items()},
     )
 
 
@@ -416,7 +420,7 @@ def _rank(phase: str) -> int:
     return {"failed": 5, "waiting": 4, "not-ready": 3, "pending": 2, "unknown": 1}.get(phase, 0)
 
 
-def _classify(p: Pod, s: OperandSpec, o: _Observed, plogs: list[PodLog], sig_at: dict, cluster: Cluster | None, producer, node):
+def _classify(p: Pod, s: OperandSpec, o: Observation, plogs: list[PodLog], sig_at: dict, cluster: Cluster | None, producer, node):
     """(state, blocked_by, waiting_on, reason, evidence) of one pod."""
     ev = list(o.evidence)
     if o.phase == "failed":
@@ -454,7 +458,7 @@ def _classify(p: Pod, s: OperandSpec, o: _Observed, plogs: list[PodLog], sig_at:
     return ComponentState.UNKNOWN, None, None, o.reason, tuple(ev)
 
 
-def _waiting_on(s: OperandSpec, o: _Observed, plogs: list[PodLog], sig_at: dict, producer, node) -> tuple[str | None, list[Evidence]]:
+def _waiting_on(s: OperandSpec, o: Observation, plogs: list[PodLog], sig_at: dict, producer, node) -> tuple[str | None, list[Evidence]]:
     """The marker a stuck pod waits on: its own latest waiting line says so best; else the table's wait of
     the container it is stuck in (a producer in trouble preferred when that container waits on several)."""
     lines = _wait_lines(plogs, sig_at)
@@ -478,24 +482,6 @@ def _waiting_on(s: OperandSpec, o: _Observed, plogs: list[PodLog], sig_at: dict,
 @combiner(OperandGraph)
 def build_operand_graph(facts: Facts) -> OperandGraph:
     return build(_optional(facts, Cluster), _optional(facts, Logs))
-
-
-@dataclass(frozen=True)
-class OperatorPolicies:
-    """The operators' custom resources as the artifacts show them: what is enabled (driver.rdma.enabled...)."""
-
-    cluster_policy: K8sObject | None
-    nic_cluster_policy: K8sObject | None
-
-
-@combiner(OperatorPolicies)
-def build_policies(facts: Facts) -> OperatorPolicies:
-    objs = facts.all(K8sObject)
-    cp = next((o for o in objs if o.kind == "ClusterPolicy"), None)
-    ncp = next((o for o in objs if o.kind == "NicClusterPolicy"), None)
-    if cp is None and ncp is None:
-        raise NotApplicable("no ClusterPolicy or NicClusterPolicy in the artifacts")
-    return OperatorPolicies(cp, ncp)
 
 
 def _optional(facts: Facts, cls):

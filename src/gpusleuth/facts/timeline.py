@@ -50,6 +50,8 @@ ALIGN_SLACK = timedelta(minutes=2)  # UTC is kept when it aligns this nearly as 
 START_MATCH = timedelta(minutes=10)  # a container's first line is this close after its start time
 _SEVERITY_RANK = {"critical": 0, "error": 1, "warning": 2, "info": 3}
 _KERNEL_LANE = "node/kernel"
+# Entries made from pod status times rather than log lines; rules and phases may name them like signatures.
+STATUS_STARTED, STATUS_TERMINATED = "status.started", "status.terminated"
 _HASH_SUFFIX = re.compile(r"-(?:[0-9a-f]{8,10}-)?[a-z0-9]{5}$")
 # Terminal control sequences a script wrote (openibd's "[60G[  OK  ]"), with or without the ESC a paste lost.
 _CONTROL = re.compile(r"\x1b?\[\d{1,3}(?:;\d{1,3})*[A-HJKSTfmG]")
@@ -692,11 +694,11 @@ class _Builder:
                     (cs.last_started_at, cs.last_finished_at, cs.last_reason, cs.last_exit_code),
                 ):
                     if started:
-                        self._entry(time=_aware(started), text=f"container {cs.name} of {pod.name} started", tag="container-start",
-                                    sig="status-started", **common)
+                        self._entry(time=_aware(started), text=f"container {cs.name} of {pod.name} started", tag="component-start",
+                                    sig=STATUS_STARTED, **common)
                     if finished:
                         crashed = (code not in (None, 0)) or (reason not in (None, "Completed"))
-                        self._entry(time=_aware(finished), tag="container-crash" if crashed else "container-stop", sig="status-terminated",
+                        self._entry(time=_aware(finished), tag="container-crash" if crashed else "install-end", sig=STATUS_TERMINATED,
                                     text=f"container {cs.name} of {pod.name} terminated" + (f": {reason}" if reason else "") + (f" (exit {code})" if code is not None else ""),
                                     **common)
 

@@ -74,15 +74,15 @@ _TPL = _ENV.from_string(_TEMPLATE)
 def _kind(tag: str | None) -> str:
     if tag is None:
         return "other"
-    if any(w in tag for w in ("failed", "crash", "error", "unknown-symbol", "mismatch")):
+    if any(w in tag for w in ("failed", "crash", "error", "missing", "xid")):
         return "fail"
-    if tag == "marker-set" or tag in ("component-ready", "module-loaded", "registered"):
+    if tag in ("marker-set", "install-end", "module-loaded", "plugin-registered"):
         return "set"
-    if tag == "marker-unset" or tag == "module-unload":
+    if tag in ("marker-unset", "container-restart"):
         return "unset"
     if "wait" in tag:
         return "wait"
-    if "start" in tag or tag in ("install-start", "driver-reload", "module-load"):
+    if tag in ("component-start", "compile-start", "compile-end", "install-start", "pod-scheduled"):
         return "start"
     return "other"
 
@@ -201,7 +201,7 @@ def render_svg(entries: list[TimelineEntry], violations: list[dict] = (), title:
         races.append({"x1": x1, "x2": x2, "y1": min(g["y"] for g in involved) + 2, "y2": max(g["y"] + g["h"] for g in involved) - 2,
                       "label": label, "label_x": round(anchor_x, 1), "first": v["first"]["when"] if v.get("first") else None})
     legend = [{"x": LEFT + i * 150, "color": _COLORS[k], "label": label} for i, (k, label) in enumerate(
-        (("start", "start / step"), ("set", "ready / marker set"), ("unset", "unset / unload"), ("wait", "waiting"), ("fail", "failure"), ("other", "other")))]
+        (("start", "start / step"), ("set", "done / marker set"), ("unset", "unset / restart"), ("wait", "waiting"), ("fail", "failure"), ("other", "other")))]
     footer = ["Dots: exact times. Bars: lines without a timestamp, placed between their timestamped neighbours (dashed: open-ended).",
               "Shaded: a race window, from the late event to the event it had to wait for (knowledge/ordering.toml). Times in UTC."]
     return _TPL.render(

@@ -21,14 +21,12 @@ from gpusleuth.model.report import Report, TimelineEntry
 UTC = timezone.utc
 # How each kind of entry is marked in a lane: presentation only, the meaning is in the tag.
 _MARK = {
-    "component-start": ("▶", "bold"), "component-ready": ("✔", "green"), "component-stop": ("■", ""),
-    "compile-start": ("⚙", "cyan"), "compile-end": ("⚙", "cyan"), "install-start": ("⇩", "cyan"),
-    "driver-reload": ("↻", "cyan"), "module-unload": ("⇣", "yellow"), "module-load": ("⇡", ""),
-    "module-loaded": ("✔", "green"), "marker-set": ("⚑", "bold green"), "marker-unset": ("⚐", "yellow"),
-    "marker-wait": ("⏳", "yellow"), "container-start": ("▶", ""), "container-crash": ("✖", "bold red"),
-    "pod-scheduled": ("◆", ""), "registered": ("✔", "green"), "runtime-restart": ("↻", "magenta"),
+    "component-start": ("▶", "bold"), "compile-start": ("⚙", "cyan"), "compile-end": ("⚙", "cyan"),
+    "install-start": ("⇩", "cyan"), "install-end": ("✔", "green"), "module-loaded": ("✔", "green"),
+    "marker-set": ("⚑", "bold green"), "marker-unset": ("⚐", "yellow"), "waiting": ("⏳", "yellow"),
+    "container-restart": ("↻", "magenta"), "pod-scheduled": ("◆", ""), "plugin-registered": ("✔", "green"),
 }
-_FAIL_WORDS = ("failed", "crash", "error", "unknown-symbol", "mismatch")
+_FAIL_WORDS = ("failed", "crash", "error", "missing", "xid")
 
 
 def _mark(tag: str | None) -> tuple[str, str]:
