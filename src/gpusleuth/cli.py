@@ -111,7 +111,7 @@ def timeline(source: str, since: str | None, until: str | None, node: str | None
     text, entries, violations = render_timeline_command(report, lo, hi, node, components, fmt, use_color,
                                                         int(os.environ.get("COLUMNS", 140)))
     if svg:
-        _write(render_svg(entries, violations, title=f"gpusleuth timeline — {source}"), svg)
+        _write(render_svg(entries, violations, title=f"gpusleuth timeline — {source}", focus=not (since or until)), svg)
     _write(text, output)
 
 

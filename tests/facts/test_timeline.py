@@ -114,7 +114,7 @@ def test_phases_are_measured():
     phases = {p.name: p.describe() for p in facts_from(fixture_files()).get(Timeline).phases}
     assert phases["Network Operator"].startswith("Network Operator: 7m33s from start to .driver-ready")
     assert phases["MOFED compile"].startswith("MOFED compile: 2m20s")
-    assert phases["MOFED reload"].startswith("MOFED reload: 2m31s from the driver reload to .driver-ready")
+    assert phases["MOFED install"].startswith("MOFED install: 2m31s from package install to .driver-ready")
 
 
 def test_zone_less_sources_are_assumed_consistent_and_the_inference_is_stated():
@@ -297,4 +297,4 @@ def test_a_polling_loop_keeps_its_first_and_last_line():
     tl = facts_with(ContainerLog("validator.log", tuple(rows), pod="nvidia-device-plugin-daemonset-v46gq")).get(Timeline)
     waits = [e for e in tl.entries if e.tag == "waiting"]
     assert [e.line for e in waits] == [1, 7]
-    assert "repeated 7 times, the last at line 7" in waits[0].note
+    assert "seen 7 times in this container, the last at line 7" in waits[0].note

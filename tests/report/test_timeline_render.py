@@ -50,7 +50,10 @@ def test_text_section_has_phases_boxes_markers_and_notes(report):
 
 def test_markdown_event_sequence(report):
     md = render_markdown_timeline(report)
-    assert md.startswith("## Event Sequence")
+    assert md.startswith("**Race (certain):**")
+    from gpusleuth.report.markdown import render
+
+    assert "## Event sequence\n\n**Race (certain):**" in render(report)
     assert "Synchronized Timeline (all times UTC):" in md
     assert "├─ 11:51:06 - " in md and "❌" in md
     assert "**Race (certain):** nvidia-peermem load attempted 1m58s before MOFED set .driver-ready at 11:58:39" in md

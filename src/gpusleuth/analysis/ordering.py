@@ -79,7 +79,7 @@ class Violation:
     revoked: TimelineEntry | None  # what undid `first` before `then` (e.g. "Unsetting driver ready state")
     certain: bool
     confidence: float
-    gap: tuple[float, float] | None  # shortest and longest time `then` came before `first`, seconds
+    gap: tuple[float, float] | None  # shortest and longest time `then` came before `first`, seconds (probable: 0..max)
 
     def gap_text(self) -> str:
         if self.gap is None:
@@ -101,8 +101,9 @@ class Violation:
         if self.gap is not None and self.gap[1] > 0 and self.certain:
             return f"{then} {self.gap_text()} before {first} at {at}"
         lo, hi = interval(self.then)
-        known = f"{hhmm(lo)}–{hhmm(hi)}" if lo and hi else when(self.then)
-        return f"{then} {hedge}before {first} at {at} (its time is only known to lie in {known})"
+        known = f"lie in {hhmm(lo)}–{hhmm(hi)}" if lo and hi else (f"be after {hhmm(lo)}" if lo else f"be before {hhmm(hi)}")
+        by = f", by at most {format_duration(self.gap[1])}" if self.gap and not self.certain else ""
+        return f"{then} {hedge}before {first} at {at}{by} (its time is only known to {known})"
 
     def evidence(self) -> tuple[TimelineEntry, ...]:
         out = [self.then, *self.others]
@@ -255,7 +256,8 @@ def _check(rule: Rule, node, t: TimelineEntry, firsts: _Index, revokes: _Index) 
         gap = ((f_lo - t_hi).total_seconds(), ((f_hi or f_lo) - t_lo).total_seconds()) if t_lo else None
         return Violation(rule, node, t, (), nxt, last_revoke, True, conf, gap)
     if t_lo is None or f_hi is None or t_lo < f_hi:
-        return Violation(rule, node, t, (), nxt, last_revoke, False, PROBABLE, None)
+        gap = (0.0, (f_hi - t_lo).total_seconds()) if t_lo is not None and f_hi is not None else None
+        return Violation(rule, node, t, (), nxt, last_revoke, False, PROBABLE, gap)
     return None
 
 

@@ -524,7 +524,7 @@ class _Builder:
         stream_of = {}
         for s in self.streams:
             for i, ln in enumerate(s.lines):
-                if (ln.artifact, ln.line) in by_line:
+                if (ln.artifact, ln.line) in by_line and not _ECHO_TRACE.match(ln.message):
                     stream_of[(ln.artifact, ln.line)] = (s, i)
         primary = {key: min(sigs, key=lambda g: _SEVERITY_RANK.get(g.severity, 9)) for key, sigs in by_line.items()}
         text = {key: display(s.lines[i].message) for key, (s, i) in stream_of.items()}
@@ -547,7 +547,7 @@ class _Builder:
                       pod=s.pod, namespace=s.namespace)
             if key in heads:
                 count, last = heads[key]
-                kw["note"] = f"repeated {count} times, the last at line {last[1]}; the lines between are left out"
+                kw["note"] = f"seen {count} times in this container, the last at line {last[1]}; the ones between are left out"
             if t is not None:
                 self._entry(time=t, **kw)
             elif ln.elapsed is not None:
@@ -738,28 +738,24 @@ class _Builder:
 # ---- helpers ---------------------------------------------------------------------------------------------
 
 
-RUN_MIN = 3  # a line repeated this often in a row (a polling loop) keeps only its first and last occurrence
+RUN_MIN = 3  # a line recognised this often in one container (a polling loop) keeps only its first and last occurrence
+# `set -x` printing the echo that prints the next line: the same words twice, once as shell code.
+_ECHO_TRACE = re.compile(r"^\++ (?:echo|printf)\b")
 
 
 def _runs(stream_of: dict, primary: dict, text: dict) -> tuple[dict, set]:
-    """Runs of the same recognised line in one container: {first key: (count, last key)} and the keys between."""
-    per_stream: dict[int, list] = defaultdict(list)
+    """Lines recognised again and again in one container (a polling loop, even interleaved with another
+    loop's line): {first key: (count, last key)} and the keys in between, which the timeline leaves out."""
+    groups: dict[tuple, list] = defaultdict(list)
     for key, (s, i) in stream_of.items():
-        per_stream[id(s)].append((i, key))
+        groups[(id(s), primary[key].id, text[key])].append((i, key))
     heads: dict = {}
     skipped: set = set()
-    for hits in per_stream.values():
-        hits.sort()
-        run: list = []
-        for _i, key in hits + [(None, None)]:
-            same = key is not None and run and (primary[key].id, text[key]) == (primary[run[0]].id, text[run[0]])
-            if same:
-                run.append(key)
-                continue
-            if len(run) >= RUN_MIN:
-                heads[run[0]] = (len(run), run[-1])
-                skipped.update(run[1:-1])
-            run = [key] if key is not None else []
+    for hits in groups.values():
+        if len(hits) >= RUN_MIN:
+            hits.sort()
+            heads[hits[0][1]] = (len(hits), hits[-1][1])
+            skipped.update(k for _i, k in hits[1:-1])
     return heads, skipped
 
 
@@ -886,7 +882,7 @@ def _phases(tl: Timeline) -> list[Phase]:
             starts = [e for e in tl.select(start_sel, node) if sort_time(e)]
             if not starts:
                 continue
-            start = min(starts, key=sort_time)
+            start = min(starts, key=lambda e: (interval(e)[1] or sort_time(e), sort_time(e)))  # surely started by then
             ends = [e for e in tl.select(end_sel, node) if sort_time(e) and sort_time(e) >= sort_time(start)]
             out.append(Phase(name, label, node, start, min(ends, key=sort_time) if ends else None))
     return out

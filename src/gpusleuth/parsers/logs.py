@@ -125,7 +125,7 @@ def _body(fmt, m, text: str) -> tuple[str, str | None]:
         return _json_message(text)
     if fid in ("klog", "logrus-tty"):
         return text[m.end():], _level(m.group("level"))
-    if fid == "date":  # the whole line is the stamp: keep it as the message so it reads as what it is
+    if fid == "date" and m.end() == len(text):  # a bare `date` line: keep it as the message, it reads as what it is
         return text, None
     return text[m.end():], None
 

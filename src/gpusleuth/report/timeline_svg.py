@@ -17,7 +17,7 @@ from gpusleuth.model.report import TimelineEntry
 
 UTC = timezone.utc
 WIDTH = 1280
-LEFT = 250  # lane labels
+LEFT = 280  # lane labels
 RIGHT = 40
 TOP = 96
 TRACK_H = 17  # one row of a lane: a dot or bar with its label
@@ -45,7 +45,7 @@ _TEMPLATE = """<?xml version="1.0" encoding="UTF-8"?>
   {% for r in races %}
   <rect x="{{ r.x1 }}" y="{{ r.y1 }}" width="{{ r.x2 - r.x1 }}" height="{{ r.y2 - r.y1 }}" fill="#d62728" fill-opacity="0.07" stroke="#d62728" stroke-dasharray="5,3"/>
   <line x1="{{ r.x2 }}" y1="{{ r.y1 - 4 }}" x2="{{ r.x2 }}" y2="{{ axis_y }}" stroke="#2ca02c" stroke-width="2"/>
-  {% if r.first %}<text x="{{ r.x2 - 4 }}" y="{{ axis_y - 6 }}" font-size="11" fill="#1d7a1d" text-anchor="end">awaited event {{ r.first }}</text>{% endif %}
+  {% if r.first %}<text x="{{ r.x2 + (6 if r.x2 < left + 220 else -6) }}" y="{{ axis_y - 6 }}" font-size="11" fill="#1d7a1d" text-anchor="{{ 'start' if r.x2 < left + 220 else 'end' }}">awaited event {{ r.first }}</text>{% endif %}
   <text x="{{ r.label_x }}" y="{{ r.y1 - 10 }}" font-size="12" font-weight="bold" fill="#b00000" text-anchor="middle">{{ r.label }}</text>
   {% endfor %}
   {% for b in bars %}
@@ -121,9 +121,18 @@ def _ticks(t0: datetime, t1: datetime, x) -> list[dict]:
 
 
 def render_svg(entries: list[TimelineEntry], violations: list[dict] = (), title: str = "gpusleuth timeline",
-               lanes_order: list[str] | None = None) -> str:
-    """The picture of the tagged entries (neighbour lines only bound them; they are not drawn)."""
+               lanes_order: list[str] | None = None, focus: bool = True) -> str:
+    """The picture of the tagged entries (neighbour lines only bound them; they are not drawn).
+
+    With focus and a race, the picture spans the race lanes' activity up to the awaited event (plus a margin),
+    so minutes stay readable when the artifacts cover hours; what falls outside is counted in the footer."""
     timed = [e for e in entries if sort_time(e) and e.source and e.tag]
+    left_out = 0
+    if focus and violations:
+        window = _focus(timed, violations)
+        if window:
+            kept = [e for e in timed if _overlaps(e, *window)]
+            left_out, timed = len(timed) - len(kept), kept
     rng = _range(timed) or (datetime.now(UTC), datetime.now(UTC) + timedelta(minutes=1))
     lanes = lanes_order or _lane_order(timed, violations)
     plot_w = WIDTH - LEFT - RIGHT
@@ -202,13 +211,33 @@ def render_svg(entries: list[TimelineEntry], violations: list[dict] = (), title:
                       "label": label, "label_x": round(anchor_x, 1), "first": v["first"]["when"] if v.get("first") else None})
     legend = [{"x": LEFT + i * 150, "color": _COLORS[k], "label": label} for i, (k, label) in enumerate(
         (("start", "start / step"), ("set", "done / marker set"), ("unset", "unset / restart"), ("wait", "waiting"), ("fail", "failure"), ("other", "other")))]
-    footer = ["Dots: exact times. Bars: lines without a timestamp, placed between their timestamped neighbours (dashed: open-ended).",
-              "Shaded: a race window, from the late event to the event it had to wait for (knowledge/ordering.toml). Times in UTC."]
+    footer = ["Dots: exact times. Bars: lines without a timestamp, placed between their timestamped neighbours (dashed: open-ended);",
+              "≥ marks a line known only to come after its last timestamped neighbour. Shaded: a race window, from the late event to",
+              "the event it had to wait for (knowledge/ordering.toml). Times in UTC."]
+    if left_out:
+        footer.append(f"{left_out} entries outside the race's time span are not drawn (gpusleuth timeline --since/--until shows any span).")
     return _TPL.render(
-        w=WIDTH, h=axis_y + 110, title=title, subtitle=f"{t0:%Y-%m-%d} · {len(timed)} events in {len(lanes)} lanes · times in UTC",
+        w=WIDTH, h=axis_y + 80 + 16 * len(footer), title=title, subtitle=f"{t0:%Y-%m-%d} · {len(timed)} events in {len(lanes)} lanes · times in UTC",
         lanes=list(lane_geo.values()), left=LEFT, plot_w=plot_w, top=TOP, axis_y=axis_y, ticks=_ticks(t0, t1, x), races=races,
         bars=bars, dots=dots, labels=labels, legend=legend, legend_y=axis_y + 44, footer=footer, footer_y=axis_y + 72,
     )
+
+
+def _focus(entries: list[TimelineEntry], violations: list[dict]) -> tuple[datetime, datetime] | None:
+    lanes = {lane for v in violations for lane in v["lanes"] if lane}
+    starts = [sort_time(e) for e in entries if e.source in lanes]
+    ends = [datetime.fromisoformat(t) for v in violations for t in v["window"] if t]
+    if not starts or not ends:
+        return None
+    lo, hi = min(starts), max(ends)
+    pad = max((hi - lo) * 0.1, timedelta(minutes=1))
+    return lo - pad, hi + pad
+
+
+def _overlaps(e: TimelineEntry, lo: datetime, hi: datetime) -> bool:
+    a = e.time if e.time and not e.approximate else (e.earliest or e.latest)
+    b = e.time if e.time and not e.approximate else (e.latest or e.earliest)
+    return a <= hi and b >= lo
 
 
 def _lane_order(entries: list[TimelineEntry], violations: list[dict]) -> list[str]:

@@ -293,13 +293,14 @@ def render_text_timeline(report: Report, width: int = 110) -> str:
 
 
 def render_markdown_timeline(report: Report) -> str:
-    """Seed 001's "Event Sequence" / synchronized timeline section, for the Markdown report."""
+    """The body of seed 001's "Event Sequence" section (the Markdown report adds the heading): the race, the
+    synchronized timeline, phases, should-vs-happened, the marker tree and how the clocks were lined up."""
     entries = [e for e in report.timeline if e.tag]
     if not entries:
         return ""
     ordering = report.extras.get("ordering") or {}
     violations = ordering.get("violations", [])
-    out = ["## Event Sequence", ""]
+    out: list[str] = []
     for v in violations:
         out.append(f"**Race ({'certain' if v['certain'] else 'probable'}):** {v['summary']} "
                    f"(`{v['then']['artifact']}:{v['then']['line']}` vs `{v['first']['artifact']}:{v['first']['line']}`)." if v["first"]
