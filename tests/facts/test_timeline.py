@@ -298,3 +298,16 @@ def test_a_polling_loop_keeps_its_first_and_last_line():
     waits = [e for e in tl.entries if e.tag == "waiting"]
     assert [e.line for e in waits] == [1, 7]
     assert "seen 7 times in this container, the last at line 7" in waits[0].note
+
+
+def test_a_container_start_time_in_the_pod_status_fixes_the_zone():
+    cs = ContainerStatus("mofed-container", state="running", started_at=at(11, 51, 5), evidence=Evidence("mofed.descr", 30, "Started"))
+    pod = Pod("mofed-rhcos4.18-554bdbd7cf-ds-x7k2p", "nvidia-network-operator", node="gpu-node-1", containers=(cs,))
+    log = ContainerLog("mofed.log", (
+        _line("mofed.log", 1, "NVIDIA driver container exec start", datetime(2025, 11, 21, 6, 51, 6), "mofed",
+              pod=pod.name, ctr="mofed-container"),
+        _line("mofed.log", 2, "Setting driver ready state", datetime(2025, 11, 21, 6, 58, 39), "mofed", pod=pod.name, ctr="mofed-container"),
+    ), pod=pod.name, container="mofed-container")
+    tl = facts_with(pod, log).get(Timeline)
+    assert entry(tl, "Setting driver ready state").time == at(11, 58, 39)
+    assert any("UTC-05:00 puts its first line 1 s after the container's start time" in n for n in tl.notes)

@@ -393,11 +393,16 @@ class _Builder:
             for ln in (_first_timed(s.lines), _last_timed(s.lines)):
                 if ln is not None and ln.time is not None and BY_ID[ln.time_format].has_year:
                     refs[s.node].append(ln.time.replace(tzinfo=None))
+        for pod in (self.cluster.pods if self.cluster else []):
+            for cs in pod.containers:  # status times from describe/JSON carry their year
+                for t in (cs.started_at, cs.finished_at, cs.last_started_at, cs.last_finished_at):
+                    if t is not None:
+                        refs[pod.node].append(_aware(t).replace(tzinfo=None))
         everything = [t for ts in refs.values() for t in ts]
         for s in self.streams:
             for fid in {ln.time_format for ln in s.lines if ln.time_format and not BY_ID[ln.time_format].has_year}:
                 first = next(ln for ln in s.lines if ln.time_format == fid and ln.time is not None)
-                pool, where = (refs.get(s.node), "other logs of the same node") if s.node and refs.get(s.node) else (everything, "the other logs")
+                pool, where = (refs.get(s.node), "the other sources of the same node") if s.node and refs.get(s.node) else (everything, "the other sources")
                 if pool:
                     ref, why = datetime.fromtimestamp(median(t.replace(tzinfo=UTC).timestamp() for t in pool), UTC).replace(tzinfo=None), where
                 elif self.capture:
@@ -428,6 +433,13 @@ class _Builder:
                     spans[s.node].append((t, t))
             if s.start is not None:
                 starts[s.node].append(s.start)
+        for pod in (self.cluster.pods if self.cluster else []):
+            for cs in pod.containers:  # container start/finish times of the pod status are zone-aware activity too
+                for t, is_start in ((cs.started_at, True), (cs.finished_at, False), (cs.last_started_at, True), (cs.last_finished_at, False)):
+                    if t is not None:
+                        spans[pod.node].append((_aware(t), _aware(t)))
+                        if is_start:
+                            starts[pod.node].append(_aware(t))
         return spans, starts
 
     def _infer_zones(self) -> None:
