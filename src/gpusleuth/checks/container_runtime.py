@@ -10,20 +10,15 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import re
-from collections import defaultdict
-from dataclasses import dataclass
-from functools import cache
+from collections import Counter, defaultdict
 from typing import Iterable
 
 import yaml
 
 from gpusleuth.checks.base import check
-from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.configuration import Configuration, truthy
-from gpusleuth.facts.logs import Logs
-from gpusleuth.facts.runtime import Instance, RuntimeSetup
+from gpusleuth.facts.runtime import HandlerError, HandlerErrors, Instance, RuntimeSetup
 from gpusleuth.knowledge import table
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
@@ -33,52 +28,10 @@ VALUES_FILE = "gpusleuth-toolkit-values.yaml"
 _STUCK = ("ContainerCreating", "ContainerStatusUnknown", "Pending")
 
 
-@dataclass(frozen=True)
-class HandlerError:
-    handler: str
-    engine: str
-    evidence: Evidence
-    pod: str | None
-    namespace: str | None
-    node: str | None
-    known: str | None = None  # CRI-O lists the handlers it has
-
-
-@cache
-def _patterns() -> tuple[tuple[dict, re.Pattern], ...]:
-    return tuple((row, re.compile(row["pattern"])) for row in table("runtimes")["handler_error"])
-
-
-def handler_errors(cluster: Cluster | None, logs: Logs | None) -> list[HandlerError]:
-    """Every event or log line saying the engine has no runtime handler of some name."""
-    out: list[HandlerError] = []
-    patterns = _patterns()
-    for event in cluster.events if cluster else ():
-        for row, rx in patterns:
-            m = rx.search(event.message or "")
-            if m and event.evidence:
-                pod = event.object.rsplit("/", 1)[-1] if event.object else None
-                node = event.node or (event.source.split(",", 1)[1].strip() if event.source and "," in event.source else None)
-                if node is None and pod and cluster.pod(pod):
-                    node = cluster.pod(pod).node
-                out.append(HandlerError(m.group("handler"), row["engine"], event.evidence, pod, event.namespace, node, m.groupdict().get("known")))
-                break
-    if logs:
-        for row, rx in patterns:
-            for log, line in logs.grep(row["needle"]):
-                m = rx.search(line.message)
-                if m:
-                    out.append(HandlerError(m.group("handler"), row["engine"], line.evidence(), line.pod or log.pod, log.namespace, log.node, m.groupdict().get("known")))
-    return out
-
-
 def main_handler(setup: RuntimeSetup | None, errors: list[HandlerError]) -> str:
-    """The runtime handler the cluster needs: the one errors name, else the toolkit's runtime class."""
+    """The runtime handler the cluster needs: the one errors name most, else the toolkit's runtime class."""
     if errors:
-        counts = defaultdict(int)
-        for e in errors:
-            counts[e.handler] += 1
-        return max(counts, key=counts.get)
+        return Counter(e.handler for e in errors).most_common(1)[0][0]
     if setup and setup.toolkit and setup.toolkit.runtime_class.value:
         return setup.toolkit.runtime_class.value
     return "nvidia"
@@ -207,7 +160,7 @@ def _stuck_pods(cluster: Cluster | None, errors: list[HandlerError], node: str |
 
 @check("RT001", "runtime-handler-not-configured")
 def runtime_handler_not_configured(
-    cluster: Cluster | None = None, logs: Logs | None = None, setup: RuntimeSetup | None = None
+    found: HandlerErrors, cluster: Cluster | None = None, setup: RuntimeSetup | None = None
 ) -> Iterable[Hit]:
     """The container engine has no runtime handler of the name pods ask for (`no runtime for "nvidia" is configured`).
 
@@ -221,9 +174,7 @@ def runtime_handler_not_configured(
     that instance (toolkit.env CONTAINERD_CONFIG / CONTAINERD_SOCKET), then containerd reloads.
     References: seed 003; https://github.com/NVIDIA/gpu-operator/issues/413; https://github.com/NVIDIA/gpu-operator/issues/236; https://github.com/NVIDIA/gpu-operator/issues/1298; https://github.com/NVIDIA/gpu-operator/pull/2168
     """
-    if cluster is None and logs is None:
-        raise NotApplicable("no events or logs to search for runtime handler errors")
-    errors = handler_errors(cluster, logs)
+    errors = found.errors
     groups: dict[tuple, list[HandlerError]] = defaultdict(list)
     for e in errors:
         groups[(e.node or (setup.node if setup else None), e.handler)].append(e)
@@ -269,9 +220,7 @@ def runtime_handler_not_configured(
 
 
 @check("RT002", "nvidia-runtime-missing-from-kubelet-containerd")
-def nvidia_runtime_missing_from_kubelet_containerd(
-    setup: RuntimeSetup, cluster: Cluster | None = None, logs: Logs | None = None
-) -> Iterable[Hit]:
+def nvidia_runtime_missing_from_kubelet_containerd(setup: RuntimeSetup, found: HandlerErrors | None = None) -> Iterable[Hit]:
     """The containerd kubelet uses has no nvidia runtime in its config, while another containerd's config has it.
 
     What it does: Matches kubelet's --container-runtime-endpoint (or the only / the distribution's containerd)
@@ -287,7 +236,7 @@ def nvidia_runtime_missing_from_kubelet_containerd(
     ClusterPolicy; the toolkit then configures and reloads the right instance.
     References: seed 003; NVIDIA/gpu-operator controllers/object_controls.go (toolkit defaults /etc/containerd/config.toml, /run/containerd/containerd.sock); canonical/k8s-snap containerd-base-dir
     """
-    errors = handler_errors(cluster, logs)
+    errors = found.errors if found else []
     handler = main_handler(setup, errors)
     found = missing_in_used(setup, handler, errors)
     if found is None:
@@ -357,9 +306,7 @@ def nvidia_runtime_missing_from_kubelet_containerd(
 
 
 @check("RT003", "toolkit-targets-other-containerd")
-def toolkit_targets_other_containerd(
-    setup: RuntimeSetup, cluster: Cluster | None = None, logs: Logs | None = None
-) -> Iterable[Hit]:
+def toolkit_targets_other_containerd(setup: RuntimeSetup, found: HandlerErrors | None = None) -> Iterable[Hit]:
     """The NVIDIA Container Toolkit is pointed at a containerd that kubelet does not use.
 
     What it does: Compares the toolkit's CONTAINERD_CONFIG/CONTAINERD_SOCKET (Helm toolkit.env, ClusterPolicy spec.toolkit.env, the
@@ -372,7 +319,7 @@ def toolkit_targets_other_containerd(
     or patch the ClusterPolicy.
     References: seed 003; https://github.com/NVIDIA/gpu-operator/issues/522; NVIDIA GPU Operator docs (toolkit env for K3s, RKE2, MicroK8s, k0s)
     """
-    errors = handler_errors(cluster, logs)
+    errors = found.errors if found else []
     handler = main_handler(setup, errors)
     if not misdirected_only(setup, handler, errors):
         return

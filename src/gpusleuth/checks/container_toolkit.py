@@ -13,11 +13,11 @@ from functools import cache
 from typing import Iterable
 
 from gpusleuth.checks.base import check
-from gpusleuth.checks.container_runtime import handler_errors, main_handler, misdirected_only, missing_in_used, target_fixes
+from gpusleuth.checks.container_runtime import main_handler, misdirected_only, missing_in_used, target_fixes
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.configuration import Configuration
 from gpusleuth.facts.logs import Logs
-from gpusleuth.facts.runtime import TOOLKIT_DAEMONSET, RuntimeSetup, toolkit_knowledge
+from gpusleuth.facts.runtime import TOOLKIT_DAEMONSET, HandlerErrors, RuntimeSetup, toolkit_knowledge
 from gpusleuth.knowledge import table
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
@@ -58,7 +58,9 @@ def _decisive(logs: Logs | None, pod: str) -> tuple[dict, Evidence, str] | None:
 
 
 @check("TK001", "toolkit-daemonset-failing")
-def toolkit_daemonset_failing(cluster: Cluster, logs: Logs | None = None, setup: RuntimeSetup | None = None) -> Iterable[Hit]:
+def toolkit_daemonset_failing(
+    cluster: Cluster, logs: Logs | None = None, setup: RuntimeSetup | None = None, found: HandlerErrors | None = None
+) -> Iterable[Hit]:
     """The nvidia-container-toolkit daemonset pod is in Error or CrashLoopBackOff.
 
     What it does: Finds toolkit pods whose status or container state is Error, CrashLoopBackOff or a
@@ -74,7 +76,7 @@ def toolkit_daemonset_failing(cluster: Cluster, logs: Logs | None = None, setup:
     References: https://github.com/NVIDIA/gpu-operator/issues/522; https://github.com/NVIDIA/gpu-operator/issues/1323; https://github.com/NVIDIA/cloud-native-docs/pull/312
     """
     pods = [p for p in cluster.pods if (p.name or "").startswith(TOOLKIT_DAEMONSET) and _failing(p)]
-    errors = handler_errors(cluster, logs)
+    errors = found.errors if found else []
     handler = main_handler(setup, errors)
     cause = "RT002" if missing_in_used(setup, handler, errors) else "RT003" if misdirected_only(setup, handler, errors) else None
     tk = toolkit_knowledge()

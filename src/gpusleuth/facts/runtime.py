@@ -18,6 +18,7 @@ from functools import cache
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.configuration import Configuration, Setting
+from gpusleuth.facts.logs import Logs
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import table
 from gpusleuth.model.evidence import Evidence
@@ -227,6 +228,63 @@ class RuntimeSetup:
                 socket = socket or layout.fill(layout.socket, values)
                 break
         return config, socket, dist
+
+
+@dataclass(frozen=True)
+class HandlerError:
+    """An event or log line saying the engine has no runtime handler of some name."""
+
+    handler: str
+    engine: str
+    evidence: Evidence
+    pod: str | None
+    namespace: str | None
+    node: str | None
+    known: str | None = None  # CRI-O lists the handlers it has
+
+
+@dataclass
+class HandlerErrors:
+    errors: list[HandlerError]
+
+
+@cache
+def _handler_patterns() -> tuple[tuple[dict, re.Pattern], ...]:
+    return tuple((row, re.compile(row["pattern"])) for row in table("runtimes")["handler_error"])
+
+
+@combiner(HandlerErrors)
+def build_handler_errors(facts: Facts) -> HandlerErrors:
+    """Every runtime-handler error in events and logs (knowledge/runtimes.toml [[handler_error]]), read once."""
+    try:
+        cluster = facts.get(Cluster)
+    except NotApplicable:
+        cluster = None
+    try:
+        logs = facts.get(Logs)
+    except NotApplicable:
+        logs = None
+    if cluster is None and logs is None:
+        raise NotApplicable("no events or logs to search for runtime handler errors")
+    out: list[HandlerError] = []
+    patterns = _handler_patterns()
+    for event in cluster.events if cluster else ():
+        for row, rx in patterns:
+            m = rx.search(event.message or "")
+            if m and event.evidence:
+                pod = event.object.rsplit("/", 1)[-1] if event.object else None
+                node = event.node or (event.source.split(",", 1)[1].strip() if event.source and "," in event.source else None)
+                if node is None and pod and cluster.pod(pod):
+                    node = cluster.pod(pod).node
+                out.append(HandlerError(m.group("handler"), row["engine"], event.evidence, pod, event.namespace, node, m.groupdict().get("known")))
+                break
+    for row, rx in patterns if logs else ():
+        for log, line in logs.grep(row["needle"]):
+            m = rx.search(line.message)
+            if m:
+                out.append(HandlerError(m.group("handler"), row["engine"], line.evidence(), line.pod or log.pod, log.namespace,
+                                        log.node, m.groupdict().get("known")))
+    return HandlerErrors(out)
 
 
 def _distribution(inst: Instance) -> Distribution | None:
