@@ -39,3 +39,31 @@ def test_single_containerd_standard_node_with_runtime_is_silent(tmp_path):
     ps = "root@n:~# ps -ef | grep [c]ontainerd\nroot  1187  1  0 Sep26 ?  00:03:41 /usr/bin/containerd\n"
     facts = facts_from({"ps.txt": ps, "etc.txt": ETC_CONFIG, "helm.txt": HELM_DEFAULTS}, tmp_path)
     assert fired(facts, "RT002") == []
+
+
+CRICTL_SNAP = """\
+root@192-18-132-31:~# crictl --runtime-endpoint unix:///var/lib/k8s-containerd/k8s-containerd/run/containerd/containerd.sock info
+{
+  "status": {"conditions": [{"type": "RuntimeReady", "status": true, "reason": "", "message": ""}]},
+  "config": {
+    "containerd": {
+      "snapshotter": "overlayfs",
+      "defaultRuntimeName": "runc",
+      "runtimes": {
+        "runc": {"runtimeType": "io.containerd.runc.v2", "options": {"SystemdCgroup": true}}
+      }
+    },
+    "enableCDI": false,
+    "containerdEndpoint": "/var/lib/k8s-containerd/k8s-containerd/run/containerd/containerd.sock"
+  },
+  "lastCNILoadStatus": "OK"
+}
+"""
+
+
+def test_crictl_info_of_kubelets_socket_is_the_live_answer(tmp_path):
+    facts = facts_from({"ps.txt": PS_TWO, "crictl.txt": CRICTL_SNAP, "etc.txt": ETC_CONFIG, "helm.txt": HELM_DEFAULTS}, tmp_path)
+    (f,) = fired(facts, "RT002")
+    cited = [e.cite() for e in f.evidence]
+    assert "crictl.txt:9" in cited and "etc.txt:22" in cited
+    assert "crictl info" in f.explanation

@@ -262,7 +262,8 @@ def nvidia_runtime_missing_from_kubelet_containerd(setup: RuntimeSetup, found: H
     have = ", ".join(sorted(main.runtimes)) if main and main.runtimes else "none"
     text = (
         f"kubelet talks to {used.label} (matched by {how}). "
-        + (f"That containerd reads {main.where}, whose runtimes are: {have}; no {handler!r}. " if main else "")
+        + (f"Its running CRI plugin (`crictl info`, {main.artifact}) lists the runtimes: {have}; no {handler!r}. " if main and main.live
+           else f"That containerd reads {main.where}, whose runtimes are: {have}; no {handler!r}. " if main else "")
     )
     unseen = [g for g in (main.imports if main else ()) if not any(c.path and fnmatch.fnmatch(c.path, g) for c in chain[1:])]
     if unseen:
