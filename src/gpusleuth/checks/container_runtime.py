@@ -88,7 +88,8 @@ def _describe_toolkit(setup: RuntimeSetup) -> str:
     tk = setup.toolkit
     if tk is None:
         return "the toolkit's settings were not in the artifacts"
-    return "; ".join(s.cite() for s in (tk.config, tk.socket))
+    said = "; ".join(s.cite() for s in (tk.config, tk.socket, tk.drop_in, tk.config_source) if s)
+    return said + (" (no Helm values, ClusterPolicy or toolkit env were in the artifacts: these are its defaults)" if tk.assumed else "")
 
 
 def target_fixes(setup: RuntimeSetup, handler: str) -> tuple[Fix, ...]:
@@ -346,7 +347,7 @@ def toolkit_targets_other_containerd(setup: RuntimeSetup, found: HandlerErrors |
         fixes=target_fixes(setup, handler),
         node=setup.node,
         component="nvidia-container-toolkit",
-        confidence=0.75,
+        confidence=0.5 if tk.assumed else 0.75,
         facts={"kubelet_socket": used.socket, "toolkit_config": tk.config.value, "toolkit_socket": tk.socket.value},
     )
 

@@ -117,7 +117,7 @@ def toolkit_daemonset_failing(
         fixes: tuple[Fix, ...] = ()
         if found and found[0]["cause"] in ("socket", "config") and setup and setup.kubelet_instance:
             fixes = target_fixes(setup, handler)
-        elif found and found[0]["id"] == "config-dump-failed":
+        elif found and found[0]["id"] == "config-dump-failed" and not (target and target.config_source and "file" in (target.config_source.value or "")):
             fixes = (Fix(FixKind.WORKAROUND, "Make the toolkit read the config file instead of running `containerd config dump` on the host.",
                          snippet="toolkit:\n  env:\n  - name: RUNTIME_CONFIG_SOURCE\n    value: file\n", snippet_language="yaml"),)
         fixes += (Fix(FixKind.IMMEDIATE, "Read the crashed toolkit container's log to its last lines.", (logs_cmd,)),)

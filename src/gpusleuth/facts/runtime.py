@@ -361,18 +361,24 @@ def _toolkit_daemonset_env(objects: list[K8sObject]) -> tuple[dict[str, tuple[st
     return out, ds
 
 
-def _target(config: Configuration | None, objects: list[K8sObject], toolkit_seen: bool) -> ToolkitTarget | None:
+def _target(config: Configuration | None, objects: list[K8sObject], toolkit_pods: list) -> ToolkitTarget | None:
     tk = toolkit_knowledge()
     ds_env, ds = _toolkit_daemonset_env(objects)
-    if config is None and ds is None and not toolkit_seen:
+    if config is None and ds is None and not toolkit_pods:
         return None
+    origin = f"DaemonSet {ds.name}" if ds else None
+    pod = next((p for p in toolkit_pods if p.env and p.evidence), None)
+    if ds is None and pod is not None:  # a describe of the toolkit pod shows its env (paths in-container)
+        origin = f"pod {pod.name}"
+        ds_env = {k: (v, Evidence(pod.evidence.artifact, pod.evidence.line, f"{k}={v} (env of pod {pod.name})"))
+                  for k, v in pod.env.items() if isinstance(v, str)}
 
     def pick(names: list[str] | str, default: str | None) -> TargetSetting | None:
         names = [names] if isinstance(names, str) else names
         for name in names:
             if name in ds_env and not ds_env[name][0].startswith(("/runtime/",)):
                 value, ev = ds_env[name]
-                return TargetSetting(name, value, f"DaemonSet {ds.name}", ev)
+                return TargetSetting(name, value, origin, ev)
         unset: Setting | None = None
         for name in names:
             s = config.env("toolkit", name) if config else None
@@ -385,7 +391,7 @@ def _target(config: Configuration | None, objects: list[K8sObject], toolkit_seen
             return TargetSetting(names[0], default, unset.source, unset.evidence, default=True)
         return TargetSetting(names[0], default, "toolkit default (no Helm values, ClusterPolicy or DaemonSet env seen)", None, default=True)
 
-    assumed = config is None and ds is None
+    assumed = config is None and not ds_env
     return ToolkitTarget(
         config=pick(tk["config_env"], tk["default_config"]),
         socket=pick(tk["socket_env"], tk["default_socket"]),
@@ -472,7 +478,7 @@ def build_runtime_setup(facts: Facts) -> RuntimeSetup:
         if len(k8s_own) == 1:
             setup.kubelet_instance, setup.kubelet_instance_how = k8s_own[0], f"distribution ({k8s_own[0].distribution.name} runs its own containerd for Kubernetes)"
 
-    setup.toolkit = _target(configuration, objects, bool(toolkit_pods))
+    setup.toolkit = _target(configuration, objects, toolkit_pods)
     if setup.toolkit:
         sock = setup.toolkit.socket.value
         cfg = setup.toolkit.config.value
