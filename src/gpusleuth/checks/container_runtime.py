@@ -25,7 +25,7 @@ from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.runtime import ContainerdConfig
 
 VALUES_FILE = "gpusleuth-toolkit-values.yaml"
-_STUCK = ("ContainerCreating", "ContainerStatusUnknown", "Pending")
+_STUCK = ("ContainerCreating", "ContainerStatusUnknown")  # what a pod shows while its sandbox cannot be created
 
 
 def main_handler(setup: RuntimeSetup | None, errors: list[HandlerError]) -> str:
@@ -78,9 +78,9 @@ def _toolkit_evidence(setup: RuntimeSetup) -> list[Evidence]:
         return []
     seen, out = set(), []
     for s in (tk.config, tk.socket, tk.runtime_class):
-        if s.evidence and (s.evidence.artifact, s.evidence.line) not in seen:
-            seen.add((s.evidence.artifact, s.evidence.line))
-            out.append(Evidence(s.evidence.artifact, s.evidence.line, s.evidence.text))
+        if s.evidence and s.evidence.cite() not in seen:
+            seen.add(s.evidence.cite())
+            out.append(s.evidence)
     return out
 
 
@@ -111,7 +111,8 @@ def target_fixes(setup: RuntimeSetup, handler: str) -> tuple[Fix, ...]:
     fixes = []
     if rel and rel.name and rel.namespace:
         version = f" --version {rel.chart_version}" if rel.chart_version else ""
-        pin = "" if version else (f" Add --version with the chart version `helm list -n {rel.namespace}` shows, so the upgrade does not also move the chart to its latest release.")
+        pin = "" if version else (f" Add --version with the chart version `helm list -n {rel.namespace}` shows, so the upgrade "
+                                  "does not also move the chart to its latest release.")
         fixes.append(Fix(
             FixKind.PERMANENT,
             f"Point the toolkit at the containerd kubelet uses{where}: save this as {VALUES_FILE} and upgrade release "
@@ -136,14 +137,13 @@ def target_fixes(setup: RuntimeSetup, handler: str) -> tuple[Fix, ...]:
         "and the next `helm upgrade` writes the Helm values back over it).",
         (f"kubectl patch clusterpolicies.nvidia.com/{policy} --type merge -p '{json.dumps(patch, separators=(',', ':'))}'",),
     ))
-    verify = [f"sudo grep -n -A3 'runtimes.{handler}' {config}"]
-    if socket:
-        verify.append(f"sudo crictl --runtime-endpoint unix://{socket} info | grep -A4 '\"{handler}\"'")
+    verify = (f"sudo grep -n -A3 'runtimes.{handler}' {config}",
+              f"sudo crictl --runtime-endpoint unix://{socket} info | grep -A4 '\"{handler}\"'")
     fixes.append(Fix(
         FixKind.IMMEDIATE,
         "After the toolkit pod has restarted, check that kubelet's containerd now offers the runtime; pods stuck in "
         "ContainerCreating retry sandbox creation on their own.",
-        tuple(verify),
+        verify,
     ))
     return tuple(fixes)
 
@@ -154,7 +154,7 @@ def _stuck_pods(cluster: Cluster | None, errors: list[HandlerError], node: str |
     names = {e.pod for e in errors if e.pod}
     out = []
     for pod in cluster.pods:
-        if pod.evidence and (pod.name in names or (pod.status in _STUCK[:2] and (node is None or pod.node in (None, node)))):
+        if pod.evidence and (pod.name in names or (pod.status in _STUCK and (node is None or pod.node in (None, node)))):
             out.append(pod.evidence)
     return out[:4]
 
