@@ -67,3 +67,16 @@ def test_crictl_info_of_kubelets_socket_is_the_live_answer(tmp_path):
     cited = [e.cite() for e in f.evidence]
     assert "crictl.txt:9" in cited and "etc.txt:22" in cited
     assert "crictl info" in f.explanation
+
+
+def test_a_drop_in_nobody_imports_gets_an_imports_fix(tmp_path):
+    ps = "root@n:~# ps -ef | grep [c]ontainerd\nroot  1187  1  0 Sep26 ?  00:03:41 /usr/bin/containerd\n"
+    main = SNAP_CONFIG.replace("/var/lib/k8s-containerd/k8s-containerd/etc/containerd/config.toml", "/etc/containerd/config.toml").replace(
+        'imports = ["/var/lib/k8s-containerd/k8s-containerd/etc/containerd/conf.d/*.toml"]\n', "")
+    drop = SNAP_DROP_IN.replace("/var/lib/k8s-containerd/k8s-containerd/etc/containerd/conf.d/", "/etc/containerd/conf.d/")
+    helm = HELM_DEFAULTS
+    (f,) = fired(facts_from({"ps.txt": ps, "main.txt": main, "dropin.txt": drop, "helm.txt": helm}, tmp_path), "RT002")
+    assert "does not read (its config has no `imports` line that matches it)" in f.explanation
+    assert "it is configured in /etc/containerd/conf.d/99-nvidia.toml" in f.title
+    (fix,) = f.fixes
+    assert fix.snippet == 'imports = ["/etc/containerd/conf.d/*.toml"]\n' and fix.commands == ("sudo systemctl restart containerd.service",)

@@ -269,12 +269,12 @@ def nvidia_runtime_missing_from_kubelet_containerd(setup: RuntimeSetup, found: H
     unseen = [g for g in (main.imports if main else ()) if not any(c.path and fnmatch.fnmatch(c.path, g) for c in chain[1:])]
     if unseen:
         text += f"It also imports {', '.join(unseen)}; no file from there was in the artifacts. "
-    if others:
-        text += (
-            f"The {handler!r} runtime is configured in {', '.join(o.where for o in others)}, which "
-            + ("belongs to another containerd instance" if len(setup.instances) > 1 else "kubelet's containerd does not read")
-            + ". "
-        )
+    owned = {id(o): _owner(setup, o) for o in others}
+    for o in others:
+        owner = owned[id(o)]
+        text += (f"The {handler!r} runtime is configured in {o.where}, which belongs to another containerd ({owner.label}). " if owner
+                 else f"The {handler!r} runtime is configured in {o.where}, which kubelet's containerd does not read"
+                 + (" (its config has no `imports` line that matches it)" if main and not main.live else "") + ". ")
     if setup.toolkit:
         text += f"The NVIDIA Container Toolkit was told: {_describe_toolkit(setup)}"
         text += (", i.e. the other instance; so it configured and reloaded the wrong containerd." if toolkit_misdirected(setup) else ".")
@@ -283,6 +283,7 @@ def nvidia_runtime_missing_from_kubelet_containerd(setup: RuntimeSetup, found: H
     if errors:
         text += f" Result: `no runtime for \"{handler}\" is configured` ({len(errors)} error line(s))."
     confidence = 0.95 if errors else 0.7 if unseen else 0.85
+    orphans = [o for o in others if owned[id(o)] is None and o.path] if main and not main.live else []
     elsewhere = (f"the toolkit configured {setup.toolkit.config.value} of another containerd instead" if toolkit_misdirected(setup)
                  else f"it is configured in {others[0].where}" if others else "pods fail with it")
     yield Hit(
@@ -291,7 +292,7 @@ def nvidia_runtime_missing_from_kubelet_containerd(setup: RuntimeSetup, found: H
         severity=Severity.CRITICAL,
         role=Role.ROOT_CAUSE,
         evidence=tuple(evidence),
-        fixes=target_fixes(setup, handler),
+        fixes=target_fixes(setup, handler) if toolkit_misdirected(setup) or not orphans else _import_fixes(main, orphans, used),
         node=setup.node,
         component="containerd",
         confidence=confidence,
@@ -304,6 +305,27 @@ def nvidia_runtime_missing_from_kubelet_containerd(setup: RuntimeSetup, found: H
             "toolkit_socket": setup.toolkit.socket.value if setup.toolkit else None,
             "unseen_imports": unseen,
         },
+    )
+
+
+def _owner(setup: RuntimeSetup, cfg: ContainerdConfig) -> Instance | None:
+    """The running containerd (other than kubelet's) that reads `cfg`, directly or as an import."""
+    for inst in setup.instances:
+        if inst is not setup.kubelet_instance and inst.config is not None and (inst.config is cfg or cfg in setup.imported_by(inst.config)):
+            return inst
+    return None
+
+
+def _import_fixes(main: ContainerdConfig, orphans: list[ContainerdConfig], used: Instance) -> tuple[Fix, ...]:
+    """The runtime sits in a drop-in kubelet's containerd never imports: import its directory."""
+    dirs = sorted({o.path.rsplit("/", 1)[0] + "/*.toml" for o in orphans})
+    unit = used.unit or "containerd"
+    return (
+        Fix(FixKind.PERMANENT,
+            f"Make {main.where} import the drop-in directory (a top-level key: put it above the first [table]), then restart "
+            f"containerd; running containers keep running.",
+            (f"sudo systemctl restart {unit}",),
+            "imports = [" + ", ".join(f'"{d}"' for d in sorted(set(main.imports) | set(dirs))) + "]\n", "toml"),
     )
 
 
