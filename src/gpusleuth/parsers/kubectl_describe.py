@@ -157,6 +157,12 @@ def _top_key(line: str) -> tuple[str, str] | None:
     return None
 
 
+def _value(by_key: dict[str | None, _Section], key: str) -> str | None:
+    """A top-level field's value on its own line (None when absent or empty)."""
+    sec = by_key.get(key)
+    return sec.value or None if sec else None
+
+
 def _values(doc: Document, sec: _Section) -> list[tuple[int, str]]:
     """A multi-line value (Labels, Taints, Tolerations, Node-Selectors): the key line's value, then one per line."""
     out = []
@@ -346,13 +352,13 @@ class _Describe:
         kind = "pod" if pod_error else _object_kind(keys)
         if name is None and self.target and kind in (self.target[0], "other"):
             kind, name = self.target
-        namespace = (by_key["Namespace"].value if "Namespace" in by_key else None) or self.namespace
+        namespace = _value(by_key, "Namespace") or self.namespace
         if kind == "pod":
             self._pod(name, namespace, by_key, pre if pre_containers else [], start)
         elif kind == "node":
-            self._node(name, by_key, start)
+            self._node(name, by_key)
         elif kind == "daemonset":
-            self._daemonset(name, namespace, by_key, start)
+            self._daemonset(name, namespace, by_key)
         elif "Events" in by_key:
             self._events(by_key["Events"].body, name, namespace, None)
         if "Events" not in by_key and not pre_containers:  # a fragment that begins at the events table header
@@ -363,23 +369,22 @@ class _Describe:
         inits = _containers(doc, by_key["Init Containers"].body, True) if "Init Containers" in by_key else []
         apps = _containers(doc, by_key["Containers"].body, False) if "Containers" in by_key else []
         if pre:  # a fragment that began inside a containers block: init containers when `Containers:` follows
-            (inits if "Containers" in by_key and "Init Containers" not in by_key else apps)[:0] = _containers(doc, pre, "Containers" in by_key)
-        node_value = by_key["Node"].value if "Node" in by_key else ""
+            head = _containers(doc, pre, init="Containers" in by_key)
+            inits, apps = (head + inits, apps) if "Containers" in by_key else (inits, head + apps)
+        node_value = _value(by_key, "Node")
         node = node_value.split("/", 1)[0] if node_value and node_value != "<none>" else None
-        phase_value = by_key["Status"].value if "Status" in by_key else ""
+        phase_value = _value(by_key, "Status") or ""
         deleting = phase_value.startswith("Terminating")
         phase = None if deleting else (phase_value or None)
-        reason = by_key["Reason"].value if "Reason" in by_key else None
         ready_condition = None
         if "Conditions" in by_key:
             for i in by_key["Conditions"].body:
                 parts = doc.lines[i].split()
                 if len(parts) == 2 and parts[0] == "Ready":
                     ready_condition = parts[1] == "True"
-        status, restarts = kubectl_status(
-            phase, reason, [c.status(doc) for c in inits], [c.status(doc) for c in apps], ready_condition, deleting
-        )
-        containers = tuple(c.status(doc) for c in inits + apps)
+        init_statuses, app_statuses = [c.status(doc) for c in inits], [c.status(doc) for c in apps]
+        status, restarts = kubectl_status(phase, _value(by_key, "Reason"), init_statuses, app_statuses, ready_condition, deleting)
+        containers = tuple(init_statuses + app_statuses)
         totals = resource_totals((c.init, c.requests, c.limits) for c in inits + apps)
         env: dict = {}
         for c in inits + apps:
@@ -388,7 +393,6 @@ class _Describe:
         labels = _labels(doc, by_key["Labels"])[0] if "Labels" in by_key else {}
         selector = _labels(doc, by_key["Node-Selectors"])[0] if "Node-Selectors" in by_key else {}
         tolerations = tuple(t for _, text in _values(doc, by_key["Tolerations"]) if (t := _toleration(text))) if "Tolerations" in by_key else ()
-        owner = by_key["Controlled By"].value if "Controlled By" in by_key else None
         first = by_key["Name"].line if "Name" in by_key else (pre[0] if pre else start)
         whole = "Name" in by_key  # a fragment's STATUS/READY would be computed from part of the pod
         if not containers and not whole:
@@ -406,10 +410,10 @@ class _Describe:
                 restarts=restarts if whole else None,
                 containers=containers,
                 labels=labels,
-                owner=owner or None,
+                owner=_value(by_key, "Controlled By"),
                 gpu_request=totals.get(GPU_RESOURCE, 0) if (inits or apps) and whole else None,
                 resource_requests=totals if whole else {},
-                runtime_class=by_key["Runtime Class Name"].value if "Runtime Class Name" in by_key else None,
+                runtime_class=_value(by_key, "Runtime Class Name"),
                 node_selector=selector,
                 tolerations=tolerations,
                 env=env,
@@ -420,7 +424,7 @@ class _Describe:
         if "Events" in by_key:
             self._events(by_key["Events"].body, f"pod/{name}" if name else None, namespace, node)
 
-    def _node(self, name, by_key: dict, start: int) -> None:
+    def _node(self, name, by_key: dict) -> None:
         doc = self.doc
         evidence: dict[str, Evidence] = {}
         if "Name" in by_key:
@@ -485,13 +489,13 @@ class _Describe:
         if "Events" in by_key:
             self._events(by_key["Events"].body, f"node/{name}" if name else None, None, name)
 
-    def _daemonset(self, name, namespace, by_key: dict, start: int) -> None:
+    def _daemonset(self, name, namespace, by_key: dict) -> None:
         doc = self.doc
 
         def num(key: str) -> int | None:
-            return to_int(by_key[key].value) if key in by_key else None
+            return to_int(_value(by_key, key))
 
-        selector = by_key["Node-Selector"].value if "Node-Selector" in by_key else None
+        selector = _value(by_key, "Node-Selector")
         if name:
             self.out.append(
                 DaemonSet(
