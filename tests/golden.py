@@ -16,10 +16,6 @@ def example_dir(name: str) -> Path:
     return examples_root() / name
 
 
-def available(name: str) -> bool:
-    return (example_dir(name) / "example.toml").is_file()
-
-
 def report(spec: str) -> dict:
     import json
 

