@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runtime_samples import CONFIGS_TWO, ETC_CONFIG, HELM_DEFAULTS, HELM_FIXED, PS_TWO, SNAP_CONFIG, SNAP_DROP_IN, facts_from, fired
+from runtime_samples import CONFIGS_TWO, ETC_CONFIG, HELM_DEFAULTS, HELM_FIXED, PS_TWO, SEED003, SNAP_CONFIG, SNAP_DROP_IN, facts_from, fired
 
 
 def test_fires_on_the_seed003_node(tmp_path):
@@ -80,3 +80,12 @@ def test_a_drop_in_nobody_imports_gets_an_imports_fix(tmp_path):
     assert "it is configured in /etc/containerd/conf.d/99-nvidia.toml" in f.title
     (fix,) = f.fixes
     assert fix.snippet == 'imports = ["/etc/containerd/conf.d/*.toml"]\n' and fix.commands == ("sudo systemctl restart containerd.service",)
+
+
+def test_without_a_process_listing_the_distributions_containerd_is_assumed(tmp_path):
+    describe = (SEED003 / "describe-gpu-textgen.txt").read_text()
+    facts = facts_from({"configs.txt": CONFIGS_TWO, "helm.txt": HELM_DEFAULTS, "describe.txt": describe}, tmp_path)
+    (f,) = fired(facts, "RT002")
+    assert f.confidence < 0.9 and "distribution (Canonical Kubernetes (k8s snap)" in f.explanation
+    assert "assumed from /var/lib/k8s-containerd/k8s-containerd/etc/containerd/config.toml" in f.explanation
+    assert "value: /var/lib/k8s-containerd/k8s-containerd/run/containerd/containerd.sock" in f.fixes[0].snippet

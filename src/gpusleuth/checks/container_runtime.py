@@ -282,7 +282,7 @@ def nvidia_runtime_missing_from_kubelet_containerd(setup: RuntimeSetup, found: H
         text += f" Containerd instances running: {'; '.join(i.label for i in setup.instances)}."
     if errors:
         text += f" Result: `no runtime for \"{handler}\" is configured` ({len(errors)} error line(s))."
-    confidence = 0.95 if errors else 0.7 if unseen else 0.85
+    confidence = (0.95 if errors else 0.7 if unseen else 0.85) * (1.0 if how.startswith("kubelet endpoint") else 0.85)
     orphans = [o for o in others if owned[id(o)] is None and o.path] if main and not main.live else []
     elsewhere = (f"the toolkit configured {setup.toolkit.config.value} of another containerd instead" if toolkit_misdirected(setup)
                  else f"it is configured in {others[0].where}" if others else "pods fail with it")

@@ -110,6 +110,7 @@ class Instance:
     distribution: Distribution | None = None
     config: ContainerdConfig | None = None  # the file it reads, when that file was given
     socket_from_config: bool = False  # the socket was read from the config's [grpc] address
+    inferred: bool = False  # no process listing: assumed from a config file at a distribution's path
 
     @property
     def unit(self) -> str | None:
@@ -125,6 +126,8 @@ class Instance:
         parts = [f"{self.unit} ({self.binary})" if self.unit and self.binary else self.unit or self.binary or "containerd"]
         if self.socket:
             parts.append(f"socket {self.socket}")
+        if self.inferred:
+            parts.append(f"assumed from {self.config_path} (no process listing)")
         return ", ".join(parts)
 
     def absorb(self, other: ContainerdInstance) -> None:
@@ -297,7 +300,7 @@ def _distribution(inst: Instance) -> Distribution | None:
             return d
         if inst.config_path and any(inst.config_path.startswith(p) for p in d.process_paths if p.endswith("/")):
             return d
-    for d in sorted(dists, key=lambda d: d.id == "standard"):
+    for d in sorted(dists, key=lambda d: d.id != "standard"):  # the standard paths are the standard's first
         if any(layout.match(inst.config_path, inst.socket) is not None for layout in d.layouts):
             return d
     return None
@@ -323,6 +326,26 @@ def _merge_instances(found: list[ContainerdInstance]) -> list[Instance]:
         home.absorb(inst)
         home.distribution = home.distribution or _distribution(home)
     return merged
+
+
+def _instances_from_configs(configs: list[ContainerdConfig]) -> list[Instance]:
+    """Without any process listing, each config file at a distribution's main config path stands for the
+    containerd that reads it (socket from its [grpc] address or the layout)."""
+    out: list[Instance] = []
+    for cfg in configs:
+        if cfg.live or cfg.dump or not cfg.path:
+            continue
+        path = cfg.path[: -len(".tmpl")] if cfg.template and cfg.path.endswith(".tmpl") else cfg.path
+        for dist in sorted(distributions(), key=lambda d: d.id != "standard"):
+            layout, values = next(((lay, v) for lay in dist.layouts if (v := lay.match(path, None)) is not None), (None, None))
+            if layout is None:
+                continue
+            socket = cfg.grpc_address or layout.fill(layout.socket, values)
+            if socket and not any(i.socket == socket for i in out):
+                out.append(Instance(config_path=path, socket=socket, evidence=[cfg.evidence] if cfg.evidence else [],
+                                    distribution=dist, inferred=True))
+            break
+    return out
 
 
 def _attach_configs(instances: list[Instance], configs: list[ContainerdConfig]) -> None:
@@ -458,7 +481,7 @@ def build_runtime_setup(facts: Facts) -> RuntimeSetup:
         if cfg.path is None and not cfg.live:
             facts.gaps.append(Gap("containerd config", "which host file this config is was not shown (no `cat /path` "
                                   "prompt or `# /path` comment): it cannot be matched to a running containerd", where))
-    setup.instances = _merge_instances(found)
+    setup.instances = _merge_instances(found) if found else _instances_from_configs(configs)
     _attach_configs(setup.instances, configs)
     setup.kubelet = kubelets[0] if kubelets else _kubelet_from_objects(objects)
     if setup.kubelet:
@@ -472,7 +495,9 @@ def build_runtime_setup(facts: Facts) -> RuntimeSetup:
             _attach_configs([inst], configs)
             setup.kubelet_instance, setup.kubelet_instance_how = inst, "kubelet endpoint (no process seen for it)"
     elif len(setup.instances) == 1:
-        setup.kubelet_instance, setup.kubelet_instance_how = setup.instances[0], "only containerd running"
+        only = setup.instances[0]
+        how = "only containerd config given, no process listing" if only.inferred else "only containerd running"
+        setup.kubelet_instance, setup.kubelet_instance_how = only, how
     else:
         k8s_own = [i for i in setup.instances if i.distribution and i.distribution.id != "standard"]
         if len(k8s_own) == 1:
