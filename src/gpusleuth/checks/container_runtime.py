@@ -195,6 +195,8 @@ def runtime_handler_not_configured(
         )
         if known:
             text += f" CRI-O lists the handlers it has: {known}."
+        for note in dict.fromkeys(e.note for e in errs if e.note):
+            text += f" {note}"
         if cause:
             text += f" {cause} says why: the containerd kubelet uses was never given the {handler!r} runtime."
         fixes = () if cause else (Fix(

@@ -244,6 +244,7 @@ class HandlerError:
     namespace: str | None
     node: str | None
     known: str | None = None  # CRI-O lists the handlers it has
+    note: str | None = None  # knowledge about this engine's message
 
 
 @dataclass
@@ -279,14 +280,15 @@ def build_handler_errors(facts: Facts) -> HandlerErrors:
                 node = event.node or (event.source.split(",", 1)[1].strip() if event.source and "," in event.source else None)
                 if node is None and pod and cluster.pod(pod):
                     node = cluster.pod(pod).node
-                out.append(HandlerError(m.group("handler"), row["engine"], event.evidence, pod, event.namespace, node, m.groupdict().get("known")))
+                out.append(HandlerError(m.group("handler"), row["engine"], event.evidence, pod, event.namespace, node,
+                                        m.groupdict().get("known"), row.get("note")))
                 break
     for row, rx in patterns if logs else ():
         for log, line in logs.grep(row["needle"]):
             m = rx.search(line.message)
             if m:
                 out.append(HandlerError(m.group("handler"), row["engine"], line.evidence(), line.pod or log.pod, log.namespace,
-                                        log.node, m.groupdict().get("known")))
+                                        log.node, m.groupdict().get("known"), row.get("note")))
     return HandlerErrors(out)
 
 
