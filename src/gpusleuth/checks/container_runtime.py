@@ -560,7 +560,7 @@ def containerd_dropin_replaces_cri_section(setup: RuntimeSetup) -> Iterable[Hit]
     Why it matters: containerd before 2.0 merges imports plugin by plugin: the drop-in's CRI section wins as a
     whole, so adding the nvidia runtime silently drops SystemdCgroup (pods crash with cgroup errors) or the
     pause image and registry mirrors.
-    How to fix: Copy the lost settings into the drop-in (toolkit 1.18+ does this itself), or put the nvidia
+    How to fix: Copy the lost settings into the drop-in (newer toolkits copy them, nvidia-container-toolkit#1311), or put the nvidia
     runtime into the main file, or move to containerd 2.x.
     References: https://github.com/containerd/containerd/issues/5837; https://github.com/containerd/containerd/pull/9982; https://github.com/NVIDIA/nvidia-container-toolkit/pull/1311; measured on containerd 1.6 (company note)
     """
