@@ -28,6 +28,7 @@ def test_first_root_cause_is_kubelets_containerd_without_the_runtime(rep):
     assert any("runtimes.nvidia" in t for t in texts)  # the config that has it
     assert any(re.search(r"runtimes\.(?!nvidia)", t) or "imports" in t for t in texts)  # kubelet's config without it
     assert any("toolkit" in t or "CONTAINERD_" in t for t in texts)  # what the toolkit was told
+    assert any("--container-runtime-endpoint" in t for t in texts)  # which containerd kubelet talks to
     assert len({e["artifact"] for e in root["evidence"]}) >= 2
 
 
@@ -40,6 +41,14 @@ def test_the_fix_points_the_toolkit_at_kubelets_containerd(rep):
     assert env["CONTAINERD_RUNTIME_CLASS"] == "nvidia"
     assert any(re.match(r"helm upgrade gpu-operator(-\d+)? nvidia/gpu-operator -n \S+ ", c) for c in fix["commands"]) or \
         fix["commands"] == ["helm list -A --filter gpu-operator"]
+
+
+def test_the_malformed_config_of_the_other_containerd_is_reported_too(rep):
+    bad = next(f for f in rep["findings"] if f["code"] == "RT008")
+    assert bad["facts"]["config"] == "/etc/containerd/config.toml" and bad["severity"] == "warning"
+    assert "is running" in bad["explanation"]
+    toolkit = next(f for f in rep["findings"] if f["code"] == "TK001")
+    assert "not valid TOML" in toolkit["explanation"] and any("duplicated tables" in e["text"] for e in toolkit["evidence"])
 
 
 def test_symptoms_are_linked_to_it(rep):
@@ -59,5 +68,6 @@ def test_renamed_and_quoted_copies_give_the_same_diagnosis(tmp_path):
     from gpusleuth.sources.loose import read_directory
 
     for quote in (False, True):
+        (tmp_path / str(quote)).mkdir()
         copy = disguised(NAME, tmp_path / str(quote), quote=quote)
         assert diagnose(read_directory(copy)).root_causes[0].code == "RT002"

@@ -621,15 +621,19 @@ def containerd_config_unreadable(setup: RuntimeSetup) -> Iterable[Hit]:
         if not bad or cfg.template:
             continue
         mine = used is cfg or (used is None and len(setup.instances) <= 1)
+        runner = next((i for i in setup.instances if i.config is cfg and not i.inferred), None)
         yield Hit(
             title=f"{cfg.where} is not a config containerd can load: {bad[0].message.split(':', 1)[0]}",
             explanation=" ".join(p.message + "." for p in bad[:4]) + (
                 " This is the config of the containerd kubelet uses." if used is cfg else ""
+            ) + (
+                f" {runner.label} is running, so it loaded the file before this edit: its next restart will fail." if runner else ""
             ) + " (If the file on the node is fine, the paste was cut.)",
             severity=Severity.ERROR if mine else Severity.WARNING,
             role=Role.ROOT_CAUSE,
-            evidence=tuple(p.evidence for p in bad[:4] if p.evidence),
-            fixes=(Fix(FixKind.IMMEDIATE, "Fix the lines named, then verify the merged config loads.", ("sudo containerd config dump >/dev/null && echo OK",)),),
+            evidence=tuple(e for p in bad[:4] for e in (*p.also, p.evidence) if e),
+            fixes=(Fix(FixKind.IMMEDIATE, "Fix the lines named, then verify the merged config loads.",
+                       (f"sudo containerd{f' --config {cfg.path}' if cfg.path else ''} config dump >/dev/null && echo OK",)),),
             node=setup.node,
             component="containerd",
             confidence=0.7,
@@ -660,7 +664,7 @@ def containerd_config_keys_misread(setup: RuntimeSetup) -> Iterable[Hit]:
                 explanation=" ".join(p.message + "." for p in misread[:4]),
                 severity=Severity.WARNING,
                 role=Role.ROOT_CAUSE,
-                evidence=tuple(p.evidence for p in misread[:4] if p.evidence),
+                evidence=tuple(e for p in misread[:4] for e in (p.evidence, *p.also) if e),
                 fixes=(Fix(FixKind.PERMANENT, "Keep the canonical spelling once, then check what containerd loaded.",
                            ("sudo containerd config dump | grep -n -i -E 'SystemdCgroup|BinaryName'",)),),
                 node=setup.node,

@@ -43,8 +43,8 @@ def _failing(pod: Pod) -> str | None:
     return None
 
 
-def _decisive(logs: Logs | None, pod: str) -> tuple[dict, Evidence, str] | None:
-    """The most specific known failure line in the toolkit pod's logs: (row, evidence, matched path)."""
+def _decisive(logs: Logs | None, pod: str) -> tuple[dict, Evidence, str, str] | None:
+    """The most specific known failure line in the toolkit pod's logs: (row, evidence, matched path, meaning)."""
     if logs is None:
         return None
     lines = [ln for log in logs.logs for ln in log.lines
@@ -53,7 +53,8 @@ def _decisive(logs: Logs | None, pod: str) -> tuple[dict, Evidence, str] | None:
         for ln in lines:
             m = rx.search(ln.message)
             if m:
-                return row, ln.evidence(), m.groupdict().get("path") or ""
+                groups = {k: v or "" for k, v in m.groupdict().items()}
+                return row, ln.evidence(), groups.get("path", ""), row["meaning"].format(**groups)
     return None
 
 
@@ -93,8 +94,8 @@ def toolkit_daemonset_failing(
         logs_cmd = f"kubectl logs -n {ns} {pod.name} -c {TOOLKIT_CONTAINER} --previous"
         text = f"Toolkit pod {ns}/{pod.name} is {state}."
         if found:
-            row, _, path = found
-            text += f" Its log says: {row['meaning']}."
+            row, _, path, meaning = found
+            text += f" Its log says: {meaning}."
             if path.startswith(tk["container_socket_dir"]) and target:
                 text += f" ({path} is the toolkit's mount of the host socket {target.socket.value}.)"
         else:

@@ -109,6 +109,13 @@ def _ev(doc: Document, index: int | None, text: str | None = None) -> Evidence:
     return doc.evidence(index if index is not None and 0 <= index < len(doc.lines) else 0, text)
 
 
+def _in_file(doc: Document, *indexes: int) -> str:
+    """The same lines as the file on the node numbers them, when a prompt line above shifts the paste."""
+    if doc.first_line == 1 or not doc.path_hint:
+        return ""
+    return f"; {' and '.join(str(i + 1) for i in indexes)} of {doc.path_hint}"
+
+
 def _get(d, *path):
     for part in path:
         if not isinstance(d, dict):
@@ -193,6 +200,7 @@ def _case_collisions(doc: Document, sc: tomlscan.Scan, problems: list[ConfigProb
                 f"{tomlscan.dotted(path[:-1])}: {first} (line {doc.lineno(first_idx)}) and {path[-1]} (line {doc.lineno(idx)}) "
                 f"differ only by case; containerd reads them as one key",
                 _ev(doc, idx),
+                (_ev(doc, first_idx),),
             ))
         else:
             seen.setdefault(folded, (path[-1], idx))
@@ -228,12 +236,13 @@ def parse_config(doc: Document) -> ContainerdConfig:
             continue  # the keys of a table defined twice: the table is the problem
         problems.append(ConfigProblem(
             "duplicate",
-            f"{tomlscan.dotted(path)} is defined twice (lines {doc.lineno(first)} and {doc.lineno(again)}): "
+            f"{tomlscan.dotted(path)} is defined twice (lines {doc.lineno(first)} and {doc.lineno(again)}{_in_file(doc, first, again)}): "
             "containerd refuses to start with a duplicate key or table",
             _ev(doc, again),
+            (_ev(doc, first),),
         ))
     if syntax and syntax[0] not in dup_lines:
-        where = f" at line {doc.lineno(syntax[0])}" if syntax[0] is not None else ""
+        where = f" at line {doc.lineno(syntax[0])}{_in_file(doc, syntax[0])}" if syntax[0] is not None else ""
         problems.append(ConfigProblem("syntax", f"not valid TOML{where}: {syntax[1]}", _ev(doc, syntax[0])))
     _case_collisions(doc, sc, problems)
 
