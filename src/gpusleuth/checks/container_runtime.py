@@ -279,14 +279,15 @@ def nvidia_runtime_missing_from_kubelet_containerd(setup: RuntimeSetup, found: H
                  + (" (its config has no `imports` line that matches it)" if main and not main.live else "") + ". ")
     if setup.toolkit:
         text += f"The NVIDIA Container Toolkit was told: {_describe_toolkit(setup)}"
-        text += (", i.e. the other instance; so it configured and reloaded the wrong containerd." if toolkit_misdirected(setup) else ".")
+        text += (", i.e. the other instance: whatever it writes and reloads, kubelet's containerd never gets the runtime."
+                 if toolkit_misdirected(setup) else ".")
     if len(setup.instances) > 1:
         text += f" Containerd instances running: {'; '.join(i.label for i in setup.instances)}."
     if errors:
         text += f" Result: `no runtime for \"{handler}\" is configured` ({len(errors)} error line(s))."
     confidence = (0.95 if errors else 0.7 if unseen else 0.85) * (1.0 if how.startswith("kubelet endpoint") else 0.85)
     orphans = [o for o in others if owned[id(o)] is None and o.path] if main and not main.live else []
-    elsewhere = (f"the toolkit configured {setup.toolkit.config.value} of another containerd instead" if toolkit_misdirected(setup)
+    elsewhere = (f"the toolkit was pointed at {setup.toolkit.config.value} of another containerd" if toolkit_misdirected(setup)
                  else f"it is configured in {others[0].where}" if others else "pods fail with it")
     yield Hit(
         title=f"kubelet's containerd ({used.unit or used.socket}) has no {handler!r} runtime; {elsewhere}",
