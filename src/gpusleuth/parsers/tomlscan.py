@@ -200,13 +200,17 @@ def scan(lines: list[str] | tuple[str, ...]) -> Scan:
             i += 1
             continue
         start = i
-        if _balance(value_text) > 0 or value_text.startswith(('"""', "'''")) and value_text.count(value_text[:3]) < 2:
+        depth = _balance(value_text)
+        if depth > 0 or value_text.startswith(('"""', "'''")) and value_text.count(value_text[:3]) < 2:
             closer = value_text[:3] if value_text.startswith(('"""', "'''")) else None
-            while i + 1 < n:
+            parts = [value_text]
+            while i + 1 < n:  # depth is kept per line: a hostile unclosed `[` stays linear
                 i += 1
-                value_text += "\n" + lines[i]
-                if (closer and lines[i].count(closer)) or (not closer and _balance(value_text) <= 0):
+                parts.append(lines[i])
+                depth += 0 if closer else _balance(lines[i])
+                if (closer and lines[i].count(closer)) or (not closer and depth <= 0):
                     break
+            value_text = "\n".join(parts)
         value, ok = _value(value_text)
         if not ok:
             result.errors.append((start, f"unreadable value for {'.'.join(key)}"))
