@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from itertools import islice
 import tomllib
 from functools import cache
 from typing import Iterable
@@ -220,11 +221,12 @@ def parse_config(doc: Document) -> ContainerdConfig:
             + ("; it starts from k3s's base template, so the rendered file also holds k3s's defaults" if base else ""),
             _ev(doc, min(blanked + stubbed)),
         ))
-    sc = tomlscan.scan(lines)
     try:
         data = tomllib.loads("\n".join(lines))
         syntax = None
+        sc = tomlscan.scan(lines, read_values=False)
     except tomllib.TOMLDecodeError as exc:
+        sc = tomlscan.scan(lines)
         data = sc.data
         m = _TOML_ERROR_AT.search(str(exc))
         syntax = (int(m.group("line")) - 1 if m else None, _TOML_ERROR_AT.sub("", str(exc)).strip())
@@ -293,10 +295,7 @@ def parse_config(doc: Document) -> ContainerdConfig:
     cdi = section.get("enable_cdi")
     imports = data.get("imports") if isinstance(data.get("imports"), list) else []
     address = _get(data, "grpc", "address")
-    settings = {
-        ".".join(path): _ev(doc, sc.line(*base, *path))
-        for path, _ in list(_flatten(section))[:300]
-    }
+    settings = {".".join(path): _ev(doc, sc.line(*base, *path)) for path, _ in islice(_flatten(section), 300)}
     host, source = host_path_of(doc)
     dump = bool(doc.command and _DUMP.match(doc.command))
     if dump:

@@ -49,11 +49,12 @@ def _ev(doc: Document, index: int | None):
 
 @parser("crio.config", "CRI-O crio.conf and crio.conf.d drop-ins: runtimes, default runtime, hooks_dir", sniff=sniff_crio)
 def parse_crio(doc: Document) -> Iterable[CrioConfig]:
-    sc = tomlscan.scan(doc.lines)
     problems: list[ConfigProblem] = []
     try:
         data = tomllib.loads(doc.text)
+        sc = tomlscan.scan(doc.lines, read_values=False)
     except tomllib.TOMLDecodeError as exc:
+        sc = tomlscan.scan(doc.lines)
         data = sc.data
         m = _TOML_ERROR_AT.search(str(exc))
         idx = int(m.group("line")) - 1 if m else None
