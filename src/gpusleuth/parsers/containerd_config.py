@@ -43,6 +43,7 @@ _COMMENT_PATH = re.compile(r"^\s*#+\s*(?P<path>/[\w./-]+\.\w+)\s*$")
 _NAME_PATH = re.compile(r"(?P<path>/(?:etc|var|run|opt|snap|host)/[\w./-]+\.\w+)$")
 _TOML_ERROR_AT = re.compile(r"\(at line (?P<line>\d+), column (?P<col>\d+)\)")
 _CRIO_HEADER = re.compile(r"^\s*\[crio[.\]]")
+_BASE_TEMPLATE = re.compile(r'\{\{-?\s*template\s+"base"')
 _FRAGMENT_CMD = re.compile(r"(?:^|\|)\s*(?:grep|egrep|head|tail|sed|awk)\b")
 
 
@@ -202,12 +203,14 @@ def parse_config(doc: Document) -> ContainerdConfig:
     problems: list[ConfigProblem] = []
     template = any("{{" in ln for ln in lines)
     if template:
-        lines, touched = tomlscan.untemplate(lines)
+        base = any(_BASE_TEMPLATE.search(ln) for ln in lines)
+        lines, blanked, stubbed = tomlscan.untemplate(lines)
         problems.append(ConfigProblem(
             "template",
-            f"Go template (k3s/RKE2 config.toml.tmpl), not TOML: {len(touched)} template line(s) skipped; "
-            "the rendered config.toml is what containerd reads",
-            _ev(doc, touched[0]),
+            f"Go template (k3s/RKE2 config.toml.tmpl), not TOML: {len(blanked)} template line(s) skipped and "
+            f"{len(stubbed)} templated value(s) not known; the rendered config.toml is what containerd reads"
+            + ("; it starts from k3s's base template, so the rendered file also holds k3s's defaults" if base else ""),
+            _ev(doc, min(blanked + stubbed)),
         ))
     sc = tomlscan.scan(lines)
     try:
@@ -240,7 +243,7 @@ def parse_config(doc: Document) -> ContainerdConfig:
     fragment = bool(doc.command and _FRAGMENT_CMD.search(doc.command))
     if declared:
         version = data["version"]
-    elif fragment:  # a grep of the file: its version line may just not have matched; judge by the keys
+    elif fragment or template:  # a grep, or a template whose base holds the version line: judge by the keys
         version = max((v for v, key in keys.items() if key in plugins), default=1)
     else:
         version = 1

@@ -44,7 +44,8 @@ _PGREP_ROW = re.compile(r"^\s*(?P<pid>\d+)\s+/")
 _TREE_ROW = re.compile(r"^\s*[│├└─|`\s-]*(?P<pid>\d+)\s+(?P<cmd>\S.*)$")
 _UNIT_HEADER = re.compile(r"^\s*[●*○×↻]?\s*(?P<unit>[\w@.:-]+\.service)\s+-\s")
 _UNIT_ROW = re.compile(r"^\s*[●*]?\s*(?P<unit>[\w@.:-]*containerd[\w@.:-]*\.service)\s+(?P<load>\S+)\s+(?P<active>\S+)\s+(?P<sub>\S+)")
-_GREP_CMD = re.compile(r"(?:^|\s|/)grep\s")
+# The daemon's name as an argument of another command (`grep containerd`, `$ pgrep -a containerd`).
+_NOT_DAEMON = re.compile(r"(?:^\s*[$#%>]\s|(?:^|[\s/])(?:e?grep|pgrep|pkill|pidof|systemctl|journalctl|crictl|ctr|snap|which|man)\s)")
 _VERSION = re.compile(r"^\s*containerd\s+\S+\s+v?(?P<v>\d+\.\d+\.\d+[\w.+~-]*)")
 _CANNOT = re.compile(r"^(?:ls|stat|test|file): cannot (?:access|stat|statx) ['‘\"]?(?P<path>/[^'’\"]+)['’\"]?: No such file or directory")
 _LISTED = re.compile(r"^[-lcsbdp][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+[\d,]+\s+\w{3}\s+\d+\s+[\d:]+\s+(?P<path>/\S+)")
@@ -58,7 +59,7 @@ def _defaults() -> tuple[str, str]:
 
 def _instance(cmd: str, doc: Document, index: int, pid: int | None, service: str | None) -> ContainerdInstance | None:
     m = _CONTAINERD.search(cmd)
-    if not m or _GREP_CMD.search(cmd[: m.start()]):
+    if not m or _NOT_DAEMON.search(cmd[: m.start()]):
         return None
     try:
         args = shlex.split(cmd[m.end():])
@@ -91,7 +92,7 @@ def _instance(cmd: str, doc: Document, index: int, pid: int | None, service: str
 def sniff_processes(doc: Document) -> int:
     prog = (doc.command or "").split()[0].rsplit("/", 1)[-1] if doc.command else ""
     head = doc.lines[:300]
-    daemons = any(_CONTAINERD.search(ln) and not _GREP_CMD.search(ln) for ln in head) or any(_ENDPOINT.search(ln) for ln in head)
+    daemons = any(_CONTAINERD.search(ln) and not _NOT_DAEMON.search(ln) for ln in head) or any(_ENDPOINT.search(ln) for ln in head)
     if prog in ("ps", "pgrep", "systemctl") and (daemons or any(_UNIT_ROW.match(ln) for ln in head)):
         return SURE
     if any(_PS_HEADER.match(ln) for ln in head[:3]) and daemons:
@@ -123,7 +124,7 @@ def parse_processes(doc: Document) -> Iterable[ContainerdInstance | KubeletRunti
             yield ContainerdInstance(config_path=None, socket=None, service=row.group("unit"), evidence=doc.evidence(i))
             continue
         ep = _ENDPOINT.search(ln)
-        if ep and (_KUBELET.search(ln) or ln.lstrip().startswith("--") or "KUBELET" in ln) and not _GREP_CMD.search(ln[: ep.start()]):
+        if ep and (_KUBELET.search(ln) or ln.lstrip().startswith("--") or "KUBELET" in ln) and not _NOT_DAEMON.search(ln[: ep.start()]):
             found += 1
             yield KubeletRuntime(endpoint=ep.group("ep"), evidence=doc.evidence(i))
             continue

@@ -136,23 +136,25 @@ def _assign(scan: Scan, path: Path, value, index: int) -> None:
         scan.lines[path] = index
 
 
-def untemplate(lines: list[str] | tuple[str, ...]) -> tuple[list[str], list[int]]:
+def untemplate(lines: list[str] | tuple[str, ...]) -> tuple[list[str], list[int], list[int]]:
     """Go template (k3s/RKE2 config.toml.tmpl) -> TOML-shaped lines: action-only lines blanked, inline
-    actions turned into strings. Line count is kept. Returns the lines and the indexes touched."""
-    out, touched = [], []
+    actions turned into strings. Line count is kept. Returns the lines, the indexes blanked and the
+    indexes whose values were stubbed."""
+    out, blanked, stubbed = [], [], []
     for i, ln in enumerate(lines):
         if "{{" not in ln:
             out.append(ln)
             continue
-        touched.append(i)
         if _TEMPLATE_ONLY.match(ln):
+            blanked.append(i)
             out.append("")
             continue
+        stubbed.append(i)
         m = _UNQUOTED_TEMPLATE_VALUE.search(ln)
         if m:
             ln = ln[: m.start(1)] + '"{{template}}"' + ln[m.end(1) :]
         out.append(_TEMPLATE.sub("{{template}}", ln))
-    return out, touched
+    return out, blanked, stubbed
 
 
 def scan(lines: list[str] | tuple[str, ...]) -> Scan:
