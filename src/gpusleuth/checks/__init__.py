@@ -11,6 +11,7 @@ from gpusleuth.checks import kernel_driver  # noqa: E402
 from gpusleuth.checks import operator  # noqa: E402
 from gpusleuth.checks import device_plugin  # noqa: E402
 from gpusleuth.checks import scheduler  # noqa: E402
+from gpusleuth.checks import cuda_runtime, firmware, hardware, userspace_driver, workload  # noqa: E402
 
 # Explicit, greppable registry: every module whose Check objects are part of the catalogue.
 _MODULES = (
@@ -20,6 +21,11 @@ _MODULES = (
     operator,
     device_plugin,
     scheduler,
+    hardware,
+    firmware,
+    userspace_driver,
+    cuda_runtime,
+    workload,
 )
 
 
