@@ -192,7 +192,8 @@ def _compiled(pattern: str) -> re.Pattern:
     return re.compile(pattern)
 
 
-def _groups(sig: Signature, text: str) -> dict:
+def named_groups(sig: Signature, text: str) -> dict:
+    """The values a signature's named groups captured in a line ({version}, {module}, ...)."""
     m = _compiled(sig.pattern).search(text)
     return {k: v for k, v in m.groupdict().items() if v} if m else {}
 
@@ -207,7 +208,7 @@ def _seen_in_logs(logs: Logs | None, wanted: set[str], cluster: Cluster | None) 
             pod = ln.pod or log.pod
             node = log.node or _pod_node(cluster, pod)
             out.append(Seen(m.signature, ln.message, ln.evidence(), log.kind, ln.artifact, pod, log.namespace,
-                            ln.container or log.container, node, log.previous, _groups(m.signature, ln.message)))
+                            ln.container or log.container, node, log.previous, named_groups(m.signature, ln.message)))
     return out
 
 
@@ -226,7 +227,7 @@ def _seen_in_events(cluster: Cluster | None, wanted: set[str]) -> list[Seen]:
             pod = name if kind.lower() in ("pod", "pods", "") and name else None
             node = e.node or _pod_node(cluster, pod)
             ev = e.evidence or Evidence("events", None, e.message[:400])
-            out.append(Seen(sig, e.message, ev, "event", ev.artifact, pod, e.namespace, None, node, False, _groups(sig, e.message)))
+            out.append(Seen(sig, e.message, ev, "event", ev.artifact, pod, e.namespace, None, node, False, named_groups(sig, e.message)))
     return out
 
 

@@ -8,6 +8,7 @@ from gpusleuth.parsers import containerd_config
 from gpusleuth.parsers import engine_config
 from gpusleuth.parsers import helm
 from gpusleuth.parsers import host_processes
+from gpusleuth.parsers import cdi, device_plugin_config
 from gpusleuth.parsers.base import Parser
 
 PARSERS: tuple[Parser, ...] = (
@@ -27,4 +28,6 @@ PARSERS: tuple[Parser, ...] = (
     helm.parse_values,
     helm.parse_list,
     helm.parse_release_secret,
+    cdi.parse,
+    device_plugin_config.parse,
 )

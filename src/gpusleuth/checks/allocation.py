@@ -1,0 +1,284 @@
+"""Device-plugin layer: what the plugin offers Kubernetes, against what the node has and what pods ask
+for: GPUs missing from allocatable, a sharing config the plugin ignores or rejects, and resource names
+that do not match the MIG strategy."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from functools import cache
+from typing import Iterable
+
+from gpusleuth.checks.base import check
+from gpusleuth.facts import Cluster, GpuInventory, Logs
+from gpusleuth.facts.cluster import GPU_RESOURCE
+from gpusleuth.facts.configs import DevicePluginConfigs
+from gpusleuth.knowledge import table
+from gpusleuth.model.configs import DevicePluginConfig
+from gpusleuth.model.evidence import Evidence
+from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
+from gpusleuth.model.k8s import Node
+
+MIG_PREFIX = "nvidia.com/mig-"
+STRATEGY_LABEL = "nvidia.com/mig.strategy"
+REPLICAS_LABEL = "nvidia.com/gpu.replicas"
+_INDEX = re.compile(r"\.\d+(?=\.|$)")
+
+
+def _int(value) -> int | None:
+    try:
+        return int(str(value).strip())
+    except (TypeError, ValueError):
+        return None
+
+
+def _node_ev(node: Node, key: str) -> Evidence:
+    return node.evidence.get(key) or Evidence(node.artifact or "", None, f"node {node.name} {key}")
+
+
+# ------------------------------------------------------------------------------------------------ DP101
+
+
+@check("DP101", "allocatable-fewer-than-gpus")
+def allocatable_fewer_than_gpus(cluster: Cluster, inventory: GpuInventory | None = None, logs: Logs | None = None) -> Iterable[Hit]:
+    """A node offers fewer nvidia.com/gpu than it has GPUs (allocatable below capacity, or below the GPUs the
+    driver sees).
+
+    What it does: For every node advertising at least one nvidia.com/gpu, compares allocatable with capacity
+    (the gap is devices the plugin reported unhealthy), and with the GPUs nvidia-smi/NVML show on the node
+    when neither MIG nor time-slicing changes the count; cites the device plugin's `device marked
+    unhealthy` / `XidCriticalError` lines for the missing GPUs. (A node with none at all is DP001's.)
+    Why it matters: pods that fit on paper do not fit in practice; a GPU once marked unhealthy stays out of
+    allocation until the plugin restarts, even after a transient Xid, so capacity silently shrinks.
+    How to fix: find the Xid or the lost GPU behind it (kernel log, nvidia-smi); repair or reset the GPU,
+    then restart the device plugin pod so it re-offers the GPU.
+    References: https://github.com/NVIDIA/k8s-device-plugin/issues/75; https://github.com/NVIDIA/k8s-device-plugin/issues/234; https://github.com/kubernetes/kubernetes/issues/92592
+    """
+    unhealthy = defaultdict(list)
+    if logs is not None:
+        for m in logs.matches("device-plugin.device-unhealthy"):
+            unhealthy[m.log.node or _pod_node(cluster, m.line.pod or m.log.pod)].append(m.line.evidence())
+    for name, node in sorted(cluster.nodes.items()):
+        alloc, cap = _int(node.allocatable.get(GPU_RESOURCE)), _int(node.capacity.get(GPU_RESOURCE))
+        if not alloc:
+            continue
+        ng = inventory.for_node(name) if inventory else None
+        visible = ng.visible if ng is not None else None
+        shared = _int(node.labels.get(REPLICAS_LABEL)) not in (None, 1) or any(k.startswith(MIG_PREFIX) for k in node.allocatable)
+        mig = ng is not None and any(g.mig_current for g in ng.gpus)
+        evidence = [_node_ev(node, f"allocatable:{GPU_RESOURCE}")]
+        if cap is not None and alloc < cap:
+            missing, against = cap - alloc, f"capacity {cap}"
+            evidence.append(_node_ev(node, f"capacity:{GPU_RESOURCE}"))
+        elif visible is not None and visible.value and alloc < visible.value and not shared and not mig:
+            missing, against = visible.value - alloc, f"{visible.value} GPUs seen by {visible.source}"
+            evidence.append(visible.evidence)
+        else:
+            continue
+        lines = unhealthy.get(name) or unhealthy.get(None) or []
+        evidence += lines[-3:]
+        yield Hit(
+            title=f"{name} offers {alloc} nvidia.com/gpu against {against}: {missing} GPU(s) out of allocation",
+            explanation=(f"Node {name} advertises allocatable {GPU_RESOURCE}: {alloc}, below its {against}."
+                         + (" The device plugin marked GPUs unhealthy (cited), which removes them from allocatable until it restarts."
+                            if lines else " The device plugin does not offer the missing GPU(s): marked unhealthy after an Xid, lost from the "
+                                          "driver, or excluded by its config; its log says which.")),
+            severity=Severity.ERROR,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(e for e in evidence if e)),
+            fixes=(
+                Fix(FixKind.IMMEDIATE, "Find the Xid or lost GPU behind it on the node.",
+                    (f"kubectl debug node/{name} -it --image=busybox -- chroot /host sh -c 'nvidia-smi -L; dmesg -T | grep -i xid | tail'",)),
+                Fix(FixKind.WORKAROUND, "Once the GPU is healthy again, restart the device plugin on the node so it re-offers it.",
+                    (f"kubectl delete pod -A -l app=nvidia-device-plugin-daemonset --field-selector spec.nodeName={name}",)),
+            ),
+            node=name,
+            component="nvidia-device-plugin-daemonset",
+            confidence=0.8 if lines else 0.65,
+            facts={"allocatable": alloc, "capacity": cap, "visible": visible.value if visible else None, "missing": missing},
+        )
+
+
+def _pod_node(cluster: Cluster, pod: str | None) -> str | None:
+    p = cluster.pod(pod) if pod else None
+    return p.node if p is not None else None
+
+
+# ------------------------------------------------------------------------------------------------ DP102
+
+
+@cache
+def _schema() -> tuple[frozenset[str], dict[str, list[str]], frozenset[str], frozenset[str], dict[str, list[str]], tuple[str, ...]]:
+    t = table("failure_classes")["device_plugin_config"]
+    keys = frozenset(t["keys"])
+    by_leaf: dict[str, list[str]] = defaultdict(list)
+    for k in t["keys"]:
+        by_leaf[k.rsplit(".", 1)[-1]].append(k)
+    return keys, dict(by_leaf), frozenset(t["positive_int"]), frozenset(t["bools"]), dict(t["enums"]), tuple(t["references"])
+
+
+def _shape(path: str) -> str:
+    return _INDEX.sub(".*", path)
+
+
+def config_problems(cfg: DevicePluginConfig) -> list[tuple[str, Evidence | None, str | None]]:
+    """(problem, evidence, where the key belongs) for one config: misplaced or unknown keys, bad values."""
+    keys, by_leaf, positive, bools, enums, _ = _schema()
+    out: list[tuple[str, Evidence | None, str | None]] = []
+    if cfg.error:
+        return [(f"the config is {cfg.error}", cfg.evidence, None)]
+    for k in cfg.keys:
+        shape = _shape(k.path)
+        if shape not in keys:
+            leaf = shape.rsplit(".", 1)[-1]
+            homes = [h for h in by_leaf.get(leaf, []) if h != shape]
+            if homes:
+                out.append((f"`{k.path}` is not read there; the plugin reads `{leaf}` at `{homes[0].replace('.*', '[]')}`", k.evidence, homes[0]))
+            else:
+                out.append((f"`{k.path}` is not a key the plugin knows; it is ignored", k.evidence, None))
+            continue
+        v = k.value
+        if shape in positive and (isinstance(v, bool) or not isinstance(v, int) or v <= 0):
+            out.append((f"`{k.path}` is {v!r}: replicas must be a whole number of at least 1 (the plugin refuses the config: "
+                        "\"number of replicas must be >= 0\")", k.evidence, None))
+        elif shape in bools and not isinstance(v, bool):
+            out.append((f"`{k.path}` is {v!r}, not true/false", k.evidence, None))
+        elif shape in enums and not isinstance(v, (dict, list)) and str(v) not in enums[shape] and not (
+                shape == "flags.plugin.deviceListStrategy" and isinstance(v, list)):
+            out.append((f"`{k.path}` is {v!r}; the plugin accepts {', '.join(repr(x) for x in enums[shape])}", k.evidence, None))
+        elif shape.endswith(".name") and ".resources." in shape and not str(v).startswith("nvidia.com/"):
+            out.append((f"`{k.path}` is {v!r}: resource names are nvidia.com/gpu or nvidia.com/mig-<profile>", k.evidence, None))
+    sharing = cfg.body.get("sharing") if isinstance(cfg.body, dict) else None
+    for mode in ("timeSlicing", "mps"):
+        block = sharing.get(mode) if isinstance(sharing, dict) else None
+        if isinstance(block, dict) and "resources" not in block:
+            k = cfg.key(f"sharing.{mode}")
+            out.append((f"`sharing.{mode}` has no `resources` list: nothing is shared (\"no resources specified\")", k.evidence if k else cfg.evidence, None))
+    return out
+
+
+@check("DP102", "sharing-config-ignored-or-invalid")
+def sharing_config_ignored_or_invalid(configs: DevicePluginConfigs) -> Iterable[Hit]:
+    """A device plugin (time-slicing / MPS) config has keys where the plugin does not read them, or values it
+    refuses.
+
+    What it does: Checks every device plugin config (file, or each entry of the ConfigMap) against the
+    plugin's config schema (knowledge/failure_classes.toml [device_plugin_config]): keys at a path the
+    plugin does not read (`renameByDefault` under `flags` instead of `sharing.timeSlicing`, `replicas`
+    directly under `timeSlicing`), unknown keys, replicas that are not a positive whole number, non-boolean
+    flags, values outside the accepted set (migStrategy, deviceIDStrategy, version), resource names outside
+    nvidia.com/, a sharing block without resources, YAML that does not parse.
+    Why it matters: the plugin decodes the config into fixed structs and drops every other key without a
+    word, so a misplaced key silently does nothing (GPUs stay unshared, resources are not renamed); an
+    invalid value makes the plugin refuse the whole config and stop advertising GPUs.
+    How to fix: move each key to where the plugin reads it, fix the values, apply the ConfigMap and restart
+    the device plugin (and GFD) pods.
+    References: https://github.com/NVIDIA/k8s-device-plugin/issues/1433; https://github.com/NVIDIA/k8s-device-plugin/issues/410; https://github.com/NVIDIA/k8s-device-plugin/issues/990; https://github.com/NVIDIA/k8s-device-plugin/blob/main/api/config/v1/replicas.go
+    """
+    for cfg in configs.configs:
+        problems = config_problems(cfg)
+        if not problems:
+            continue
+        refused = any(("refuses" in p or "not valid YAML" in p or "accepts" in p or "resource names" in p) for p, _, _ in problems)
+        where = f"{cfg.configmap or cfg.artifact}" + (f" entry `{cfg.name}`" if cfg.name else "")
+        yield Hit(
+            title=f"Device plugin config {where}: " + problems[0][0].split(";")[0][:140],
+            explanation=(f"In {where}: " + "; ".join(p for p, _, _ in problems[:6]) + ". "
+                         + ("The plugin refuses a config like this and advertises no GPUs while it is selected."
+                            if refused else "The plugin ignores such keys without a word, so the setting has no effect.")),
+            severity=Severity.ERROR if refused else Severity.WARNING,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(e for _, e, _ in problems if e))[:8],
+            fixes=(
+                Fix(FixKind.PERMANENT, "Put every key where the plugin reads it and fix the values; then apply the ConfigMap and restart "
+                    "the device plugin and GFD pods so they reload it.",
+                    snippet=("version: v1\nflags:\n  migStrategy: none\nsharing:\n  timeSlicing:\n    renameByDefault: false\n"
+                             "    failRequestsGreaterThanOne: false\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"),
+                    snippet_language="yaml"),
+            ),
+            component="nvidia-device-plugin-daemonset",
+            confidence=0.85,
+            facts={"config": cfg.name, "configmap": cfg.configmap, "problems": [p for p, _, _ in problems],
+                   "belongs": [b for _, _, b in problems if b]},
+        )
+
+
+# ------------------------------------------------------------------------------------------------ DP104
+
+
+@check("DP104", "mig-strategy-resource-mismatch")
+def mig_strategy_resource_mismatch(cluster: Cluster) -> Iterable[Hit]:
+    """Pods ask for a GPU resource name the MIG strategy does not offer (nvidia.com/gpu on a `mixed` node,
+    nvidia.com/mig-<profile> on a `single` node).
+
+    What it does: For each Pending pod that requests nvidia.com/gpu or nvidia.com/mig-<profile>, looks at the
+    GPU nodes: with the `mixed` strategy MIG GPUs are offered only as nvidia.com/mig-<profile>
+    (nvidia.com/gpu counts only non-MIG GPUs); with `single` every MIG device is offered as nvidia.com/gpu
+    and no mig-<profile> resource exists. Fires when the name the pod asks for has no free count on any
+    node while the other naming does, citing the node's allocatable lines, its nvidia.com/mig.strategy
+    label and the pod's FailedScheduling event.
+    Why it matters: the scheduler only says `Insufficient nvidia.com/gpu`; the GPUs are there under another
+    name, so adding nodes or restarting plugins does not help.
+    How to fix: request the resource name the strategy offers (nvidia.com/mig-1g.10gb on mixed,
+    nvidia.com/gpu on single), or change the strategy (mig.strategy in the operator's values) to match the
+    workloads.
+    References: https://github.com/NVIDIA/gpu-operator/issues/637; https://github.com/NVIDIA/gpu-operator/issues/518; https://github.com/NVIDIA/gpu-operator/issues/1602; https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-mig.html
+    """
+    gpu_nodes = [n for n in cluster.nodes.values() if any(k == GPU_RESOURCE or k.startswith(MIG_PREFIX) for k in (*n.allocatable, *n.capacity))
+                 or STRATEGY_LABEL in n.labels]
+    if not gpu_nodes:
+        return
+    offered: dict[str, list[tuple[Node, int]]] = defaultdict(list)
+    for n in gpu_nodes:
+        for k, v in n.allocatable.items():
+            if (k == GPU_RESOURCE or k.startswith(MIG_PREFIX)) and (_int(v) or 0) > 0:
+                offered[k].append((n, _int(v)))
+    for pod in cluster.pods:
+        if (pod.status or pod.phase) != "Pending":
+            continue
+        asks = {k: v for k, v in pod.resource_requests.items() if k == GPU_RESOURCE or k.startswith(MIG_PREFIX)}
+        if not asks and pod.gpu_request:
+            asks = {GPU_RESOURCE: pod.gpu_request}
+        for res in asks:
+            if offered.get(res):
+                continue
+            if res == GPU_RESOURCE:
+                others = sorted(k for k in offered if k.startswith(MIG_PREFIX))
+                if not others:
+                    continue
+                strategy = "mixed"
+                said = f"the GPU nodes offer only MIG resources ({', '.join(others)}): the `mixed` strategy names MIG devices by profile"
+                ask_instead = others[0]
+            else:
+                if not offered.get(GPU_RESOURCE) or any(k.startswith(MIG_PREFIX) for k in offered):
+                    continue
+                strategy = "single"
+                said = (f"no node offers {res}, while nvidia.com/gpu is offered: with the `single` strategy every MIG device is "
+                        "advertised as nvidia.com/gpu")
+                ask_instead = GPU_RESOURCE
+            nodes = [n for n, _ in offered.get(ask_instead, [])] or gpu_nodes
+            labels = [n.evidence.get(f"label:{STRATEGY_LABEL}") for n in nodes if STRATEGY_LABEL in n.labels]
+            shown = {n.labels[STRATEGY_LABEL] for n in nodes if STRATEGY_LABEL in n.labels}
+            if shown and strategy not in shown:
+                continue
+            events = [e for e in cluster.events_for(pod.name) if e.reason == "FailedScheduling"]
+            evidence = [pod.evidence, *(e.evidence for e in events[-1:]), *(_node_ev(n, f"allocatable:{ask_instead}") for n in nodes[:2]), *labels[:2]]
+            ns = f" -n {pod.namespace}" if pod.namespace else ""
+            yield Hit(
+                title=f"{pod.name} asks for {res}, which the `{strategy}` MIG strategy does not offer (use {ask_instead})",
+                explanation=f"Pod {pod.name} requests {res} and stays Pending: {said}.",
+                severity=Severity.ERROR,
+                role=Role.ROOT_CAUSE,
+                evidence=tuple(dict.fromkeys(e for e in evidence if e)),
+                fixes=(
+                    Fix(FixKind.IMMEDIATE, f"Request {ask_instead} instead of {res} in the pod's resources.",
+                        (f"kubectl get pod {pod.name}{ns} -o yaml",),
+                        snippet=f"resources:\n  limits:\n    {ask_instead}: 1\n", snippet_language="yaml"),
+                    Fix(FixKind.PERMANENT, f"Or change the MIG strategy (operator values mig.strategy: {'single' if strategy == 'mixed' else 'mixed'}) "
+                        "to the naming your workloads use, and keep the two consistent across the cluster."),
+                ),
+                node=nodes[0].name if len(nodes) == 1 else None,
+                component=pod.name,
+                confidence=0.8,
+                facts={"pod": pod.name, "requested": res, "strategy": strategy, "offered": sorted(offered)},
+            )
