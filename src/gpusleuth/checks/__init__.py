@@ -13,7 +13,7 @@ from gpusleuth.checks import device_plugin  # noqa: E402
 from gpusleuth.checks import scheduler  # noqa: E402
 from gpusleuth.checks import cuda_runtime, firmware, hardware, userspace_driver, workload  # noqa: E402
 from gpusleuth.checks import classes  # noqa: E402
-from gpusleuth.checks import allocation, feature_discovery, gpu_injection, host_state, operator_state, scheduling  # noqa: E402
+from gpusleuth.checks import allocation, feature_discovery, gpu_firmware, gpu_injection, host_state, operator_state, scheduling  # noqa: E402
 
 # Explicit, greppable registry: every module whose Check objects are part of the catalogue.
 _MODULES = (
@@ -31,6 +31,7 @@ _MODULES = (
     classes,
     allocation,
     feature_discovery,
+    gpu_firmware,
     gpu_injection,
     host_state,
     operator_state,

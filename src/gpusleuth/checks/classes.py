@@ -33,7 +33,7 @@ from gpusleuth.model.k8s import Pod
 from gpusleuth.model.layers import Layer
 
 KINDS = frozenset({"kernel", "journal", "container", "operator", "event"})
-CONTEXT = frozenset({"pod", "namespace", "node", "container", "image", "line", "where", "count"})
+CONTEXT = frozenset({"pod", "namespace", "node", "container", "container_flag", "image", "line", "where", "count"})
 MAX_EVIDENCE = 6
 _HEALTHY = frozenset({"Running", "Completed", "Succeeded"})
 # Faults of the node itself: one finding per node, whichever pod or log showed them.
@@ -360,7 +360,8 @@ def _hit(fc: FailureClass, group: list[Seen], cluster: Cluster | None) -> Hit:
     for s in group:
         for k, v in s.groups.items():
             ctx.setdefault(k, v)
-    ctx.update(line=last.text.strip()[:200], where=_where(last), count=len(group), summary=fc.summary)
+    ctx.update(line=last.text.strip()[:200], where=_where(last), count=len(group), summary=fc.summary,
+               container_flag=f" -c {last.container}" if last.container else "")
     pod = cluster.pod(last.pod) if cluster is not None and last.pod else None
     status_ev = (pod.evidence,) if pod is not None and pod.evidence and not _healthy(pod) else ()
     explanation = _fill(fc.explanation, ctx, strict=False) or fc.explanation
