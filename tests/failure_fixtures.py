@@ -67,7 +67,7 @@ def node(name: str, labels: dict | None = None, capacity: dict | None = None, al
     ev.update({f"capacity:{k}": Evidence(artifact, base + i, f"  {k}:  {v}") for i, (k, v) in enumerate(capacity.items())})
     base += len(capacity) + 1
     ev.update({f"allocatable:{k}": Evidence(artifact, base + i, f"  {k}:  {v}") for i, (k, v) in enumerate(allocatable.items())})
-    ev["containerRuntimeVersion"] = Evidence(artifact, base + len(allocatable) + 2, f"  Container Runtime Version:  {runtime}")
+    ev["container_runtime"] = Evidence(artifact, base + len(allocatable) + 2, f"  Container Runtime Version:  {runtime}")
     return Node(name, labels=labels, taints=tuple(taints), capacity=capacity, allocatable=allocatable, container_runtime=runtime,
                 evidence=ev, artifact=artifact)
 

@@ -393,10 +393,9 @@ def _as_check(fc: FailureClass) -> Check:
     events_only = fc.kinds == {"event"}
 
     def run(logs: Logs | None = None, cluster: Cluster | None = None) -> list[Hit]:
-        if (logs is None and not events_only) and (cluster is None or "event" not in fc.kinds):
-            raise NotApplicable("no logs (and no events) in the artifacts")
-        if events_only and cluster is None:
-            raise NotApplicable("no Kubernetes events in the artifacts")
+        events = "event" in fc.kinds and cluster is not None and bool(cluster.events)
+        if (logs is None or events_only) and not events:
+            raise NotApplicable("no Kubernetes events in the artifacts" if events_only else "no logs or events in the artifacts")
         return evaluate(fc, logs, cluster)
 
     run.__name__ = run.__qualname__ = fc.name.replace("-", "_")

@@ -74,6 +74,17 @@ def _driver(pod: Pod | None, node: str | None, inventory: GpuInventory | None) -
     return ng.driver_version, (b.max_cuda if b else None), ng.driver_evidence
 
 
+def _too_old(need: tuple[int, int], driver: str | None, max_cuda: str) -> bool:
+    """The driver cannot run this CUDA: a newer major, or a newer minor below minor-version compatibility."""
+    have = versions.cuda_tuple(max_cuda)
+    if need <= have:
+        return False
+    if need[0] > have[0]:
+        return True
+    floor = versions.minor_compat_min(need[0])
+    return floor is None or driver is None or versions.vtuple(driver) < versions.vtuple(floor)
+
+
 def _group(matches: list[Match]) -> dict[tuple, list[Match]]:
     out: dict[tuple, list[Match]] = {}
     for m in matches:
@@ -107,7 +118,7 @@ def cuda_insufficient_driver_explained(logs: Logs, cluster: Cluster | None = Non
         needs = needs_of(pod, logs) if pod is not None else []
         need = max(needs, key=lambda n: n.version) if needs else None
         driver, max_cuda, drv_ev = _driver(pod, m.log.node, inventory)
-        if need is not None and max_cuda and need.version > versions.cuda_tuple(max_cuda):
+        if need is not None and max_cuda and _too_old(need.version, driver, max_cuda):
             continue  # the driver really is too old: CU001 reports it with the fixes for that case
         inj = injection_of(pod, setup, configuration)
         evidence = [m.line.evidence()]
@@ -119,10 +130,11 @@ def cuda_insufficient_driver_explained(logs: Logs, cluster: Cluster | None = Non
             title = f"{where}: CUDA says the driver is insufficient, but no GPU was injected ({inj.reasons[0][0].split(',')[0]})"
             confidence = 0.85
         elif need is not None and max_cuda:
-            why = (f"the node's driver {driver} supports CUDA {max_cuda}, at least the {need.label} the workload needs ({need.how}), so the "
-                   "driver is not too old: the CUDA runtime found no driver library in the container, which it reports this way")
+            why = (f"the node's driver {driver} supports CUDA {max_cuda} and runs the {need.label} the workload needs ({need.how}) "
+                   "(directly or through minor-version compatibility), so the driver is not too old: the CUDA runtime found no driver "
+                   "library in the container, which it reports this way")
             evidence += [need.evidence, drv_ev]
-            title = f"{where}: the driver supports CUDA {max_cuda} ≥ {need.label}, so the GPU was not injected into the container"
+            title = f"{where}: driver {driver} (CUDA {max_cuda}) runs CUDA {need.label}, so the GPU was not injected into the container"
             confidence = 0.8
         else:
             why = ("the artifacts show neither the workload's CUDA nor its node's driver: either no GPU was injected (the usual case in "

@@ -244,7 +244,7 @@ def _docker_backed(cluster: Cluster | None, setup: RuntimeSetup) -> tuple[bool |
         return True, setup.kubelet.evidence
     for node in (cluster.nodes.values() if cluster else []):
         if node.container_runtime:
-            return node.container_runtime.startswith("docker://"), node.evidence.get("containerRuntimeVersion")
+            return node.container_runtime.startswith("docker://"), node.evidence.get("container_runtime")
     return None, None
 
 

@@ -173,7 +173,8 @@ def image_cannot_be_pulled(cluster: Cluster | None = None, logs: Logs | None = N
                 if c.reason in _PULL_REASONS:
                     add(_image_of(c.message or "") or c.image, c.message or c.reason, c.evidence or pod.evidence, pod.name, pod.namespace, pod.node)
         for e in cluster.events:
-            if "pull" not in e.message.lower() and "ErrImagePull" not in e.message:
+            failed = (e.type or "").lower() == "warning" or e.reason in ("Failed", "BackOff")
+            if not failed or ("pull" not in e.message.lower() and "ErrImagePull" not in e.message):
                 continue
             image = _image_of(e.message)
             name = e.object.rsplit("/", 1)[-1] if e.object else None

@@ -9,9 +9,7 @@ from typing import Iterable
 
 from gpusleuth.checks.base import check
 from gpusleuth.facts import Cluster
-from gpusleuth.facts.cluster import GPU_RESOURCE
 from gpusleuth.facts.logs import signatures
-from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.k8s import Event, Node, Pod, Taint
 

@@ -82,9 +82,26 @@ def _entry(doc: Document, lines: list[str], first: int, name: str | None, config
     return DevicePluginConfig(doc.artifact, name, configmap, body, tuple(_keys(body, key_lines, doc.artifact, lines, first)), None, start)
 
 
+def _configmap_names(lines: tuple[str, ...]) -> list[str]:
+    """metadata.name of every object in the document (kubectl -o yaml prints metadata after data)."""
+    names = []
+    for i, ln in enumerate(lines):
+        if re.match(r"^\s*metadata:\s*$", ln):
+            indent = len(ln) - len(ln.lstrip())
+            for nxt in lines[i + 1:]:
+                if nxt.strip() and len(nxt) - len(nxt.lstrip()) <= indent:
+                    break
+                m = re.match(r"^\s+name:\s*[\"']?(?P<name>[\w.-]+)", nxt)
+                if m and len(nxt) - len(nxt.lstrip()) == indent + 2:
+                    names.append(m.group("name"))
+                    break
+    return names
+
+
 def _configmap_entries(doc: Document) -> Iterable[DevicePluginConfig]:
     """Each `data:` block scalar of the ConfigMap(s), parsed on its own with its real line numbers."""
-    cm_name = None
+    names = _configmap_names(doc.lines)
+    cm_name = names[0] if len(names) == 1 else None
     in_data = False
     data_indent = 0
     lines = doc.lines
@@ -92,8 +109,6 @@ def _configmap_entries(doc: Document) -> Iterable[DevicePluginConfig]:
     while i < len(lines):
         ln = lines[i]
         stripped = ln.strip()
-        if stripped.startswith("name:") and cm_name is None and not in_data:
-            cm_name = stripped.split(":", 1)[1].strip().strip('"') or None
         if re.match(r"^\s*data:\s*$", ln):
             in_data, data_indent = True, len(ln) - len(ln.lstrip())
             i += 1
@@ -116,8 +131,6 @@ def _configmap_entries(doc: Document) -> Iterable[DevicePluginConfig]:
             continue
         if in_data and stripped and len(ln) - len(ln.lstrip()) <= data_indent and not stripped.startswith("#"):
             in_data = False
-            if stripped.startswith("- ") or stripped.startswith("apiVersion") or stripped == "---":
-                cm_name = None
         i += 1
 
 
