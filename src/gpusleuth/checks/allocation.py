@@ -41,8 +41,7 @@ def _node_ev(node: Node, key: str) -> Evidence:
 
 @check("DP101", "allocatable-fewer-than-gpus")
 def allocatable_fewer_than_gpus(cluster: Cluster, inventory: GpuInventory | None = None, logs: Logs | None = None) -> Iterable[Hit]:
-    """A node offers fewer nvidia.com/gpu than it has GPUs (allocatable below capacity, or below the GPUs the
-    driver sees).
+    """A node offers fewer nvidia.com/gpu than it has GPUs (allocatable below capacity or below what nvidia-smi sees).
 
     What it does: For every node advertising at least one nvidia.com/gpu, compares allocatable with capacity
     (the gap is devices the plugin reported unhealthy), and with the GPUs nvidia-smi/NVML show on the node
@@ -159,8 +158,7 @@ def config_problems(cfg: DevicePluginConfig) -> list[tuple[str, Evidence | None,
 
 @check("DP102", "sharing-config-ignored-or-invalid")
 def sharing_config_ignored_or_invalid(configs: DevicePluginConfigs) -> Iterable[Hit]:
-    """A device plugin (time-slicing / MPS) config has keys where the plugin does not read them, or values it
-    refuses.
+    """A device plugin (time-slicing / MPS) config has keys the plugin does not read there, or values it refuses.
 
     What it does: Checks every device plugin config (file, or each entry of the ConfigMap) against the
     plugin's config schema (knowledge/failure_classes.toml [device_plugin_config]): keys at a path the
@@ -208,8 +206,7 @@ def sharing_config_ignored_or_invalid(configs: DevicePluginConfigs) -> Iterable[
 
 @check("DP104", "mig-strategy-resource-mismatch")
 def mig_strategy_resource_mismatch(cluster: Cluster) -> Iterable[Hit]:
-    """Pods ask for a GPU resource name the MIG strategy does not offer (nvidia.com/gpu on a `mixed` node,
-    nvidia.com/mig-<profile> on a `single` node).
+    """Pods ask for a GPU resource name the MIG strategy does not offer (nvidia.com/gpu on `mixed`, mig-* on `single`).
 
     What it does: For each Pending pod that requests nvidia.com/gpu or nvidia.com/mig-<profile>, looks at the
     GPU nodes: with the `mixed` strategy MIG GPUs are offered only as nvidia.com/mig-<profile>

@@ -95,8 +95,7 @@ def _group(matches: list[Match]) -> dict[tuple, list[Match]]:
 @check("CU101", "cuda-insufficient-driver-explained")
 def cuda_insufficient_driver_explained(logs: Logs, cluster: Cluster | None = None, inventory: GpuInventory | None = None,
                                        setup: RuntimeSetup | None = None, configuration: Configuration | None = None) -> Iterable[Hit]:
-    """`CUDA driver version is insufficient for CUDA runtime version`: no GPU injected into the container, or a
-    driver really older than the image's CUDA — which of the two.
+    """`CUDA driver version is insufficient`: tells "no GPU injected into the container" from "driver too old".
 
     What it does: For each container that logged the error, compares the CUDA the workload needs
     (NVIDIA_REQUIRE_CUDA, CUDA_VERSION, image tag, framework wheel, CUDA banner) with the highest CUDA of
@@ -166,8 +165,7 @@ def cuda_insufficient_driver_explained(logs: Logs, cluster: Cluster | None = Non
 @check("WL102", "gpu-pod-started-without-nvidia-runtime")
 def gpu_pod_started_without_nvidia_runtime(logs: Logs, cluster: Cluster, setup: RuntimeSetup | None = None,
                                            configuration: Configuration | None = None) -> Iterable[Hit]:
-    """A GPU pod's container has no NVIDIA driver inside (`nvidia-smi: command not found`, no libnvidia-ml,
-    no libcuda): the pod was started without the NVIDIA runtime.
+    """A GPU pod's container has no NVIDIA driver inside (`nvidia-smi: command not found`): no NVIDIA runtime ran.
 
     What it does: For pods whose own log shows the driver missing inside the container, reads the pod spec:
     a GPU request without runtimeClassName (and, when the node's containerd config is in the artifacts, a

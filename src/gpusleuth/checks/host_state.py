@@ -44,8 +44,7 @@ def _version(m: Match) -> str | None:
 
 @check("KD108", "host-driver-conflicts-with-driver-container")
 def host_driver_conflicts_with_driver_container(logs: Logs, cluster: Cluster | None = None, inventory: GpuInventory | None = None) -> Iterable[Hit]:
-    """A driver installed on the host is loaded, and the GPU Operator's driver container tries to replace it
-    with another version.
+    """A host-installed NVIDIA driver is loaded, and the GPU Operator's driver container cannot replace it.
 
     What it does: On nodes where the driver container announces `Starting installation of NVIDIA driver
     version X` and then cannot unload or replace the modules (`Could not unload NVIDIA driver kernel
@@ -130,8 +129,7 @@ def _running_drivers(logs: Logs | None, inventory: GpuInventory | None) -> dict[
 
 @check("TK101", "cdi-spec-stale")
 def cdi_spec_stale(specs: CdiSpecs, inventory: GpuInventory | None = None, logs: Logs | None = None) -> Iterable[Hit]:
-    """A CDI spec mounts the libraries of a driver version the node no longer runs (generated before a driver
-    upgrade and never refreshed).
+    """A CDI spec mounts the libraries of a driver version the node no longer runs (not refreshed after an upgrade).
 
     What it does: Reads the driver version in the library file names an NVIDIA CDI spec mounts
     (libcuda.so.550.54.15, libnvidia-ml.so.550.54.15, …) and compares it with the driver the node runs
@@ -190,8 +188,7 @@ def cdi_spec_stale(specs: CdiSpecs, inventory: GpuInventory | None = None, logs:
 
 @check("RT101", "crio-hooks-dir-misses-nvidia-hook")
 def crio_hooks_dir_misses_nvidia_hook(setup: RuntimeSetup, configuration: Configuration | None = None, logs: Logs | None = None) -> Iterable[Hit]:
-    """CRI-O does not look in the directory where the GPU Operator put the NVIDIA OCI hook, so GPU containers
-    start without it.
+    """CRI-O does not read the directory where the GPU Operator put the NVIDIA OCI hook, so containers get no GPU.
 
     What it does: For CRI-O configs without an nvidia runtime handler (hook mode: CDI not enabled), compares
     `hooks_dir` (CRI-O's default /usr/share/containers/oci/hooks.d when unset) with
@@ -250,8 +247,7 @@ def _docker_backed(cluster: Cluster | None, setup: RuntimeSetup) -> tuple[bool |
 
 @check("RT102", "docker-default-runtime-not-nvidia")
 def docker_default_runtime_not_nvidia(setup: RuntimeSetup, cluster: Cluster | None = None, logs: Logs | None = None) -> Iterable[Hit]:
-    """Kubernetes runs pods through Docker, and Docker's default runtime is not nvidia (or nvidia is not
-    registered at all).
+    """Kubernetes runs pods through Docker, and Docker's default runtime is not nvidia (or nvidia is missing).
 
     What it does: For a daemon.json in the artifacts, checks `runtimes.nvidia` and `default-runtime`, and
     whether kubelet uses Docker (cri-dockerd / dockershim endpoint, or the node's container runtime

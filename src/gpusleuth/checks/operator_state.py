@@ -139,8 +139,7 @@ def _image_of(text: str) -> str | None:
 
 @check("OP102", "image-cannot-be-pulled")
 def image_cannot_be_pulled(cluster: Cluster | None = None, logs: Logs | None = None, configuration: Configuration | None = None) -> Iterable[Hit]:
-    """An image cannot be pulled, and the registry's answer says why (tag missing, OS without a driver image,
-    credentials, network).
+    """An image cannot be pulled; the registry's answer says why (no such tag, OS without driver images, auth, network).
 
     What it does: Collects pull failures per image from pod container states (ErrImagePull, ImagePullBackOff
     with their message), kubelet events (`Failed to pull image "…": …`) and containerd's log (`PullImage "…"
@@ -352,8 +351,7 @@ def _env_lists(values: dict, prefix: str = "") -> Iterable[tuple[str, list]]:
 
 @check("OP105", "helm-values-ignored-or-rejected")
 def helm_values_ignored_or_rejected(configuration: Configuration) -> Iterable[Hit]:
-    """GPU Operator Helm values the chart ignores (unknown or misplaced keys) or rejects (env values that are
-    not strings).
+    """GPU Operator Helm values the chart ignores (unknown or misplaced keys) or rejects (non-string env values).
 
     What it does: For every GPU Operator values artifact (helm get values, values files, the release
     Secret): top-level keys the chart does not have (with the closest key it does have), keys written at
