@@ -371,8 +371,9 @@ def _hit(fc: FailureClass, group: list[Seen], cluster: Cluster | None) -> Hit:
             explanation += " " + (_fill(h.text, ctx, strict=False) or h.text)
             fixes = [*h.fixes, *fixes]
             break
+    title = _fill(fc.title, {**ctx, "line": ctx["line"][:100]}, strict=False) or fc.summary
     return Hit(
-        title=_fill(fc.title, ctx, strict=False) or fc.summary,
+        title=title if len(title) <= 160 else title[:157] + "...",
         explanation=explanation,
         severity=fc.severity,
         role=fc.role,
