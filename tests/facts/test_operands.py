@@ -37,20 +37,20 @@ def test_failed_component_cites_status_line_and_the_decisive_log_line():
     g = _graph(seed.facts())
     driver = g.get("nvidia-driver-daemonset")
     cites = [e.cite() for e in driver.evidence]
-    assert cites == ["pods.txt:2", "driver.log:3224"]
+    assert cites == [f"pods.txt:{seed.ROW[seed.DRIVER]}", f"driver.log:{seed.ERROR_LINE}"]
     assert "nvidia-driver-ctr" in driver.reason and "could not insert 'nvidia_peermem'" in driver.reason
     assert driver.status == "1/4 CrashLoopBackOff (64 restarts)"
 
 
 def test_the_decisive_line_is_the_last_error_before_the_crash_not_the_cleanup_after_it():
     lines = _graph(seed.facts()).decisive_lines(seed.DRIVER)
-    assert lines[-1].line == 3224
+    assert lines[-1].line == seed.ERROR_LINE
 
 
 def test_waiting_line_in_the_log_is_cited_for_a_blocked_pod():
     g = _graph(seed.facts())
     gfd = g.get("gpu-feature-discovery")
-    assert "gfd-init.log:2" in [e.cite() for e in gfd.evidence]
+    assert "gfd-init.log:3" in [e.cite() for e in gfd.evidence]
 
 
 def test_running_and_ready_is_never_blocked_even_when_its_producer_failed():
@@ -76,17 +76,24 @@ def test_blocked_by_a_component_with_no_pod_adds_it_as_unknown():
     assert g.roots() == []  # nothing failed that we can see: no root is invented
 
 
+WIDE = """\
+$ kubectl get pods -n gpu-operator -o wide
+NAME                                       READY   STATUS             RESTARTS       AGE   IP            NODE         NOMINATED NODE   READINESS GATES
+nvidia-driver-daemonset-6z4kq              0/1     CrashLoopBackOff   12 (3m ago)    52m   10.128.2.14   gpu-node-1   <none>           <none>
+nvidia-driver-daemonset-tq8vm              1/1     Running            0              52m   10.128.4.9    gpu-node-2   <none>           <none>
+nvidia-container-toolkit-daemonset-2kx9d   0/1     Init:0/1           0              52m   10.128.2.15   gpu-node-1   <none>           <none>
+nvidia-container-toolkit-daemonset-h7vcs   1/1     Running            0              52m   10.128.4.10   gpu-node-2   <none>           <none>
+"""
+
+
 def test_per_node_classification_keeps_nodes_apart():
-    f = Facts()
-    for p in seed.pods(node="gpu-1"):
-        f.add(p)
-    f.add(Pod("nvidia-driver-daemonset-abcde", seed.NS, node="gpu-2", status="Running", ready="1/1", restarts=0))
-    f.add(Pod("nvidia-container-toolkit-daemonset-fghij", seed.NS, node="gpu-2", status="Running", ready="1/1", restarts=0))
-    g = _graph(f)
-    assert g.get("nvidia-driver-daemonset", "gpu-1").state == S.FAILED
-    assert g.get("nvidia-driver-daemonset", "gpu-2").state == S.OK
-    assert g.get("nvidia-container-toolkit-daemonset", "gpu-2").state == S.OK
-    assert g.get("nvidia-container-toolkit-daemonset", "gpu-1").blocked_by == "nvidia-driver-daemonset"
+    g = _graph(seed.facts_from({"pods-wide.txt": WIDE}))
+    assert g.get("nvidia-driver-daemonset", "gpu-node-1").state == S.FAILED
+    assert g.get("nvidia-driver-daemonset", "gpu-node-2").state == S.OK
+    assert g.get("nvidia-container-toolkit-daemonset", "gpu-node-2").state == S.OK
+    toolkit = g.get("nvidia-container-toolkit-daemonset", "gpu-node-1")
+    assert toolkit.state == S.BLOCKED and toolkit.blocked_by == "nvidia-driver-daemonset"
+    assert g.root_of(toolkit).pod == "nvidia-driver-daemonset-6z4kq"
 
 
 def test_container_statuses_from_describe_name_the_crashing_container():

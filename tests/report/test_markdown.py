@@ -23,7 +23,7 @@ def test_sections_in_seed_001_order():
 
 def test_evidence_quotes_artifact_lines_and_solutions_carry_commands():
     md = markdown.render(_report())
-    assert "**driver.log**" in md and "Line 3224: modprobe: ERROR: could not insert 'nvidia_peermem': Invalid argument" in md
+    assert "**driver.log**" in md and f"Line {seed.ERROR_LINE}: modprobe: ERROR: could not insert 'nvidia_peermem': Invalid argument" in md
     assert "### Option 1: Immediate fix" in md and "### Option 2: Workaround" in md and "### Option 3: Permanent fix" in md
     assert f"kubectl delete pod {seed.DRIVER} -n {seed.NS}" in md
     assert "```bash" in md and "```yaml" in md
@@ -41,8 +41,8 @@ def test_terminal_report_has_verdict_counts_root_cause_cascade_and_fixes():
     out = text.render(_report())
     first = out.splitlines()[0]
     assert first.startswith(" BROKEN ") and "nvidia_peermem failed to load" in first
-    assert "operands: 1 failed · 7 blocked · 1 running with errors · 1 ok" in out
-    assert "driver.log:3224  modprobe: ERROR" in out
+    assert "operands: 1 failed · 7 blocked · 1 running with errors · 2 ok" in out
+    assert f"driver.log:{seed.ERROR_LINE}" in out and "modprobe: ERROR" in out
     assert "▸ immediate:" in out and f"$ kubectl delete pod {seed.DRIVER}" in out
     assert "creates .driver-ctr-ready" in out
     assert not any(line.endswith(" ") for line in out.splitlines())

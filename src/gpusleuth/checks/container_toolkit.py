@@ -13,11 +13,11 @@ from functools import cache
 from typing import Iterable
 
 from gpusleuth.checks.base import check
-from gpusleuth.checks.container_runtime import handler_errors, main_handler, misdirected_only, missing_in_used, target_fixes
+from gpusleuth.checks.container_runtime import main_handler, misdirected_only, missing_in_used, target_fixes
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.configuration import Configuration
 from gpusleuth.facts.logs import Logs
-from gpusleuth.facts.runtime import TOOLKIT_DAEMONSET, RuntimeSetup, toolkit_knowledge
+from gpusleuth.facts.runtime import TOOLKIT_DAEMONSET, HandlerErrors, RuntimeSetup, toolkit_knowledge
 from gpusleuth.knowledge import table
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
@@ -58,7 +58,9 @@ def _decisive(logs: Logs | None, pod: str) -> tuple[dict, Evidence, str] | None:
 
 
 @check("TK001", "toolkit-daemonset-failing")
-def toolkit_daemonset_failing(cluster: Cluster, logs: Logs | None = None, setup: RuntimeSetup | None = None) -> Iterable[Hit]:
+def toolkit_daemonset_failing(
+    cluster: Cluster, logs: Logs | None = None, setup: RuntimeSetup | None = None, found: HandlerErrors | None = None
+) -> Iterable[Hit]:
     """The nvidia-container-toolkit daemonset pod is in Error or CrashLoopBackOff.
 
     What it does: Finds toolkit pods whose status or container state is Error, CrashLoopBackOff or a
@@ -71,9 +73,10 @@ def toolkit_daemonset_failing(cluster: Cluster, logs: Logs | None = None, setup:
     How to fix: Correct the setting the log line names (toolkit.env CONTAINERD_SOCKET / CONTAINERD_CONFIG,
     RUNTIME_CONFIG_SOURCE=file when `containerd config dump` cannot run on the host), then let the pod
     restart.
+    References: https://github.com/NVIDIA/gpu-operator/issues/522; https://github.com/NVIDIA/gpu-operator/issues/1323; https://github.com/NVIDIA/cloud-native-docs/pull/312
     """
     pods = [p for p in cluster.pods if (p.name or "").startswith(TOOLKIT_DAEMONSET) and _failing(p)]
-    errors = handler_errors(cluster, logs)
+    errors = found.errors if found else []
     handler = main_handler(setup, errors)
     cause = "RT002" if missing_in_used(setup, handler, errors) else "RT003" if misdirected_only(setup, handler, errors) else None
     tk = toolkit_knowledge()
@@ -83,7 +86,9 @@ def toolkit_daemonset_failing(cluster: Cluster, logs: Logs | None = None, setup:
         evidence = [e for e in (pod.evidence, found[1] if found else None) if e]
         target = setup.toolkit if setup else None
         if target:
-            evidence += [s.evidence for s in (target.config, target.socket) if s.evidence and s.evidence not in evidence]
+            for s in (target.config, target.socket):
+                if s.evidence and s.evidence.cite() not in {e.cite() for e in evidence}:
+                    evidence.append(s.evidence)
         ns = pod.namespace or "gpu-operator"
         logs_cmd = f"kubectl logs -n {ns} {pod.name} -c {TOOLKIT_CONTAINER} --previous"
         text = f"Toolkit pod {ns}/{pod.name} is {state}."
@@ -112,7 +117,7 @@ def toolkit_daemonset_failing(cluster: Cluster, logs: Logs | None = None, setup:
         fixes: tuple[Fix, ...] = ()
         if found and found[0]["cause"] in ("socket", "config") and setup and setup.kubelet_instance:
             fixes = target_fixes(setup, handler)
-        elif found and found[0]["id"] == "config-dump-failed":
+        elif found and found[0]["id"] == "config-dump-failed" and not (target and target.config_source and "file" in (target.config_source.value or "")):
             fixes = (Fix(FixKind.WORKAROUND, "Make the toolkit read the config file instead of running `containerd config dump` on the host.",
                          snippet="toolkit:\n  env:\n  - name: RUNTIME_CONFIG_SOURCE\n    value: file\n", snippet_language="yaml"),)
         fixes += (Fix(FixKind.IMMEDIATE, "Read the crashed toolkit container's log to its last lines.", (logs_cmd,)),)
@@ -140,6 +145,7 @@ def toolkit_env_value_not_string(configuration: Configuration) -> Iterable[Hit]:
     rejected (`spec.toolkit.env[N].value in body must be of type string`), so `helm install/upgrade` fails
     and the toolkit keeps its old settings.
     How to fix: Quote the value (`value: "true"`), or use `--set-string` on the command line.
+    References: NVIDIA/gpu-operator ClusterPolicy CRD (spec.toolkit.env is a list of EnvVar with string values)
     """
     for rel in configuration.values_docs:
         for i, item in enumerate(rel.get("toolkit.env") or ()):

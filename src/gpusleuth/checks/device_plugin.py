@@ -7,7 +7,7 @@ from typing import Iterable
 from gpusleuth.checks.base import check
 from gpusleuth.facts import Cluster, GpuInventory, Logs
 from gpusleuth.facts.cluster import GPU_RESOURCE
-from gpusleuth.facts.gpus import COUNT_LABEL, PCI_PRESENT_LABEL, GpuCount
+from gpusleuth.facts.gpus import COUNT_LABEL, PCI_PRESENT_LABEL, GpuCount, NodeGpus
 from gpusleuth.facts.operands import OperandGraph
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Component, ComponentState, Fix, FixKind, Hit, Role, Severity
@@ -29,25 +29,32 @@ def _as_int(value) -> int | None:
         return None
 
 
-def _presence(node: Node, inventory: GpuInventory | None) -> list[GpuCount]:
+def _node_gpus(inventory: GpuInventory | None, name: str, gpu_nodes: list[str]) -> tuple[NodeGpus | None, str]:
+    """The node's GPU inventory; nvidia-smi output that names no node is read as the only GPU node's, and said so."""
+    if inventory is None:
+        return None, ""
+    ng = inventory.for_node(name)
+    orphan = inventory.for_node(None)
+    if (ng is None or ng.visible is None) and orphan is not None and orphan.visible is not None and gpu_nodes == [name]:
+        merged = NodeGpus(name, gpus=orphan.gpus, counts=[*orphan.counts, *(ng.counts if ng else [])])
+        return merged, f" ({orphan.visible.source} names no node; {name} is the only node labelled with GPUs)"
+    return ng, ""
+
+
+def _presence(ng: NodeGpus | None) -> list[GpuCount]:
     """Claims that GPUs exist on the node: nvidia-smi / NVML, GFD's gpu.count, NFD's pci-10de label."""
+    if ng is None:
+        return []
     claims: list[GpuCount] = []
-    ng = inventory.for_node(node.name) if inventory else None
-    if ng is not None and ng.visible is not None and (ng.visible.value or 0) > 0:
+    if ng.visible is not None and (ng.visible.value or 0) > 0:
         claims.append(ng.visible)
-    if ng is not None:
-        claims += [c for c in ng.counts if c.source == f"label {COUNT_LABEL}" and (c.value or 0) > 0]
-        claims += [c for c in ng.counts if c.source == f"label {PCI_PRESENT_LABEL}"]
-    else:
-        if (_as_int(node.labels.get(COUNT_LABEL)) or 0) > 0:
-            claims.append(GpuCount(f"label {COUNT_LABEL}", _as_int(node.labels[COUNT_LABEL]), _ev(node, f"label:{COUNT_LABEL}")))
-        if str(node.labels.get(PCI_PRESENT_LABEL, "")).lower() == "true":
-            claims.append(GpuCount(f"label {PCI_PRESENT_LABEL}", None, _ev(node, f"label:{PCI_PRESENT_LABEL}")))
+    claims += [c for c in ng.counts if c.source == f"label {COUNT_LABEL}" and (c.value or 0) > 0]
+    claims += [c for c in ng.counts if c.source == f"label {PCI_PRESENT_LABEL}"]
     return claims
 
 
-def _ev(node: Node, key: str, text: str | None = None) -> Evidence:
-    return node.evidence.get(key) or Evidence(node.artifact or "", None, text or f"node {node.name} {key}")
+def _ev(node: Node, key: str) -> Evidence:
+    return node.evidence.get(key) or Evidence(node.artifact or "", None, f"node {node.name} {key}")
 
 
 def _advertised(node: Node) -> tuple[int | None, list[Evidence]]:
@@ -58,9 +65,17 @@ def _advertised(node: Node) -> tuple[int | None, list[Evidence]]:
         evs = [_ev(node, f"{kind}:{GPU_RESOURCE}") for kind, _ in values]
         return values[0][1], evs
     shown = [kind for kind, vals in (("allocatable", node.allocatable), ("capacity", node.capacity)) if vals]
-    evs = [node.evidence.get(kind) or Evidence(node.artifact or "", None, f"node {node.name}: no {GPU_RESOURCE} in {kind.capitalize()}")
-           for kind in shown]
+    evs = [_absent(node, kind) for kind in shown]
     return (None, evs) if shown else (-1, [])  # -1: the node's resources are not in the artifacts
+
+
+def _absent(node: Node, kind: str) -> Evidence:
+    """Cite the resource block that lacks nvidia.com/gpu: its first line, listing what it does hold."""
+    lines = [e for k, e in node.evidence.items() if k.startswith(f"{kind}:") and e.line]
+    keys = ", ".join(getattr(node, kind))
+    text = f"{kind.capitalize()}: {keys} (no {GPU_RESOURCE})"
+    first = min(lines, key=lambda e: e.line) if lines else None
+    return Evidence(first.artifact if first else node.artifact or "", first.line if first else None, text)
 
 
 def _mig_advertised(node: Node) -> bool:
@@ -130,26 +145,29 @@ def device_plugin_not_advertising(cluster: Cluster, inventory: GpuInventory | No
     follow) so that it does not happen on the next driver upgrade.
     References: seed 004; https://github.com/NVIDIA/k8s-device-plugin/issues/444
     """
+    labelled = [n for n in sorted(cluster.nodes) if _presence(inventory.for_node(n) if inventory else None)]
     for name, node in sorted(cluster.nodes.items()):
-        claims = _presence(node, inventory)
+        ng, attributed = _node_gpus(inventory, name, labelled)
+        claims = _presence(ng)
         if not claims or _mig_advertised(node):
             continue
         advertised, adv_ev = _advertised(node)
         if advertised == -1 or (advertised or 0) > 0:
             continue
-        ng = inventory.for_node(name) if inventory else None
-        gpu_lines = [g.ev("name") for g in (ng.gpus[:1] + ng.gpus[-1:] if ng and len(ng.gpus) > 1 else (ng.gpus if ng else []))]
-        yield _not_advertising(name, claims, advertised, adv_ev, [e for e in gpu_lines if e], _plugin(graph, name), graph, logs)
+        gpu_lines = [g.ev("name") for g in (ng.gpus[:1] + ng.gpus[-1:] if len(ng.gpus) > 1 else ng.gpus)]
+        yield _not_advertising(name, claims, attributed, advertised, adv_ev, gpu_lines, _plugin(graph, name), graph, logs)
 
 
 _STATE = {ComponentState.FAILED: "failing", ComponentState.BLOCKED: "blocked", ComponentState.DEGRADED: "running with errors",
           ComponentState.OK: "running", ComponentState.UNKNOWN: "in an unknown state"}
 
 
-def _not_advertising(name, claims, advertised, adv_ev, gpu_lines, plugin: Component | None, graph, logs) -> Hit:
+def _not_advertising(name, claims, attributed, advertised, adv_ev, gpu_lines, plugin: Component | None, graph, logs) -> Hit:
     smi = next((c for c in claims if c.source.startswith("nvidia-smi") or c.source == "nvml"), None)
     present = smi or claims[0]
     seen = f"{present.source} shows {present.value} GPU(s)" if present.value else f"{present.source} says NVIDIA GPUs are present"
+    if present is smi:
+        seen += attributed
     adv = f"{GPU_RESOURCE}: {advertised}" if advertised is not None else f"no {GPU_RESOURCE} at all"
     evidence = [*adv_ev, *(c.evidence for c in claims), *gpu_lines]
     pod = plugin.pod if plugin else None
@@ -181,7 +199,7 @@ def _not_advertising(name, claims, advertised, adv_ev, gpu_lines, plugin: Compon
         commands = (f"kubectl get pods -A -o wide --field-selector spec.nodeName={name} | grep -i device-plugin", verify)
         which = " (the device plugin pod's name is not in the artifacts; the first command finds it, then delete it)"
     return Hit(
-        title=f"{name}: GPUs are present but the node advertises {adv}; the device plugin is not registered",
+        title=f"GPUs are present but the node advertises {adv}: the device plugin is not registered",
         explanation=(
             f"On {name}, {seen} while the node's Capacity/Allocatable show {adv}, so the scheduler sees no GPU there. "
             f"The device plugin is what registers {GPU_RESOURCE} with the kubelet. {state}"

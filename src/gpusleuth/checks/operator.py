@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from gpusleuth.checks.base import check
-from gpusleuth.facts.operands import OperandGraph
+from gpusleuth.facts.operands import OperandGraph, marker
 from gpusleuth.model.finding import Component, ComponentState, Fix, FixKind, Hit, Role, Severity
 
 
@@ -107,6 +107,9 @@ def operand_blocked(graph: OperandGraph) -> Iterable[Hit]:
             else:
                 tail = f"; the chain ends at {chain[-1].name} ({chain[-1].state.value}), whose cause is not in the artifacts"
             explanation = f"{c.name} ({c.status or 'not started'}) waits on {c.waiting_on}, which {c.blocked_by} creates when healthy{tail}."
+            meaning = marker(c.waiting_on)
+            if meaning is not None and meaning.meaning:
+                explanation += f" {short}: {meaning.meaning}"
         else:
             title = f"{c.name} is stuck ({c.status or 'not started'})" + (f" waiting on {short}" if short else "")
             explanation = f"{c.name}: {c.reason}."

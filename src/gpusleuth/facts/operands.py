@@ -67,8 +67,6 @@ class OperandSpec:
     init_containers: tuple[str, ...]
     produces: tuple[str, ...]
     waits: tuple[Wait, ...]
-    optional: bool = False
-    description: str = ""
 
     def matches(self, pod: Pod) -> bool:
         if any(pod.labels.get(k) == v for k, v in self.app_labels if v):
@@ -83,12 +81,7 @@ class OperandSpec:
 class Marker:
     path: str
     producers: tuple[str, ...]  # produced_by first, then also_produced_by
-    container: str | None = None
     meaning: str = ""
-
-    @property
-    def short(self) -> str:
-        return self.path.rsplit("/", 1)[-1]
 
 
 @cache
@@ -111,12 +104,10 @@ def operand_table() -> tuple[tuple[OperandSpec, ...], dict[str, Marker]]:
                     Wait(w["container"], w.get("marker"), w.get("node_label"), w.get("condition"), w.get("when"), w.get("note"))
                     for w in row.get("waits_on", [])
                 ),
-                optional=bool(row.get("optional", False)),
-                description=row.get("description", ""),
             )
         )
     markers = {
-        m["path"]: Marker(m["path"], (m["produced_by"], *m.get("also_produced_by", [])), m.get("producer_container"), m.get("meaning", ""))
+        m["path"]: Marker(m["path"], (m["produced_by"], *m.get("also_produced_by", [])), m.get("meaning", ""))
         for m in raw.get("marker", [])
     }
     return tuple(specs), markers
@@ -220,8 +211,8 @@ def _producers(marker: str | None) -> tuple[str, ...]:
     return m.producers if m else ()
 
 
-def marker(path: str) -> Marker | None:
-    return operand_table()[1].get(path)
+def marker(path: str | None) -> Marker | None:
+    return operand_table()[1].get(path) if path else None
 
 
 # ---------------------------------------------------------------------------------------------------------

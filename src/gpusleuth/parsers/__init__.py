@@ -8,6 +8,7 @@ from gpusleuth.parsers import containerd_config
 from gpusleuth.parsers import engine_config
 from gpusleuth.parsers import helm
 from gpusleuth.parsers import host_processes
+from gpusleuth.parsers import k8s_objects, kubectl_describe, kubectl_table
 from gpusleuth.parsers import cdi, device_plugin_config
 from gpusleuth.parsers.base import Parser
 
@@ -28,6 +29,15 @@ PARSERS: tuple[Parser, ...] = (
     helm.parse_values,
     helm.parse_list,
     helm.parse_release_secret,
+    kubectl_describe.describe,
+    kubectl_table.get_pods,
+    kubectl_table.get_daemonsets,
+    kubectl_table.get_nodes,
+    kubectl_table.get_events,
+    kubectl_table.get_all,
+    kubectl_table.node_labels,
+    k8s_objects.parse_json,
+    k8s_objects.parse_yaml,
     cdi.parse,
     device_plugin_config.parse,
 )

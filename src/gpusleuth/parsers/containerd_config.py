@@ -318,7 +318,7 @@ def parse_config(doc: Document) -> ContainerdConfig:
         imports_evidence=_ev(doc, sc.line("imports")) if imports else None,
         enable_cdi=cdi if isinstance(cdi, bool) else None,
         enable_cdi_evidence=_ev(doc, sc.line(*base, "enable_cdi")) if isinstance(cdi, bool) else None,
-        cdi_spec_dirs=tuple(str(d) for d in section.get("cdi_spec_dirs") or ()),
+        cdi_spec_dirs=tuple(str(d) for d in section.get("cdi_spec_dirs")) if isinstance(section.get("cdi_spec_dirs"), list) else (),
         grpc_address=normalise_path(address) if isinstance(address, str) else None,
         grpc_address_evidence=_ev(doc, sc.line("grpc", "address")) if isinstance(address, str) else None,
         cri_settings=settings,

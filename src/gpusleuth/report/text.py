@@ -79,11 +79,14 @@ def _finding(con: Console, f: Finding, index: int | None, full: bool) -> None:
     con.print(Padding(Text(" · ".join(where), style="grey50"), (0, 0, 0, 3), expand=False))
     if full:
         con.print(Padding(Text(f.explanation), (0, 0, 0, 3), expand=False))
-    for e in f.evidence[: (8 if full else 3)]:
-        line = Text("   ")
-        line.append(e.cite(), style="cyan")
-        line.append("  " + _SPACES.sub("  ", e.text))  # table rows: column padding costs the width we need
-        con.print(line, overflow="ellipsis", no_wrap=True)
+    if f.evidence:
+        # artifact:line, then the line itself wrapped beside it: the decisive words are often at the end
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="cyan", max_width=48, overflow="fold")
+        grid.add_column(overflow="fold")
+        for e in f.evidence[: (8 if full else 3)]:
+            grid.add_row(Text(e.cite()), Text(_SPACES.sub("  ", e.text)))  # Text: a `[pod/x/c]` prefix is not markup
+        con.print(Padding(grid, (0, 0, 0, 3), expand=False))
     if full and f.fixes:
         for fx in f.fixes:
             con.print(Padding(Text(f"▸ {fx.kind.value}: {fx.description}", style="green"), (0, 0, 0, 3), expand=False))

@@ -11,7 +11,7 @@ from gpusleuth.facts import Facts
 from gpusleuth.model.finding import Finding
 from gpusleuth.sources.loose import read_directory
 
-SEED003 = Path(__file__).parent.parent / "fixtures" / "seed003"
+SEED003 = Path(__file__).parent / "fixtures" / "seed003"
 
 PS_TWO = (SEED003 / "ps.txt").read_text()
 CONFIGS_TWO = (SEED003 / "containerd-configs.txt").read_text()
