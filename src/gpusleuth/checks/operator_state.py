@@ -29,10 +29,10 @@ def _ns(ns: str | None) -> str:
     return f" -n {ns}" if ns else ""
 
 
-# ------------------------------------------------------------------------------------------------ OP101
+# ------------------------------------------------------------------------------------------------ OP107
 
 
-@check("OP101", "operand-failing-to-start")
+@check("OP107", "operand-failing-to-start")
 def operand_failing_to_start(graph: OperandGraph, cluster: Cluster | None = None) -> Iterable[Hit]:
     """An operator operand never starts: its image, its container config or its admission fails.
 

@@ -1,4 +1,4 @@
-"""OP101 operand-failing-to-start: the fallback for operands that never run (image pull, config errors),
+"""OP107 operand-failing-to-start: the fallback for operands that never run (image pull, config errors),
 naming component, layer and decisive line; OP001 keeps crash-looping ones (init containers included)."""
 
 from failure_fixtures import cites, event, facts_from, pod, run, waiting
@@ -15,7 +15,7 @@ def _plugin(reason="ImagePullBackOff", message=PULL):
 
 
 def test_image_pull_backoff_names_component_layer_and_decisive_line():
-    [f] = run("OP101", facts_from({}, _plugin()))
+    [f] = run("OP107", facts_from({}, _plugin()))
     assert f.component == "nvidia-device-plugin-daemonset" and f.layer.value == "device-plugin"
     assert f.role == Role.ROOT_CAUSE and f.confidence <= 0.5
     assert cites(f) == ["pods.txt:2", "describe.txt:41"]
@@ -26,7 +26,7 @@ def test_image_pull_backoff_names_component_layer_and_decisive_line():
 def test_config_error_from_an_event_with_a_novel_message():
     p = pod("nvidia-dcgm-exporter-2lq8v", status="CreateContainerConfigError", ready="0/1")
     e = event("pod/nvidia-dcgm-exporter-2lq8v", "Failed", 'Error: configmap "custom-dcgm-metrics" not found', line=9)
-    [f] = run("OP101", facts_from({}, p, e))
+    [f] = run("OP107", facts_from({}, p, e))
     assert f.layer.value == "userspace-driver" and "events.txt:9" in cites(f)
     assert 'configmap "custom-dcgm-metrics" not found' in f.title
 
@@ -36,7 +36,7 @@ def test_crash_loops_are_op001s_and_running_operands_are_silent():
                 containers=(waiting("driver-validation", "CrashLoopBackOff", init=True),))
     ok = pod("nvidia-device-plugin-daemonset-m8x2q")
     facts = facts_from({}, crash, ok)
-    assert run("OP101", facts) == []
+    assert run("OP107", facts) == []
     [f] = run("OP001", facts)
     assert f.facts["container"] == "driver-validation"
 
