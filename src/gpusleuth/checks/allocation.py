@@ -1,20 +1,15 @@
 """Device-plugin layer: what the plugin offers Kubernetes, against what the node has and what pods ask
-for: GPUs missing from allocatable, a sharing config the plugin ignores or rejects, and resource names
-that do not match the MIG strategy."""
+for: GPUs missing from allocatable, and resource names that do not match the MIG strategy. (Sharing
+configs the plugin ignores or rejects are checks/gpu_sharing.py's DP150.)"""
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
-from functools import cache
 from typing import Iterable
 
 from gpusleuth.checks.base import check
 from gpusleuth.facts import Cluster, GpuInventory, Logs
 from gpusleuth.facts.cluster import GPU_RESOURCE
-from gpusleuth.facts.configs import DevicePluginConfigs
-from gpusleuth.knowledge import table
-from gpusleuth.model.configs import DevicePluginConfig
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.k8s import Node
@@ -22,7 +17,6 @@ from gpusleuth.model.k8s import Node
 MIG_PREFIX = "nvidia.com/mig-"
 STRATEGY_LABEL = "nvidia.com/mig.strategy"
 REPLICAS_LABEL = "nvidia.com/gpu.replicas"
-_INDEX = re.compile(r"\.\d+(?=\.|$)")
 
 
 def _int(value) -> int | None:
@@ -101,104 +95,6 @@ def allocatable_fewer_than_gpus(cluster: Cluster, inventory: GpuInventory | None
 def _pod_node(cluster: Cluster, pod: str | None) -> str | None:
     p = cluster.pod(pod) if pod else None
     return p.node if p is not None else None
-
-
-# ------------------------------------------------------------------------------------------------ DP102
-
-
-@cache
-def _schema() -> tuple[frozenset[str], dict[str, list[str]], frozenset[str], frozenset[str], dict[str, list[str]], tuple[str, ...]]:
-    t = table("failure_classes")["device_plugin_config"]
-    keys = frozenset(t["keys"])
-    by_leaf: dict[str, list[str]] = defaultdict(list)
-    for k in t["keys"]:
-        by_leaf[k.rsplit(".", 1)[-1]].append(k)
-    return keys, dict(by_leaf), frozenset(t["positive_int"]), frozenset(t["bools"]), dict(t["enums"]), tuple(t["references"])
-
-
-def _shape(path: str) -> str:
-    return _INDEX.sub(".*", path)
-
-
-def config_problems(cfg: DevicePluginConfig) -> list[tuple[str, Evidence | None, str | None]]:
-    """(problem, evidence, where the key belongs) for one config: misplaced or unknown keys, bad values."""
-    keys, by_leaf, positive, bools, enums, _ = _schema()
-    out: list[tuple[str, Evidence | None, str | None]] = []
-    if cfg.error:
-        return [(f"the config is {cfg.error}", cfg.evidence, None)]
-    for k in cfg.keys:
-        shape = _shape(k.path)
-        if shape not in keys:
-            leaf = shape.rsplit(".", 1)[-1]
-            homes = [h for h in by_leaf.get(leaf, []) if h != shape]
-            if homes:
-                out.append((f"`{k.path}` is not read there; the plugin reads `{leaf}` at `{homes[0].replace('.*', '[]')}`", k.evidence, homes[0]))
-            else:
-                out.append((f"`{k.path}` is not a key the plugin knows; it is ignored", k.evidence, None))
-            continue
-        v = k.value
-        if shape in positive and (isinstance(v, bool) or not isinstance(v, int) or v <= 0):
-            out.append((f"`{k.path}` is {v!r}: replicas must be a whole number of at least 1 (the plugin refuses the config: "
-                        "\"number of replicas must be >= 0\")", k.evidence, None))
-        elif shape in bools and not isinstance(v, bool):
-            out.append((f"`{k.path}` is {v!r}, not true/false", k.evidence, None))
-        elif shape in enums and not isinstance(v, (dict, list)) and str(v) not in enums[shape] and not (
-                shape == "flags.plugin.deviceListStrategy" and isinstance(v, list)):
-            out.append((f"`{k.path}` is {v!r}; the plugin accepts {', '.join(repr(x) for x in enums[shape])}", k.evidence, None))
-        elif shape.endswith(".name") and ".resources." in shape and not str(v).startswith("nvidia.com/"):
-            out.append((f"`{k.path}` is {v!r}: resource names are nvidia.com/gpu or nvidia.com/mig-<profile>", k.evidence, None))
-    sharing = cfg.body.get("sharing") if isinstance(cfg.body, dict) else None
-    for mode in ("timeSlicing", "mps"):
-        block = sharing.get(mode) if isinstance(sharing, dict) else None
-        if isinstance(block, dict) and "resources" not in block:
-            k = cfg.key(f"sharing.{mode}")
-            out.append((f"`sharing.{mode}` has no `resources` list: nothing is shared (\"no resources specified\")", k.evidence if k else cfg.evidence, None))
-    return out
-
-
-@check("DP102", "sharing-config-ignored-or-invalid")
-def sharing_config_ignored_or_invalid(configs: DevicePluginConfigs) -> Iterable[Hit]:
-    """A device plugin (time-slicing / MPS) config has keys the plugin does not read there, or values it refuses.
-
-    What it does: Checks every device plugin config (file, or each entry of the ConfigMap) against the
-    plugin's config schema (knowledge/failure_classes.toml [device_plugin_config]): keys at a path the
-    plugin does not read (`renameByDefault` under `flags` instead of `sharing.timeSlicing`, `replicas`
-    directly under `timeSlicing`), unknown keys, replicas that are not a positive whole number, non-boolean
-    flags, values outside the accepted set (migStrategy, deviceIDStrategy, version), resource names outside
-    nvidia.com/, a sharing block without resources, YAML that does not parse.
-    Why it matters: the plugin decodes the config into fixed structs and drops every other key without a
-    word, so a misplaced key silently does nothing (GPUs stay unshared, resources are not renamed); an
-    invalid value makes the plugin refuse the whole config and stop advertising GPUs.
-    How to fix: move each key to where the plugin reads it, fix the values, apply the ConfigMap and restart
-    the device plugin (and GFD) pods.
-    References: https://github.com/NVIDIA/k8s-device-plugin/issues/1433; https://github.com/NVIDIA/k8s-device-plugin/issues/410; https://github.com/NVIDIA/k8s-device-plugin/issues/990; https://github.com/NVIDIA/k8s-device-plugin/blob/main/api/config/v1/replicas.go
-    """
-    for cfg in configs.configs:
-        problems = config_problems(cfg)
-        if not problems:
-            continue
-        refused = any(("refuses" in p or "not valid YAML" in p or "accepts" in p or "resource names" in p) for p, _, _ in problems)
-        where = f"{cfg.configmap or cfg.artifact}" + (f" entry `{cfg.name}`" if cfg.name else "")
-        yield Hit(
-            title=f"Device plugin config {where}: " + problems[0][0].split(";")[0][:140],
-            explanation=(f"In {where}: " + "; ".join(p for p, _, _ in problems[:6]) + ". "
-                         + ("The plugin refuses a config like this and advertises no GPUs while it is selected."
-                            if refused else "The plugin ignores such keys without a word, so the setting has no effect.")),
-            severity=Severity.ERROR if refused else Severity.WARNING,
-            role=Role.ROOT_CAUSE,
-            evidence=tuple(dict.fromkeys(e for _, e, _ in problems if e))[:8],
-            fixes=(
-                Fix(FixKind.PERMANENT, "Put every key where the plugin reads it and fix the values; then apply the ConfigMap and restart "
-                    "the device plugin and GFD pods so they reload it.",
-                    snippet=("version: v1\nflags:\n  migStrategy: none\nsharing:\n  timeSlicing:\n    renameByDefault: false\n"
-                             "    failRequestsGreaterThanOne: false\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"),
-                    snippet_language="yaml"),
-            ),
-            component="nvidia-device-plugin-daemonset",
-            confidence=0.85,
-            facts={"config": cfg.name, "configmap": cfg.configmap, "problems": [p for p, _, _ in problems],
-                   "belongs": [b for _, _, b in problems if b]},
-        )
 
 
 # ------------------------------------------------------------------------------------------------ DP104

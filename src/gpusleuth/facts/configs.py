@@ -1,4 +1,4 @@
-"""CDI specs and device plugin configs found in the artifacts, as views checks can ask for."""
+"""CDI specs found in the artifacts, as a view checks can ask for."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.store import Facts, combiner
-from gpusleuth.model.configs import CdiSpec, DevicePluginConfig
+from gpusleuth.model.configs import CdiSpec
 
 
 @dataclass
@@ -17,22 +17,9 @@ class CdiSpecs:
         return [s for s in self.specs if (s.kind or "").startswith("nvidia.com/")]
 
 
-@dataclass
-class DevicePluginConfigs:
-    configs: list[DevicePluginConfig]
-
-
 @combiner(CdiSpecs)
 def build_cdi_specs(facts: Facts) -> CdiSpecs:
     specs = facts.all(CdiSpec)
     if not specs:
         raise NotApplicable("no CDI spec (/etc/cdi, /var/run/cdi) in the artifacts")
     return CdiSpecs(specs)
-
-
-@combiner(DevicePluginConfigs)
-def build_device_plugin_configs(facts: Facts) -> DevicePluginConfigs:
-    configs = facts.all(DevicePluginConfig)
-    if not configs:
-        raise NotApplicable("no device plugin config (file or ConfigMap) in the artifacts")
-    return DevicePluginConfigs(configs)

@@ -1,9 +1,8 @@
-"""Configuration files of the GPU stack that are not engine configs: CDI specs and the device plugin's
-config (also read by GPU feature discovery)."""
+"""Configuration files of the GPU stack that are not engine configs: CDI specs."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from gpusleuth.model.evidence import Evidence
 
@@ -24,28 +23,3 @@ class CdiSpec:
     @property
     def where(self) -> str:
         return self.path or self.artifact
-
-
-@dataclass(frozen=True)
-class ConfigKey:
-    """A key as written in a config file, with the dotted path it sits at and its line."""
-
-    path: str  # "flags.renameByDefault", "sharing.timeSlicing.resources.0.replicas"
-    value: object
-    evidence: Evidence
-
-
-@dataclass(frozen=True)
-class DevicePluginConfig:
-    """One device plugin / GFD config (a file, or one entry of the ConfigMap the node label selects)."""
-
-    artifact: str
-    name: str | None  # the ConfigMap data key ("any", "tesla-t4", "a100-80gb"), None for a plain file
-    configmap: str | None  # the ConfigMap's name when the artifact is one
-    body: dict = field(hash=False)
-    keys: tuple[ConfigKey, ...] = ()  # every key in document order
-    error: str | None = None  # YAML that does not parse
-    evidence: Evidence | None = None  # where the entry starts
-
-    def key(self, path: str) -> ConfigKey | None:
-        return next((k for k in self.keys if k.path == path), None)

@@ -9,7 +9,7 @@ from gpusleuth.parsers import engine_config
 from gpusleuth.parsers import helm
 from gpusleuth.parsers import host_processes
 from gpusleuth.parsers import k8s_objects, kubectl_describe, kubectl_table
-from gpusleuth.parsers import cdi, device_plugin_config
+from gpusleuth.parsers import cdi
 from gpusleuth.parsers.base import Parser
 
 PARSERS: tuple[Parser, ...] = (
@@ -39,5 +39,4 @@ PARSERS: tuple[Parser, ...] = (
     k8s_objects.parse_json,
     k8s_objects.parse_yaml,
     cdi.parse,
-    device_plugin_config.parse,
 )
