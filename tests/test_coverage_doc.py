@@ -14,12 +14,9 @@ def test_coverage_doc_is_committed_and_current():
     assert DOC.read_text(encoding="utf-8") == coverage(all_checks()), "docs/coverage.md is stale: regenerate it"
 
 
-def test_every_layer_has_three_documented_checks_and_new_classes_cite_public_sources():
+def test_every_layer_has_three_documented_checks():
     checks = all_checks()
     for layer in Layer:
         mine = [c for c in checks if c.layer == layer]
         assert len(mine) >= 3, f"{layer.value} has {len(mine)} checks"
         assert all(c.what and c.why and c.fix for c in mine)
-    for c in checks:
-        if int(c.code[2:]) >= 100:
-            assert c.references and all(r.startswith("https://") for r in c.references), c.code

@@ -11,7 +11,7 @@ from gpusleuth.checks import kernel_driver  # noqa: E402
 from gpusleuth.checks import operator  # noqa: E402
 from gpusleuth.checks import device_plugin  # noqa: E402
 from gpusleuth.checks import scheduler  # noqa: E402
-from gpusleuth.checks import cuda_runtime, firmware, hardware, userspace_driver, workload  # noqa: E402
+from gpusleuth.checks import cuda_runtime, firmware, gpu_sharing, hardware, userspace_driver, workload  # noqa: E402
 from gpusleuth.checks import classes  # noqa: E402
 from gpusleuth.checks import allocation, feature_discovery, gpu_firmware, gpu_injection, host_state, operator_state, scheduling  # noqa: E402
 
@@ -27,6 +27,7 @@ _MODULES = (
     firmware,
     userspace_driver,
     cuda_runtime,
+    gpu_sharing,
     workload,
     classes,
     allocation,

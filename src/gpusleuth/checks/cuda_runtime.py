@@ -127,6 +127,7 @@ def cuda_vs_driver(cluster: Cluster, inventory: GpuInventory, logs: Logs | None 
     compatibility mechanism applies.
     How to fix: keep the driver ahead (upgrade the branch), use an image built for the node's CUDA, or on
     data-center GPUs add the cuda-compat package deliberately (forward compatibility, with its limits).
+    References: seed 004 ('the version matrix that pages you'); https://docs.nvidia.com/deploy/cuda-compatibility/; knowledge/driver_branches.toml
     """
     for pod in cluster.pods:
         needs = needs_of(pod, logs)
@@ -147,9 +148,22 @@ def cuda_vs_driver(cluster: Cluster, inventory: GpuInventory, logs: Logs | None 
         where = f"{pod.namespace + '/' if pod.namespace else ''}{pod.name}"
         common = dict(node=ng.node, component=f"pod/{where}", evidence=evidence)
         facts = {"needs": need.label, "how": need.how, "node_max_cuda": max_cuda, "driver": ng.driver_version}
+        consumer = bool(ng.product and _CONSUMER.search(ng.product))
+        if need.version[0] > have[0] and need.require and require_satisfied(need.require, ng.driver_version, max_cuda) and not consumer:
+            fc = versions.forward_compat()
+            yield Hit(
+                title=f"{where} runs CUDA {need.label} on driver {ng.driver_version} (CUDA {max_cuda}) only through forward compatibility",
+                explanation=f"The image's NVIDIA_REQUIRE_CUDA accepts this driver branch by its brand/driver clauses, which is how images that "
+                            f"bundle cuda-compat declare forward compatibility: a newer CUDA major on an older branch. {fc['gpus']} "
+                            f"{fc['requires']} It is a deliberate override, not something to build on."
+                            + (" The pod's log shows it failing anyway." if insufficient else ""),
+                severity=Severity.ERROR if insufficient else Severity.WARNING, role=Role.ROOT_CAUSE, confidence=0.75,
+                facts={**facts, "mechanism": "forward"}, fixes=_major_fixes(need, ng, max_cuda)[2:], **common,
+            )
+            continue
         if need.version[0] > have[0]:
             yield Hit(
-                title=f"{where} needs CUDA {need.label} ({need.how}); driver {ng.driver_version} on {ng.node or 'its node'} supports up to {max_cuda}",
+                title=f"{where} needs CUDA {need.label} ({need.how}); its node's driver {ng.driver_version} supports up to {max_cuda}",
                 explanation=f"The workload's CUDA major ({need.version[0]}) is newer than the driver's ({have[0]}). Backward and minor-version "
                             "compatibility do not cover a new major: it fails with 'CUDA driver version is insufficient for CUDA runtime "
                             "version' unless forward compatibility is set up."
@@ -193,6 +207,7 @@ def cuda_vs_driver(cluster: Cluster, inventory: GpuInventory, logs: Logs | None 
 
 
 def _major_fixes(need: CudaNeed, ng: NodeGpus, max_cuda: str) -> tuple[Fix, ...]:
+    """Use an older image; forward compatibility with its limits; upgrade the branch (the last one always)."""
     fc = versions.forward_compat()
     consumer = bool(ng.product and _CONSUMER.search(ng.product))
     pkg = f"cuda-compat-{need.version[0]}-{need.version[1]}"
@@ -200,8 +215,9 @@ def _major_fixes(need: CudaNeed, ng: NodeGpus, max_cuda: str) -> tuple[Fix, ...]
                     key=lambda b: versions.cuda_tuple(b.max_cuda))
     upgrade = next((b for b in target if versions.cuda_tuple(b.max_cuda) >= need.version), target[-1] if target else None)
     fixes = [
-        Fix(FixKind.IMMEDIATE, f"Run an image (or wheel) built for CUDA {max_cuda} or older on this node, e.g. a torch +cu12x wheel "
-                               "or a matching nvidia/cuda tag.", ()),
+        Fix(FixKind.IMMEDIATE, f"Run an image (or wheel) built for CUDA {versions.cuda_tuple(max_cuda)[0]}.x on this node (minor-version "
+                               f"compatibility runs any {versions.cuda_tuple(max_cuda)[0]}.x on this driver), e.g. a torch "
+                               f"+cu{versions.cuda_tuple(max_cuda)[0]}x wheel or a matching nvidia/cuda tag.", ()),
         Fix(FixKind.WORKAROUND,
             ("Forward compatibility will NOT work here: " + fc["gpus"] + f" This node has {ng.product} (CUDA error 804 "
              "'forward compatibility was attempted on non supported HW').") if consumer else

@@ -30,6 +30,7 @@ def gsp_timeout(kernel: KernelEvents, inventory: GpuInventory | None = None) -> 
     nvidia-smi, the device plugin's health check) times out.
     How to fix: reset the GPU (power-cycle the node if it persists); take the newest driver of the branch;
     disabling GSP firmware is a workaround on the proprietary module only.
+    References: seed 004 ('Xid 119 and 120 are the GSP firmware timing out'); https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html; https://github.com/NVIDIA/open-gpu-kernel-modules/issues/446
     """
     hits = []
     covered = set()
@@ -45,7 +46,7 @@ def gsp_timeout(kernel: KernelEvents, inventory: GpuInventory | None = None) -> 
         gpu = gpu_for(inventory, node, pci)
         target = gpu_target(gpu, pci)
         hits.append(Hit(
-            title=f"GSP firmware timeouts on GPU {target}" + (f" on {node}" if node else ""),
+            title=f"GSP firmware timeouts on GPU {target}",
             explanation=f"The driver logged {len(events)} GSP RPC timeout / heartbeat line(s) without an Xid: the GPU's firmware "
                         "processor did not answer. RM calls on this GPU stall or fail until it is reset.",
             severity=Severity.ERROR, role=Role.ROOT_CAUSE, evidence=tuple(e.evidence for e in events[:4]), node=node,

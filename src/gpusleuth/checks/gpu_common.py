@@ -7,6 +7,7 @@ recovered node; cordon and RMA if it fails.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from gpusleuth.facts.gpus import GpuInventory, KernelEvents, XidBurst
@@ -16,6 +17,7 @@ from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.gpu import GpuDevice, XidEvent
 
 UNKNOWN_NODE = "<node>"
+_RECOVERY = re.compile(r"recovery action changed from .*? to 0x[0-9a-fA-F]+ \((?P<action>[^)]+)\)")
 
 
 def _node(node: str | None) -> tuple[str, str]:
@@ -90,7 +92,7 @@ def gpu_for(inventory: GpuInventory | None, node: str | None, pci: str | None) -
 
 def _where(node: str | None, pci: str | None, gpu: GpuDevice | None) -> str:
     what = f"GPU {gpu.index} (PCI {pci})" if gpu is not None and gpu.index is not None else f"GPU at PCI {pci or '?'}"
-    return what + (f" on {node}" if node else "")
+    return what
 
 
 def xid_groups(kernel: KernelEvents, codes: set[int]) -> dict[tuple, list[tuple[XidBurst, XidEvent]]]:
@@ -136,6 +138,9 @@ def xid_hit(code: int, node: str | None, pci: str | None, group: list[tuple[XidB
         f"Xid {code}, {name}: {row.meaning if row else 'not in the catalogue.'} Seen {times}{proc}.{follow_text} "
         f"Immediate action: {row.immediate_action if row else 'see the NVIDIA Xid catalogue.'}"
     )
+    recovery = [m.group("action") for b in bursts for e in b.events if e.code == 154 and (m := _RECOVERY.search(e.message))]
+    if recovery:
+        explanation += f" The driver's own verdict (Xid 154): {recovery[-1]}."
     if row and row.investigation:
         explanation += f" Investigation: {row.investigation}"
     evidence = tuple(dict.fromkeys([firsts[0].evidence, *follow_ev, *extra_evidence, *(e.evidence for e in firsts[1:3])]))

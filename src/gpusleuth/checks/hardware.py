@@ -47,6 +47,7 @@ def fallen_off_the_bus(kernel: KernelEvents, inventory: GpuInventory | None = No
     a symptom. Thermal, power delivery, seating or a dying board; the same slot twice means RMA.
     How to fix: cordon and drain the node, reboot it, run `dcgmi diag -r 3` before uncordoning; if the same
     slot throws Xid 79 again, RMA the card.
+    References: seed 004 ('Xid 79 is the one that ruins a night'); https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html; https://github.com/NVIDIA/NVSentinel/issues/155 (multi-line fallen-off-the-bus without Xid); https://github.com/leptonai/gpud/pull/1209
     """
     hits = []
     seen = set()
@@ -62,7 +63,7 @@ def fallen_off_the_bus(kernel: KernelEvents, inventory: GpuInventory | None = No
         seen.add((e.node, e.pci))
         row = xid_table.xid(79)
         hits.append(Hit(
-            title=f"GPU at PCI {e.pci or '?'} fell off the bus" + (f" on {e.node}" if e.node else ""),
+            title=f"GPU at PCI {e.pci or '?'} fell off the bus",
             explanation=f"The kernel says the GPU has fallen off the bus (same condition as Xid 79, printed without an Xid). {row.meaning} "
                         f"Immediate action: {row.immediate_action}",
             severity=Severity.CRITICAL, role=Role.ROOT_CAUSE, evidence=(e.evidence,), node=e.node,
@@ -85,6 +86,7 @@ def double_bit_ecc(kernel: KernelEvents, inventory: GpuInventory | None = None) 
     on one GPU are how memory dies.
     How to fix: restart the workload, drain the GPU and reset it before reuse, run `dcgmi diag -r 3`; RMA if the
     SRAM threshold is exceeded or the diagnostic fails.
+    References: seed 004 ('Xid 48 is a double-bit ECC error'); https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html
     """
     return _hw_xids(kernel, inventory, {48})
 
@@ -97,6 +99,7 @@ def uncontained_memory_error(kernel: KernelEvents, inventory: GpuInventory | Non
     Why it matters: unlike Xid 94, every application on the GPU may have been hit; the card is compromised until
     it is reset, and nothing may restart on it before then.
     How to fix: cordon and drain, reset the GPU before anything restarts on it, then `dcgmi diag -r 3`.
+    References: seed 004 ('the 94/95 split is the one to internalize'); https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html
     """
     return _hw_xids(kernel, inventory, {95})
 
@@ -109,6 +112,7 @@ def contained_memory_error(kernel: KernelEvents, inventory: GpuInventory | None 
     Why it matters: the faulting application must restart; the GPU keeps serving the others, but carries a bad
     memory row until it is reset (contained means drain politely, uncontained, Xid 95, means reset first).
     How to fix: restart the affected application, drain the GPU politely and reset it when convenient.
+    References: seed 004 ('contained means drain politely'); https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html
     """
     return _hw_xids(kernel, inventory, {94})
 
@@ -124,6 +128,7 @@ def row_remap_xids(kernel: KernelEvents, inventory: GpuInventory | None = None) 
     heading for RMA. Remaps take effect only after a GPU reset.
     How to fix: reset the GPU at a convenient time to activate pending remaps; for 64 reset now and, if it
     persists or the failure flag is set, RMA the card.
+    References: seed 004 ('Xid 63 and 64 are row-remapping events ... watch the trend'); https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html
     """
     hits = []
     for (node, pci, code), group in xid_groups(kernel, {63, 64}).items():
@@ -152,6 +157,7 @@ def other_hardware_xids(kernel: KernelEvents, inventory: GpuInventory | None = N
     Why it matters: each is a hardware fault the catalogue knows how to handle; silence would hide it.
     How to fix: follow the catalogue's immediate action in the finding; most need a GPU reset and the long
     diagnostic before the node is trusted again.
+    References: https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html
     """
     codes = {c for c, row in xid_table.catalog().items() if row.layer == "hardware" and c not in _OWN}
     return _hw_xids(kernel, inventory, codes)
@@ -180,6 +186,7 @@ def ecc_uncorrectable(inventory: GpuInventory, kernel: KernelEvents | None = Non
     Why it matters: an uncorrectable error means an application read corrupted memory; on Ampere and newer the
     row is remapped at the next reset, on older GPUs the page is retired.
     How to fix: drain the GPU and reset it; watch the remapped-rows counters; RMA if errors keep coming.
+    References: seed 004 (DCGM_FI_DEV_ECC_DBE_VOL); nvidia-smi -q / -q -x (nvsmi_device_v12.dtd)
     """
     for ng, g in _gpus(inventory):
         vol, agg = g.ecc.volatile_dbe or 0, g.ecc.aggregate_dbe or 0
@@ -189,7 +196,7 @@ def ecc_uncorrectable(inventory: GpuInventory, kernel: KernelEvents | None = Non
         explained = _xid_on(kernel, g, {48, 94, 95})
         if vol > 0:
             yield Hit(
-                title=f"{g.label} has {vol} uncorrectable ECC error(s) since the driver loaded" + (f" on {ng.node}" if ng.node else ""),
+                title=f"{g.label} has {vol} uncorrectable ECC error(s) since the driver loaded",
                 explanation=f"Volatile uncorrectable (double-bit) ECC count {vol}, lifetime {agg or vol}. Applications on this GPU read "
                             "corrupted memory; the GPU needs a reset (which also activates any pending row remap).",
                 severity=Severity.ERROR, role=Role.SYMPTOM if explained else Role.ROOT_CAUSE,
@@ -217,13 +224,14 @@ def row_remap_pending(inventory: GpuInventory) -> Iterable[Hit]:
     uncorrectable errors (Xid 48/94/95) can follow until then.
     How to fix: drain the GPU and reset it (nvidia-smi -r -i <gpu>) at the next opportunity; check that pending
     clears and the failure flag stays No.
+    References: seed 004 (row-remap fields: memory health, trending toward RMA); nvidia-smi -q / -q -x (nvsmi_device_v12.dtd) remapped_rows
     """
     for ng, g in _gpus(inventory):
         if not g.remap_pending:
             continue
         target = gpu_target(g, g.short_pci)
         yield Hit(
-            title=f"{g.label} has a row remap pending: reset the GPU to activate it" + (f" on {ng.node}" if ng.node else ""),
+            title=f"{g.label} has a row remap pending: reset the GPU to activate it",
             explanation=f"Remapped rows: {g.remap_uncorrectable if g.remap_uncorrectable is not None else '?'} uncorrectable, "
                         f"{g.remap_correctable if g.remap_correctable is not None else '?'} correctable, pending = Yes. The remap takes "
                         "effect at the next GPU reset; until then the bad row stays in use.",
@@ -243,13 +251,14 @@ def row_remap_failure(inventory: GpuInventory) -> Iterable[Hit]:
     Why it matters: the GPU can no longer hide bad memory rows; uncorrectable errors will recur. NVIDIA treats
     it as an RMA condition.
     How to fix: cordon the node, reset the GPU to confirm, run `dcgmi diag -r 3`, and open an RMA.
+    References: nvidia-smi -q / -q -x (nvsmi_device_v12.dtd) remapped_rows; https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html (Xid 64)
     """
     for ng, g in _gpus(inventory):
         if not g.remap_failure:
             continue
         target = gpu_target(g, g.short_pci)
         yield Hit(
-            title=f"{g.label} row remapping failed: RMA candidate" + (f" on {ng.node}" if ng.node else ""),
+            title=f"{g.label} row remapping failed: RMA candidate",
             explanation="Remapped rows: 'Remapping Failure Occurred: Yes'. A bank has no spare rows left; memory errors will "
                         "keep surfacing on this GPU.",
             severity=Severity.ERROR, role=Role.ROOT_CAUSE, evidence=(g.ev("remap_failure"),), node=ng.node,
@@ -268,12 +277,13 @@ def retired_pages_pending(inventory: GpuInventory) -> Iterable[Hit]:
     and newer remap rows instead, see HW011).
     Why it matters: the bad page keeps being used until the GPU is reset or the driver reloaded.
     How to fix: drain the GPU and reset it (or reload the driver); many retired pages mean RMA.
+    References: nvidia-smi -q / -q -x (nvsmi_device_v12.dtd) retired_pages
     """
     for ng, g in _gpus(inventory):
         if not g.retired_pages_pending:
             continue
         yield Hit(
-            title=f"{g.label} has a page retirement pending" + (f" on {ng.node}" if ng.node else ""),
+            title=f"{g.label} has a page retirement pending",
             explanation=f"Retired pages: {g.retired_pages_sbe or 0} for single-bit, {g.retired_pages_dbe or 0} for double-bit errors; "
                         "one more is pending and takes effect at the next reset.",
             severity=Severity.WARNING, role=Role.ROOT_CAUSE, evidence=(g.ev("retired_pages_pending"),), node=ng.node,
@@ -298,6 +308,7 @@ def thermal_slowdown(inventory: GpuInventory) -> Iterable[Hit]:
     it points at cooling, airflow or a failing fan rather than at software.
     How to fix: check the chassis airflow, fans, inlet temperature and the rack's cooling; compare with the other
     GPUs of the node.
+    References: seed 004 (DCGM_FI_DEV_CLOCK_THROTTLE_REASONS); nvidia-ml-py nvmlClocksEventReason* bits
     """
     for ng, g in _gpus(inventory):
         reasons = _active(g, {"thermal"})
@@ -309,7 +320,7 @@ def thermal_slowdown(inventory: GpuInventory) -> Iterable[Hit]:
         limits = f" (slowdown {g.temp_slowdown_c} C, shutdown {g.temp_shutdown_c} C)" if g.temp_slowdown_c else ""
         evidence = tuple(dict.fromkeys([*(g.ev(f"throttle:{r}", "throttle") for r in reasons), g.ev("temperature")]))
         yield Hit(
-            title=f"{g.label} is thermally throttled at {temp}" + (f" on {ng.node}" if ng.node else ""),
+            title=f"{g.label} is thermally throttled at {temp}",
             explanation=f"Active reasons: {', '.join(reasons) or 'none reported'}; temperature {temp}{limits}. "
                         + " ".join(clock_reasons.by_id()[r].meaning for r in reasons),
             severity=Severity.WARNING, role=Role.ROOT_CAUSE, evidence=evidence, node=ng.node, component=f"gpu:{g.short_pci}",
@@ -330,6 +341,7 @@ def power_slowdown(inventory: GpuInventory) -> Iterable[Hit]:
     default silently costs throughput.
     How to fix: check the PSUs and the BMC power events for a brake; compare the power limit with the default
     (`nvidia-smi -q -d POWER`) and restore it if someone lowered it.
+    References: seed 004 (DCGM_FI_DEV_CLOCK_THROTTLE_REASONS); nvidia-ml-py nvmlClocksEventReason* bits
     """
     for ng, g in _gpus(inventory):
         hard = [r for r in _active(g, {"power", "hardware"}) if r != "sw_power_cap"]
@@ -341,7 +353,7 @@ def power_slowdown(inventory: GpuInventory) -> Iterable[Hit]:
         power = f"{g.power_draw_w:.0f} W of {g.power_limit_w:.0f} W" if g.power_draw_w is not None and g.power_limit_w else "power draw unknown"
         reasons = hard or ["sw_power_cap"]
         yield Hit(
-            title=f"{g.label} clocks limited by {', '.join(reasons)} ({power})" + (f" on {ng.node}" if ng.node else ""),
+            title=f"{g.label} clocks limited by {', '.join(reasons)} ({power})",
             explanation=" ".join(clock_reasons.by_id()[r].meaning for r in reasons if r in clock_reasons.by_id()),
             severity=Severity.WARNING if hard else Severity.INFO, role=Role.ROOT_CAUSE if hard else Role.INFO,
             evidence=tuple(dict.fromkeys([*(g.ev(f"throttle:{r}", "throttle") for r in reasons), g.ev("power")])), node=ng.node,
@@ -362,6 +374,7 @@ def pcie_link_downtrained(inventory: GpuInventory) -> Iterable[Hit]:
     slot problem, and often precedes the card falling off the bus.
     How to fix: reseat the card or riser at the next maintenance; check the slot's BIOS settings; compare with
     `lspci -vv` (LnkSta vs LnkCap) and run `dcgmi diag -r 3`.
+    References: nvidia-smi -q / -q -x (nvsmi_device_v12.dtd) pci_gpu_link_info
     """
     for ng, g in _gpus(inventory):
         narrow = g.pcie_width_current is not None and g.pcie_width_max and g.pcie_width_current < g.pcie_width_max
@@ -375,7 +388,7 @@ def pcie_link_downtrained(inventory: GpuInventory) -> Iterable[Hit]:
         if slow:
             what.append(f"Gen{g.pcie_gen_current} of Gen{g.pcie_gen_max} while busy")
         yield Hit(
-            title=f"{g.label} PCIe link downtrained: {', '.join(what)}" + (f" on {ng.node}" if ng.node else ""),
+            title=f"{g.label} PCIe link downtrained: {', '.join(what)}",
             explanation="The link trained below what both ends support. Host-device copies (data loading, NCCL over PCIe) run "
                         "correspondingly slower; a degrading link often precedes the GPU falling off the bus.",
             severity=Severity.WARNING, role=Role.ROOT_CAUSE,
@@ -399,24 +412,26 @@ def gpu_missing(inventory: GpuInventory, kernel: KernelEvents | None = None) -> 
     layer above it sees one GPU less.
     How to fix: find the missing GPU's PCI address (lspci | grep -i nvidia), look for Xid 79 in the kernel log,
     drain and reboot the node, and run `dcgmi diag -r 3`.
+    References: seed 004 ('a card that stops answering on the PCIe bus'); https://github.com/NVIDIA/dcgm-exporter/issues/604
     """
     for ng in inventory.nodes:
-        readable = [g for g in ng.gpus if g.source != "dcgm-exporter"]
         if not ng.reports:
             continue
+        unreadable = [e for e in ng.errors if e.pci_bus_id or e.gpu_index is not None]
+        lost = {e.pci_bus_id for e in unreadable} | {e.gpu_index for e in unreadable}
+        readable = [g for g in ng.gpus if g.source != "dcgm-exporter" and g.pci_bus_id not in lost and g.index not in lost]
         claims = [c for c in ng.counts if c.value and (c.source.startswith("label") or c.source.startswith("capacity"))]
         expected = max(claims, key=lambda c: c.value, default=None)
-        unreadable = [e for e in ng.errors if e.pci_bus_id]
         short = expected is not None and len(readable) < expected.value
         if not short and not unreadable:
             continue
         fell = kernel is not None and any(b.node == ng.node or b.node is None for b in kernel.bursts_with(79))
-        n_exp = expected.value if expected else len(readable) + len(unreadable)
+        n_exp = max(expected.value if expected else 0, len(readable) + len(unreadable), ng.visible.value if ng.visible else 0)
         yield Hit(
-            title=f"{len(readable)} of {n_exp} GPUs readable by the driver" + (f" on {ng.node}" if ng.node else ""),
+            title=f"{len(readable)} of {n_exp} GPUs readable by the driver",
             explanation=f"The driver read {len(readable)} GPU(s)"
                         + (f"; {expected.source} says {expected.value}" if expected else "")
-                        + (f"; {len(unreadable)} listed but unreadable ({', '.join(f'{e.pci_bus_id}: {e.message}' for e in unreadable)})" if unreadable else "")
+                        + (f"; {len(unreadable)} listed but unreadable ({', '.join(f'{e.pci_bus_id or e.gpu_index}: {e.message}' for e in unreadable)})" if unreadable else "")
                         + ". A GPU that disappears from the driver is a hardware event until proven otherwise.",
             severity=Severity.ERROR, role=Role.SYMPTOM if fell else Role.ROOT_CAUSE, caused_by=("HW001",) if fell else (),
             evidence=tuple(dict.fromkeys([*(e.evidence for e in unreadable if e.evidence), *([expected.evidence] if expected else []),
@@ -425,7 +440,7 @@ def gpu_missing(inventory: GpuInventory, kernel: KernelEvents | None = None) -> 
             fixes=(cordon_drain(ng.node, "a GPU is missing"),
                    Fix(FixKind.IMMEDIATE, "Find the missing GPU and the reason in the kernel log.", ("lspci | grep -i nvidia", "dmesg -T | grep -E 'NVRM|Xid'")),
                    diag_before_trust(ng.node)),
-            confidence=0.8, facts={"readable": len(readable), "expected": n_exp, "unreadable": [e.pci_bus_id for e in unreadable]},
+            confidence=0.8, facts={"readable": len(readable), "expected": n_exp, "unreadable": [e.pci_bus_id or e.gpu_index for e in unreadable]},
         )
 
 
@@ -438,6 +453,7 @@ def fabric_not_ready(inventory: GpuInventory) -> Iterable[Hit]:
     Why it matters: until nvidia-fabricmanager has trained the NVLink fabric, CUDA fails with error 802 "system
     not yet initialized" on every GPU of the node, while nvidia-smi looks healthy.
     How to fix: check the nvidia-fabricmanager service (its version must equal the driver's) and its log.
+    References: knowledge/driver_branches.toml trap fabric-manager-mismatch; nvidia-ml-py nvmlDeviceGetGpuFabricInfo
     """
     for ng in inventory.nodes:
         bad = [g for g in ng.gpus if g.fabric_state and (g.fabric_state.lower() != "completed" or (g.fabric_status or "success").lower() != "success")]
@@ -445,7 +461,7 @@ def fabric_not_ready(inventory: GpuInventory) -> Iterable[Hit]:
             continue
         states = sorted({f"{g.fabric_state}/{g.fabric_status or '?'}" for g in bad})
         yield Hit(
-            title=f"NVSwitch fabric not ready on {len(bad)} GPU(s) ({', '.join(states)})" + (f" on {ng.node}" if ng.node else ""),
+            title=f"NVSwitch fabric not ready on {len(bad)} GPU(s) ({', '.join(states)})",
             explanation="The GPU fabric has not finished training (or failed). CUDA applications fail with 802 'system not yet "
                         "initialized' until nvidia-fabricmanager, of exactly the driver's version, completes.",
             severity=Severity.ERROR, role=Role.ROOT_CAUSE, evidence=tuple(g.ev("fabric") for g in bad[:4]), node=ng.node,

@@ -12,7 +12,8 @@ from typing import Iterable
 from gpusleuth.checks.base import check
 from gpusleuth.checks.gpu_common import cordon_drain, diag_before_trust, reboot_node
 from gpusleuth.facts.cluster import Cluster
-from gpusleuth.facts.gpus import GpuInventory, KernelEvents, NodeGpus
+from gpusleuth.facts.gpus import GpuInventory, KernelEvents
+from gpusleuth.facts.configuration import Configuration
 from gpusleuth.knowledge import versions
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.layers import Layer
@@ -20,10 +21,6 @@ from gpusleuth.model.layers import Layer
 NEAR_EOL = timedelta(days=180)  # warn this long before a branch's end of life
 _LOST = ("gpu-lost", "unknown-error", "reset-required")
 _UNREACHABLE = ("driver-not-loaded", "library-not-found", "no-devices")
-
-
-def _on(ng: NodeGpus) -> str:
-    return f" on {ng.node}" if ng.node else ""
 
 
 @check("UD001", "nvml-gpu-unreadable")
@@ -36,6 +33,7 @@ def gpu_unreadable(inventory: GpuInventory, kernel: KernelEvents | None = None) 
     fail. It is usually the visible end of a hardware event (Xid 79, 48, 95) or a GSP hang (Xid 119).
     How to fix: drain the node, look for the Xid that preceded it in the kernel log, reset the GPU or reboot the
     node, and run `dcgmi diag -r 3` before trusting it again.
+    References: https://github.com/NVIDIA/open-gpu-kernel-modules/issues/387; https://github.com/NVIDIA/nvidia-container-toolkit/issues/69; https://github.com/leptonai/gpud/issues/604
     """
     for ng in inventory.nodes:
         errors = [e for e in ng.errors if e.kind in _LOST]
@@ -45,7 +43,7 @@ def gpu_unreadable(inventory: GpuInventory, kernel: KernelEvents | None = None) 
         hw = kernel is not None and any(b.node in (ng.node, None) and set(b.codes()) & {79, 48, 95, 119, 120} for b in kernel.bursts)
         what = sorted({f"{e.pci_bus_id or 'all GPUs'}: {e.message}" for e in errors}) or [e.message for e in lost_lines[:2]]
         yield Hit(
-            title=f"NVML cannot read {len(errors) or len(lost_lines)} GPU(s){_on(ng)}: {what[0]}",
+            title=f"NVML cannot read {len(errors) or len(lost_lines)} GPU(s): {what[0]}",
             explanation="The driver's management library could not open or query the GPU (" + "; ".join(what) + "). "
                         "The GPU is unusable until it is reset; " + ("the hardware/firmware Xid in the kernel log explains it." if hw else
                                                                      "look in the kernel log for the Xid that preceded it."),
@@ -68,6 +66,7 @@ def version_mismatch(inventory: GpuInventory | None = None, kernel: KernelEvents
     or NVML call works; every GPU pod on the node fails.
     How to fix: reboot the node (or unload and reload the nvidia modules) so the kernel module matches the
     libraries; make sure only one driver installation (host package or driver container) manages the node.
+    References: nvidia-smi 'Failed to initialize NVML: Driver/library version mismatch'; kernel 'NVRM: API mismatch'
     """
     nodes: dict = {}
     if inventory is not None:
@@ -83,7 +82,7 @@ def version_mismatch(inventory: GpuInventory | None = None, kernel: KernelEvents
         d = versions_seen.get(node, {})
         pair = f": libraries {d.get('client')}, kernel module {d.get('kernel') or '?'}" if d else ""
         yield Hit(
-            title=f"Driver kernel module and libraries differ{pair}" + (f" on {node}" if node else ""),
+            title=f"Driver kernel module and libraries differ{pair}",
             explanation="NVML/libcuda refuse to talk to a kernel module of another version. Typical after upgrading the driver "
                         "package without rebooting, or when a host driver and the GPU Operator's driver container both install one.",
             severity=Severity.ERROR, role=Role.ROOT_CAUSE, evidence=tuple(x for x in dict.fromkeys(evidence) if x)[:4], node=node,
@@ -105,6 +104,7 @@ def field_errors(inventory: GpuInventory) -> Iterable[Hit]:
     Why it matters: a GPU that cannot report its temperature or ECC state often has fallen off the bus or hung;
     the device plugin may still advertise it.
     How to fix: look for Xids on that GPU in the kernel log; if several fields fail, drain and reset the GPU.
+    References: https://github.com/Azure/azhpc-diagnostics/issues/77 (a lone ERR! is transient)
     """
     for ng, g in inventory.all_gpus():
         bad = [(f, m) for f, m in g.field_errors if "not supported" not in m.lower() and "permission" not in m.lower()]
@@ -112,7 +112,7 @@ def field_errors(inventory: GpuInventory) -> Iterable[Hit]:
             continue
         many = len(bad) >= 2
         yield Hit(
-            title=f"{g.label} reports {', '.join(f for f, _ in bad)} as {bad[0][1]}{_on(ng)}",
+            title=f"{g.label} reports {', '.join(f for f, _ in bad)} as {bad[0][1]}",
             explanation=("Several fields are unreadable at once: the GPU is in a bad state (often after an Xid)."
                          if many else "A single unreadable field is often transient; repeat nvidia-smi and watch the kernel log."),
             severity=Severity.WARNING if many else Severity.INFO, role=Role.SYMPTOM if many else Role.INFO,
@@ -131,6 +131,7 @@ def access_limited(inventory: GpuInventory) -> Iterable[Hit]:
     Why it matters: absent values are not healthy values; the report says what it could not see.
     How to fix: run the probe as root (or in a privileged pod) for permission errors; "Not Supported" on a
     consumer GPU needs nothing.
+    References: nvidia-ml-py NVMLError_NotSupported / NVMLError_NoPermission
     """
     for ng in inventory.nodes:
         denied = [e for e in ng.errors if e.kind == "insufficient-permissions"]
@@ -138,7 +139,7 @@ def access_limited(inventory: GpuInventory) -> Iterable[Hit]:
         perm_fields = [(g, f) for g in ng.gpus for f, m in g.field_errors if "permission" in m.lower()]
         if denied or perm_fields:
             yield Hit(
-                title=f"NVML denied access ({len(denied) + len(perm_fields)} item(s)){_on(ng)}: results are incomplete",
+                title=f"NVML denied access ({len(denied) + len(perm_fields)} item(s)): results are incomplete",
                 explanation="Insufficient Permissions: the reader is not allowed to query some GPU state; those values are unknown, not healthy.",
                 severity=Severity.INFO, role=Role.INFO, node=ng.node, component="nvml", confidence=0.9,
                 evidence=tuple(dict.fromkeys([*(e.evidence for e in denied if e.evidence), *(g.ev(f) for g, f in perm_fields[:3])])),
@@ -148,7 +149,7 @@ def access_limited(inventory: GpuInventory) -> Iterable[Hit]:
         if unsupported:
             fields = sorted({f for _, f in unsupported})
             yield Hit(
-                title=f"{len({g.index for g, _ in unsupported})} GPU(s) do not support {', '.join(fields)}{_on(ng)}",
+                title=f"{len({g.index for g, _ in unsupported})} GPU(s) do not support {', '.join(fields)}",
                 explanation="NVML returned Not Supported (normal on GeForce/RTX workstation cards, which lack ECC, row remapping and "
                             "some power readings); checks that need those values could not run for these GPUs.",
                 severity=Severity.INFO, role=Role.INFO, node=ng.node, component="nvml", confidence=0.9,
@@ -166,6 +167,7 @@ def cannot_reach_driver(inventory: GpuInventory | None = None, kernel: KernelEve
     Why it matters: with no driver, nothing above works: the toolkit, the device plugin and every pod fail.
     How to fix: check that the nvidia module is loaded (lsmod | grep nvidia) and why not (the driver container's
     log, dmesg); blacklist nouveau and rebuild the initramfs if it is loaded.
+    References: nvidia-smi 'NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver'
     """
     nodes: dict = {}
     for ng in (inventory.nodes if inventory else []):
@@ -185,7 +187,7 @@ def cannot_reach_driver(inventory: GpuInventory | None = None, kernel: KernelEve
                              ("printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' > /etc/modprobe.d/blacklist-nouveau.conf",
                               "update-initramfs -u || dracut --force", "systemctl reboot")))
         yield Hit(
-            title=title + (" (nouveau is bound to the GPU)" if nouveau else "") + (f" on {node}" if node else ""),
+            title=title + (" (nouveau is bound to the GPU)" if nouveau else ""),
             explanation=("The open-source nouveau driver claimed the GPU, so nvidia.ko cannot bind it. " if nouveau else "")
                         + "Without the NVIDIA kernel driver NVML has nothing to talk to: the container toolkit, device plugin and every GPU pod fail above it.",
             severity=Severity.ERROR, role=Role.ROOT_CAUSE, layer=Layer.KERNEL_DRIVER if nouveau else None,
@@ -204,12 +206,13 @@ def persistence_off(inventory: GpuInventory) -> Iterable[Hit]:
     start pays the initialisation again and nvidia-smi is slow; NVIDIA recommends nvidia-persistenced.
     How to fix: run the nvidia-persistenced daemon (the GPU Operator's driver container does), or
     `nvidia-smi -pm 1` until the next reboot.
+    References: NVIDIA driver persistence documentation (nvidia-persistenced)
     """
     for ng in inventory.nodes:
         off = [g for g in ng.gpus if g.persistence_mode is False]
         if off:
             yield Hit(
-                title=f"Persistence mode is off on {len(off)} GPU(s){_on(ng)}",
+                title=f"Persistence mode is off on {len(off)} GPU(s)",
                 explanation="The driver unloads GPU state whenever no client holds it; job starts and NVML calls pay the initialisation each time.",
                 severity=Severity.INFO, role=Role.INFO, evidence=tuple(g.ev("persistence_mode") for g in off[:3]), node=ng.node,
                 component="nvidia-persistenced", confidence=0.9,
@@ -227,6 +230,7 @@ def driver_eol(inventory: GpuInventory, today: date | None = None) -> Iterable[H
     Why it matters: an EOL branch gets no more bug or security fixes; R535 LTS ended in June 2026.
     How to fix: plan the move to a supported branch (the current LTS, R580 until June 2028, or the production
     branch), through the GPU Operator's driver.version or the host package.
+    References: seed 004 (the data-center driver table); knowledge/driver_branches.toml
     """
     today = today or date.today()
     for ng in inventory.nodes:
@@ -241,7 +245,7 @@ def driver_eol(inventory: GpuInventory, today: date | None = None) -> Iterable[H
                                      "(driver.version) or the host driver package, node by node.", ())
         if b.eol < today:
             yield Hit(
-                title=f"Driver {ng.driver_version} ({b.branch} {b.type}) is past end of life since {b.eol:%B %Y}{_on(ng)}",
+                title=f"Driver {ng.driver_version} ({b.branch} {b.type}) is past end of life since {b.eol:%B %Y}",
                 explanation=f"{b.branch} ({b.type}) reached end of life on {b.eol.isoformat()}, {(today - b.eol).days} days ago: no more bug or "
                             f"security fixes. It supports CUDA up to {b.max_cuda}.",
                 severity=Severity.WARNING, role=Role.ROOT_CAUSE, evidence=ev, node=ng.node, component="nvidia-driver",
@@ -250,7 +254,7 @@ def driver_eol(inventory: GpuInventory, today: date | None = None) -> Iterable[H
             )
         elif b.eol - today <= NEAR_EOL:
             yield Hit(
-                title=f"Driver {ng.driver_version} ({b.branch} {b.type}) reaches end of life on {b.eol:%d %B %Y}{_on(ng)}",
+                title=f"Driver {ng.driver_version} ({b.branch} {b.type}) reaches end of life on {b.eol:%d %B %Y}",
                 explanation=f"{(b.eol - today).days} days left on {b.branch}; plan the upgrade before fixes stop.",
                 severity=Severity.INFO, role=Role.INFO, evidence=ev, node=ng.node, component="nvidia-driver",
                 confidence=0.9 if b.verified else 0.7, fixes=(fix,),
@@ -265,38 +269,45 @@ def _supported_target(today: date) -> str:
 
 
 @check("UD011", "cdmm-blocks-mig-and-gds")
-def cdmm_trap(inventory: GpuInventory, cluster: Cluster | None = None) -> Iterable[Hit]:
-    """GB200/GH200 on driver 580.65.06+ under Kubernetes: CDMM is on, and MIG (or GPUDirect Storage) is wanted.
+def cdmm_trap(inventory: GpuInventory, cluster: Cluster | None = None, config: Configuration | None = None) -> Iterable[Hit]:
+    """GB200/GH200 on driver 580.65.06+ under Kubernetes: CDMM is on, and MIG or GPUDirect Storage is wanted.
 
     What it does: on nodes whose GPUs are GB200 or GH200 and whose driver is at least 580.65.06, looks for MIG
-    being enabled, pending, or requested through the nvidia.com/mig.config label.
+    being enabled, pending, or requested through the nvidia.com/mig.config label, and for GPUDirect Storage
+    enabled in the ClusterPolicy (spec.gds.enabled).
     Why it matters: from 580.65.06 the driver turns on Coherent Driver Memory Management by default for these
     GPUs on Kubernetes, and CDMM is incompatible with MIG and GPUDirect Storage (seed 004): the MIG manager or
     GDS fails, and it is not on the datasheet.
     How to fix: do not plan MIG or GDS on these nodes while CDMM is on; check NVIDIA's guidance for the driver
     parameter before changing it, or use whole GPUs.
+    References: seed 004 ('Drivers from 580.65.06 turn on Coherent Driver Memory Management'); knowledge/driver_branches.toml trap cdmm-mig-gds
     """
     trap = versions.trap("cdmm-mig-gds")
     lo = versions.vtuple(trap["applies"]["driver_min"])
+    gds_setting = config.setting("gds.enabled") if config else None
+    gds = bool(gds_setting and config.enabled("gds.enabled"))
     for ng in inventory.nodes:
         product = ng.product or ""
         if not ng.driver_version or versions.vtuple(ng.driver_version) < lo or not any(x in product for x in trap["applies"]["gpus"]):
             continue
         wants = [g for g in ng.gpus if g.mig_current or g.mig_pending]
         evidence = [g.ev("mig") for g in wants[:2]]
-        label = None
         node = cluster.nodes.get(ng.node) if cluster and ng.node else None
-        if node is not None:
-            label = node.labels.get("nvidia.com/mig.config")
-            if label and label != "all-disabled":
-                evidence.append(node.evidence.get("label:nvidia.com/mig.config"))
-        if not wants and not (label and label != "all-disabled"):
+        label = node.labels.get("nvidia.com/mig.config") if node is not None else None
+        if label and label != "all-disabled":
+            evidence.append(node.evidence.get("label:nvidia.com/mig.config"))
+        else:
+            label = None
+        if gds:
+            evidence.append(gds_setting.evidence)
+        if not wants and not label and not gds:
             continue
+        asked = " and ".join(x for x, on in (("MIG", wants or label), ("GPUDirect Storage", gds)) if on)
         yield Hit(
-            title=f"MIG requested on {product} with driver {ng.driver_version}: CDMM makes MIG unavailable{_on(ng)}",
+            title=f"{asked} requested on {product} with driver {ng.driver_version}: CDMM makes {asked} unavailable",
             explanation=f"{trap['title']}. {trap['effect']}",
             severity=Severity.ERROR, role=Role.ROOT_CAUSE, evidence=tuple(e for e in dict.fromkeys([ng.driver_evidence, ng.product_evidence, *evidence]) if e),
             node=ng.node, component="nvidia-driver", confidence=0.75,
-            fixes=(Fix(FixKind.WORKAROUND, trap["fix"], (f"kubectl label node {ng.node or '<node>'} nvidia.com/mig.config=all-disabled --overwrite",)),),
-            facts={"driver": ng.driver_version, "product": product, "mig_config": label},
+            fixes=(Fix(FixKind.WORKAROUND, trap["fix"], (f"kubectl label node {ng.node or '<node>'} nvidia.com/mig.config=all-disabled --overwrite",) if label else ()),),
+            facts={"driver": ng.driver_version, "product": product, "mig_config": label, "gds": gds},
         )

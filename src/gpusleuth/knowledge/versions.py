@@ -62,13 +62,6 @@ def minor_compat_limitation(cuda_major: int) -> str:
     return row["limitation"] if row else ""
 
 
-def cuda_min_driver(cuda: str) -> str | None:
-    """The GA minimum driver of a CUDA release without any compatibility mechanism ("12.8" -> "570.26")."""
-    want = cuda_tuple(cuda)
-    rows = [r for r in table("driver_branches")["cuda_min_driver"] if cuda_tuple(r["cuda"]) == want and r["release"] == "GA"]
-    return rows[0]["min_driver"] if rows else None
-
-
 def forward_compat() -> dict:
     return table("driver_branches")["forward_compat"]
 

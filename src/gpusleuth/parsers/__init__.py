@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpusleuth.parsers import logs
-from gpusleuth.parsers import nvidia_smi, prometheus
+from gpusleuth.parsers import gpu_sharing, node_probe, nvidia_smi, prometheus
 from gpusleuth.parsers import containerd_config
 from gpusleuth.parsers import engine_config
 from gpusleuth.parsers import helm
@@ -19,6 +19,8 @@ PARSERS: tuple[Parser, ...] = (
     nvidia_smi.parse_query,
     nvidia_smi.parse_xml,
     prometheus.parse,
+    node_probe.parse,
+    gpu_sharing.parse,
     containerd_config.parse,
     engine_config.parse_crio,
     engine_config.parse_docker,
