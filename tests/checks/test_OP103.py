@@ -19,10 +19,20 @@ def test_not_ready_is_a_symptom_of_the_failed_driver():
 
 def test_without_operand_pods_it_says_what_to_collect():
     [f] = run("OP103", facts_from({"operator.log": OPERATOR}))
-    assert f.role.value == "root-cause" and "collect their pods" in f.explanation
+    assert f.role.value == "root-cause" and "collect the operand pods' status" in f.explanation
 
 
 def test_silent_when_ready():
     ok = OPERATOR.replace('"level":"error","ts":1741165859.009253,"logger":"controllers.ClusterPolicy","msg":"ClusterPolicy is not ready, states not ready: [state-driver state-operator-validation]"',
                           '"level":"info","ts":1741165859.009253,"logger":"controllers.ClusterPolicy","msg":"ClusterPolicy is ready as all resources have been successfully reconciled"')
     assert run("OP103", facts_from({"operator.log": ok})) == []
+
+
+def test_a_status_without_states_still_points_at_the_failed_operand():
+    from gpusleuth.analysis.diagnose import diagnose
+    from gpusleuth.sources import open_source
+
+    report = diagnose(open_source("example:peermem-race"))
+    [f] = [x for x in report.findings if x.code == "OP103"]
+    assert f.role.value == "symptom" and "nvidia-driver-daemonset failed" in f.explanation
+    assert cites(f) == ["cluster_policy.yaml:125"]

@@ -310,14 +310,16 @@ def clusterpolicy_not_ready(configuration: Configuration | None = None, logs: Lo
             failed += [c for c in bad if c.state == ComponentState.FAILED]
         else:
             parts.append(f"{s} ({comp or 'unknown operand'}{': no pod in the artifacts' if comp and not seen else ''})")
-    listed = "; ".join(parts) if parts else "the states are not listed in the artifacts"
+    if not states and graph is not None:  # the status names no state: the operands that failed say which
+        failed = graph.by_state(ComponentState.FAILED)
+    listed = "; ".join(parts) if parts else "the status does not list the states"
     roots = sorted({c.name for c in failed})
     yield Hit(
         title=f"ClusterPolicy {configuration.policy_name if configuration else 'cluster-policy'} is not ready"
               + (f": {', '.join(states)}" if states else ""),
         explanation=(f"The operator reports the ClusterPolicy notReady. Not ready: {listed}."
                      + (f" {', '.join(roots)} failed: that is where to look first." if roots else
-                        " None of these operands shows a failure in the artifacts: collect their pods' status and logs.")),
+                        " No operand shows a failure in the artifacts: collect the operand pods' status and logs.")),
         severity=Severity.WARNING,
         role=Role.SYMPTOM if roots else Role.ROOT_CAUSE,
         evidence=tuple(dict.fromkeys(evidence)),
