@@ -41,3 +41,18 @@ def test_silent_when_images_pull():
     e = event("pod/nvidia-driver-daemonset-4hq7n", "Pulled", 'Successfully pulled image "nvcr.io/nvidia/driver:550.127.05-ubuntu22.04" in 41.2s',
               line=2, type_="Normal")
     assert run("OP102", facts_from({}, e)) == []
+
+
+def test_kubectl_paste_end_to_end_makes_the_pull_the_root_cause():
+    from pathlib import Path
+
+    from gpusleuth.analysis.diagnose import diagnose
+    from gpusleuth.sources.loose import open_source
+
+    paste = Path(__file__).parent.parent / "fixtures" / "breadth"
+    report = diagnose(open_source(str(paste / "driver-image-debian13.txt")))
+    root = report.root_causes[0]
+    assert root.code == "OP102" and root.node == "debian-gpu-01" and root.facts["driver_os"] == "debian13"
+    assert "driver-image-debian13.txt:36" in cites(root)
+    fallback = [f for f in report.findings if f.code == "OP107"]
+    assert fallback and fallback[0].role.value == "symptom"  # the generic start failure yields to the specific one

@@ -47,6 +47,14 @@ def _failed_scheduling(cluster: Cluster, sig_id: str) -> Iterable[tuple[Pod, Eve
         yield pod, e
 
 
+def _shown(t: dict) -> str:
+    """A toleration as `kubectl describe` prints it: key=value:Effect op=Exists."""
+    value = f"={t['value']}" if t.get("value") else ""
+    effect = f":{t['effect']}" if t.get("effect") else ""
+    op = " op=Exists" if t.get("operator") == "Exists" else ""
+    return f"{t.get('key') or '*'}{value}{effect}{op}"
+
+
 def _toleration_for(t: Taint) -> str:
     value = f"\n  value: \"{t.value}\"" if t.value else ""
     op = "Equal" if t.value else "Exists"
@@ -81,7 +89,7 @@ def gpu_node_taint_not_tolerated(cluster: Cluster) -> Iterable[Hit]:
         else:
             node, taint = None, Taint(gpu_keys[0], named[gpu_keys[0]] or None, "NoSchedule")
         shown = f"{taint.key}={taint.value}:{taint.effect}" if taint.value else f"{taint.key}:{taint.effect}"
-        tol = ", ".join(f"{t.get('key')}={t.get('value', '')}" for t in pod.tolerations) if pod.tolerations else None
+        tol = ", ".join(_shown(t) for t in pod.tolerations) if pod.tolerations else None
         ns = f" -n {pod.namespace}" if pod.namespace else ""
         evidence = [event.evidence, pod.evidence, *(t.evidence for _, t in tainted[:2])]
         yield Hit(
@@ -132,6 +140,8 @@ def gpu_pod_selector_matches_no_gpu_node(cluster: Cluster) -> Iterable[Hit]:
             evidence = [event.evidence, pod.evidence, *(n.evidence.get(f"label:{k}") for n in gpu_nodes if k in n.labels)][:5]
             confidence = 0.85 if gpu_nodes else 0.6
         else:
+            if "taint" in event.message or "Insufficient" in event.message:
+                continue  # the GPU nodes fail for another reason; the mismatched nodes are others
             said = "the pod's node affinity (not in the artifacts) excludes every GPU node"
             evidence = [event.evidence, pod.evidence]
             confidence = 0.5
