@@ -92,7 +92,7 @@ def parse_crio(doc: Document) -> Iterable[CrioConfig]:
         default_runtime_evidence=_ev(doc, sc.line("crio", "runtime", "default_runtime")) if isinstance(default, str) else None,
         problems=tuple(problems),
         evidence=_ev(doc, 0),
-        hooks_dirs=tuple(str(h) for h in hooks) if isinstance(hooks, list) else (str(hooks),),
+        hooks_dirs=tuple(str(h) for h in hooks) if isinstance(hooks, (list, tuple)) else (str(hooks),),
     )
 
 
