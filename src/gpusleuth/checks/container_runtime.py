@@ -621,7 +621,8 @@ def containerd_config_unreadable(setup: RuntimeSetup) -> Iterable[Hit]:
         bad = [p for p in cfg.problems if p.kind in ("syntax", "duplicate")]
         if not bad or cfg.template:
             continue
-        mine = used is cfg or (used is None and len(setup.instances) <= 1)
+        # Only an error when the artifacts tie the file to the containerd that runs (kubelet's, or the only one).
+        mine = used is cfg or (used is None and len(setup.instances) == 1 and setup.instances[0].config is cfg)
         runner = next((i for i in setup.instances if i.config is cfg and not i.inferred), None)
         yield Hit(
             title=f"{cfg.where} is not a config containerd can load: {bad[0].message.split(':', 1)[0]}",
