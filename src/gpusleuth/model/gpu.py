@@ -125,7 +125,7 @@ class GpuError:
     """A GPU (or the whole NVML stack) that could not be read, as the tool said it."""
 
     kind: str  # gpu-lost | unknown-error | no-devices | driver-not-loaded | library-not-found |
-    # version-mismatch | insufficient-permissions | not-supported | reset-required | other
+    # version-mismatch | insufficient-permissions | not-supported | reset-required | inforom-corrupted | other
     message: str
     pci_bus_id: str | None = None
     gpu_index: int | None = None

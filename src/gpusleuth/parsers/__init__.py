@@ -9,6 +9,7 @@ from gpusleuth.parsers import engine_config
 from gpusleuth.parsers import helm
 from gpusleuth.parsers import host_processes
 from gpusleuth.parsers import k8s_objects, kubectl_describe, kubectl_table
+from gpusleuth.parsers import cdi
 from gpusleuth.parsers.base import Parser
 
 PARSERS: tuple[Parser, ...] = (
@@ -36,7 +37,9 @@ PARSERS: tuple[Parser, ...] = (
     kubectl_table.get_nodes,
     kubectl_table.get_events,
     kubectl_table.get_all,
+    kubectl_table.get_objects,
     kubectl_table.node_labels,
     k8s_objects.parse_json,
     k8s_objects.parse_yaml,
+    cdi.parse,
 )

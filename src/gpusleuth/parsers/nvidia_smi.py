@@ -46,6 +46,7 @@ _NVML_INIT = re.compile(r"Failed to initialize NVML:\s*(?P<msg>.+?)\s*$")
 _NO_DRIVER = re.compile(r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver")
 _NO_LIB = re.compile(r"NVIDIA-SMI couldn't find libnvidia-ml\.so library")
 _NO_DEVICES = re.compile(r"^\s*No devices were found\s*$")
+_INFOROM = re.compile(rf"WARNING: infoROM is corrupted at gpu (?P<pci>{_PCI})", re.I)
 
 _HEADER = re.compile(r"NVIDIA-SMI\s+(?P<smi>\S+)\s+Driver Version:\s*(?P<driver>\S+)(?:\s+CUDA Version:\s*(?P<cuda>[\w.]+))?")
 _GPU_ROW1 = re.compile(r"^\s*(?P<idx>\d+)\s+(?P<name>.*?)\s+(?P<pm>On|Off|N/A|ERR!|TCC|WDDM)\s*$")
@@ -131,6 +132,9 @@ def _error_line(line: str) -> tuple[str, str, str | None] | None:
         return "library-not-found", line.strip(), None
     if _NO_DEVICES.match(line):
         return "no-devices", "No devices were found", None
+    m = _INFOROM.search(line)
+    if m:
+        return "inforom-corrupted", line.strip(), normalise_pci(m.group("pci"))
     return None
 
 
