@@ -34,7 +34,10 @@ def test_report_carries_the_contract_timeline(report):
 def test_terminal_lanes_mark_the_race(report):
     text = render_lanes(list(report.timeline), report.extras["ordering"]["violations"], width=200)
     header = text.splitlines()[0]
-    assert header.index("network-operator/mofed") < header.index("gpu-operator/nvidia-driver-daemonset")
+    assert header.index("network-operator") < header.index("gpu-operator")  # one lane per operator, waited-for side first
+    by_component = render_lanes(list(report.timeline), report.extras["ordering"]["violations"], width=200, by_operator=False)
+    head = by_component.splitlines()[0]
+    assert head.index("network-operator/mofed") < head.index("gpu-operator/nvidia-driver-daemonset")
     race_row = next(ln for ln in text.splitlines() if "✖ RACE" in ln)
     assert "could not insert" in race_row and race_row.lstrip().startswith("≈11:56:41")
     assert sum("race window" in ln for ln in text.splitlines()) >= 2

@@ -54,13 +54,20 @@ def _is_offender(e: TimelineEntry, violations: list[dict]) -> bool:
 
 
 def render_lanes(entries: list[TimelineEntry], violations: list[dict] = (), width: int = 140, color: bool = False,
-                 max_lanes: int = 4) -> str:
-    """Seed 002's picture as a table: time, one column per lane, the race state, and where each line is."""
+                 max_lanes: int = 4, by_operator: bool = True) -> str:
+    """Seed 002's picture as a table: time, one column per lane, the race state, and where each line is.
+
+    Lanes are operators by default (seed 002 has two: Network Operator, GPU Operator), each entry prefixed
+    with its component; by_operator=False gives one lane per component. Runs of the same signature in a
+    lane collapse into one row ("×5") citing the line range."""
     buf = io.StringIO()
     con = Console(file=buf, width=width, force_terminal=color, color_system="truecolor" if color else None, highlight=False)
+    lane_of = _operator if by_operator else (lambda source: source)
     timed = [e for e in entries if sort_time(e)]
-    lanes = _lanes(timed, violations)[:max_lanes]
-    hidden = {e.source for e in timed} - set(lanes)
+    shown_v = [{**v, "lanes": [lane_of(x) for x in v["lanes"] if x]} for v in violations]
+    lanes = _lanes(timed, shown_v, lane_of)[:max_lanes]
+    hidden = {lane_of(e.source) for e in timed if e.source} - set(lanes)
+    mixed = {lane for lane in lanes if len({e.source for e in timed if e.source and lane_of(e.source) == lane}) > 1}
     table = Table(show_edge=False, box=None, pad_edge=False, expand=True, show_lines=False, header_style="bold")
     table.add_column("time", no_wrap=True, min_width=12)
     for lane in lanes:
@@ -68,22 +75,24 @@ def render_lanes(entries: list[TimelineEntry], violations: list[dict] = (), widt
     table.add_column("", no_wrap=True, min_width=13)
     table.add_column("line", no_wrap=True, min_width=30, style="grey50")
     last_when = None
-    for e in timed:
-        if e.source not in lanes:
-            continue
+    for run in _runs([e for e in timed if e.source and lane_of(e.source) in lanes], violations):
+        e, n, last = run[0], len(run), run[-1]
         stamp = when(e)
+        lane = lane_of(e.source)
         cells = [Text("") for _ in lanes]
         mark, style = _mark(e.tag)
-        offender = _is_offender(e, violations)
+        offender = any(_is_offender(x, violations) for x in run)
         cell = Text(f"{mark} ", style=style)
-        cell.append(e.text, style="bold red" if offender else ("grey50" if e.tag is None else ""))
-        cells[lanes.index(e.source)] = cell
+        if lane in mixed:
+            cell.append(f"{_component(e.source)}: ", style="grey50")
+        cell.append(e.text + (f" (×{n})" if n > 1 else ""), style="bold red" if offender else ("grey50" if e.tag is None else ""))
+        cells[lanes.index(lane)] = cell
         state = Text("")
         if offender:
             state = Text("✖ RACE", style="bold red")
         elif in_window(e, violations):
             state = Text("┃ race window", style="red")
-        table.add_row(Text(stamp if stamp != last_when else ""), *cells, state, _cite(e))
+        table.add_row(Text(stamp if stamp != last_when else ""), *cells, state, _cite(e, last if n > 1 else None))
         last_when = stamp
     con.print(table)
     if hidden:
@@ -96,22 +105,50 @@ def render_lanes(entries: list[TimelineEntry], violations: list[dict] = (), widt
     return buf.getvalue()
 
 
-def _cite(e: TimelineEntry) -> Text:
-    """artifact:line, the file name shortened from the middle so the line number always shows."""
+def _operator(source: str | None) -> str | None:
+    return source.split("/", 1)[0] if source else source
+
+
+def _component(source: str) -> str:
+    """`gpu-operator/nvidia-driver-daemonset` -> `driver`: the component's name without the usual affixes."""
+    name = source.rsplit("/", 1)[-1]
+    for affix in ("nvidia-", "gpu-operator-"):
+        name = name.removeprefix(affix)
+    return name.removesuffix("-daemonset")
+
+
+def _runs(entries: list[TimelineEntry], violations: list[dict]) -> list[list[TimelineEntry]]:
+    """Consecutive entries of one lane, signature and time that say the same thing (five `Skipping BTF
+    generation` lines), as one run; the entries a race finding names always stand alone."""
+    runs: list[list[TimelineEntry]] = []
+    for e in entries:
+        prev = runs[-1][-1] if runs else None
+        if (prev is not None and e.signature and e.signature == prev.signature and e.source == prev.source
+                and e.artifact == prev.artifact and when(e) == when(prev)
+                and not _is_offender(e, violations) and not _is_offender(prev, violations)):
+            runs[-1].append(e)
+        else:
+            runs.append([e])
+    return runs
+
+
+def _cite(e: TimelineEntry, last: TimelineEntry | None = None) -> Text:
+    """artifact:line (or line range), the file name shortened from the middle so the line number shows."""
     name = e.artifact.rsplit("/", 1)[-1]
     if len(name) > 26:
         name = name[:12] + "…" + name[-13:]
-    return Text(f"{name}:{e.line}")
+    return Text(f"{name}:{e.line}" + (f"–{last.line}" if last is not None and last.line != e.line else ""))
 
 
-def _lanes(entries: list[TimelineEntry], violations: list[dict]) -> list[str]:
+def _lanes(entries: list[TimelineEntry], violations: list[dict], lane_of=lambda source: source) -> list[str]:
     """Lanes in the order seed 002 uses: those in a race first (the waited-for side on the left), then by
     number of tagged entries."""
     first = [lane for v in violations for lane in v["lanes"] if lane]
     counts: dict[str, int] = {}
     for e in entries:
         if e.source:
-            counts[e.source] = counts.get(e.source, 0) + (1 if e.tag else 0)
+            lane = lane_of(e.source)
+            counts[lane] = counts.get(lane, 0) + (1 if e.tag else 0)
     rest = sorted((lane for lane in counts if lane not in first), key=lambda lane: -counts[lane])
     return list(dict.fromkeys(first + rest))
 
@@ -256,7 +293,7 @@ def render_timeline_command(report: Report, since, until, node, components, fmt:
             "gaps": [str(g) for g in report.gaps],
         }
         return json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n", entries, violations
-    parts = [render_lanes(entries, violations, width=width, color=color)]
+    parts = [render_lanes(entries, violations, width=width, color=color, by_operator=not components)]
     if report.extras.get("phases"):
         parts.append("Phases:\n" + "\n".join(f"  {p}" for p in report.extras["phases"]))
     for v in violations:
