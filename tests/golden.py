@@ -44,3 +44,19 @@ def line_of(name: str, artifact: str, line: int) -> str:
 
 
 MODPROBE = re.compile(r"modprobe.*nvidia_peermem.*Invalid argument")
+
+
+EXAMPLES = ("peermem-race", "containerd-wrong-instance", "device-plugin-unregistered")
+VOLATILE = ("analysed_at",)  # source fields that depend on when the report was made, not on the input
+
+
+def stable_report(spec: str) -> dict:
+    """The JSON report with the fields that change from run to run removed (for byte-level golden files)."""
+    rep = report(spec)
+    for key in VOLATILE:
+        rep["source"].pop(key, None)
+    return rep
+
+
+def golden_path(name: str) -> Path:
+    return Path(__file__).parent / "cases" / "golden" / f"{name}.json"
