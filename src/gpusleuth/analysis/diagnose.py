@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from gpusleuth.analysis.engine import Selection, ingest, run_checks
 from gpusleuth.analysis.rank import rank, verdict
 from gpusleuth.facts import Facts
+from gpusleuth.gcpause import gc_paused
 from gpusleuth.model.finding import Gap, Role
 from gpusleuth.model.report import Report
 from gpusleuth.sources import Source
@@ -20,7 +21,8 @@ def build_facts(source: Source) -> Facts:
 
 def diagnose(source: Source, selection: Selection = Selection()) -> Report:
     about = {"description": source.description, "kind": source.kind, "files": source.files, "documents": len(source.documents)}
-    return analyse(build_facts(source), about, selection)
+    with gc_paused():  # millions of acyclic objects; see gcpause.py
+        return analyse(build_facts(source), about, selection)
 
 
 def analyse(facts: Facts, about: dict, selection: Selection = Selection()) -> Report:

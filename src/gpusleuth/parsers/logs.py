@@ -16,13 +16,13 @@ command that printed them, and, as hints only, the file name.
 
 from __future__ import annotations
 
-import gc
 import json
 import re
 import shlex
 from collections import Counter
 from typing import Iterator
 
+from gpusleuth.gcpause import gc_paused
 from gpusleuth.model.document import Document
 from gpusleuth.model.logs import ContainerLog, LogLine
 from gpusleuth.parsers.base import LIKELY, NO, SURE, WEAK, parser
@@ -194,13 +194,8 @@ def _command_hints(cmd: str) -> dict:
 
 
 def parse_log(doc: Document) -> ContainerLog:
-    gc_was_on = gc.isenabled()
-    gc.disable()  # millions of acyclic objects: the cycle collector would rescan them over and over
-    try:
+    with gc_paused():  # millions of acyclic objects: the cycle collector would rescan them over and over
         return _parse_log(doc)
-    finally:
-        if gc_was_on:
-            gc.enable()
 
 
 def _parse_log(doc: Document) -> ContainerLog:
