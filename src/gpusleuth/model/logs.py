@@ -8,8 +8,14 @@ from datetime import datetime
 from gpusleuth.model.evidence import Evidence
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class LogLine:
+    """One line (or one line with its continuation lines folded in) of a log. Treat it as immutable.
+
+    Not frozen, unlike the other model classes, only for speed: a big log makes millions of them, and a frozen
+    dataclass's __init__ (one object.__setattr__ per field) costs five times as much. Equality and hashing are
+    those of a frozen one (unsafe_hash); nothing assigns to a LogLine after the parser made it."""
+
     artifact: str
     line: int
     raw: str  # as in the file, minus normalisation
