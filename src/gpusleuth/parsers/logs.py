@@ -26,7 +26,7 @@ from gpusleuth.gcpause import gc_paused
 from gpusleuth.model.document import Document
 from gpusleuth.model.logs import ContainerLog, LogLine
 from gpusleuth.parsers.base import LIKELY, NO, SURE, WEAK, parser
-from gpusleuth.parsers.timestamps import BY_ID, candidates
+from gpusleuth.parsers.timestamps import BY_ID, FORMATS, TimeFormat, candidates
 
 MAX_FOLDED_LINES = 40  # continuation lines folded into one LogLine; the rest start new LogLines
 MAX_FOLDED_CHARS = 4000
@@ -70,14 +70,27 @@ def _level(word: str | None) -> str | None:
     return _LEVELS.get(word.lower()) if word else None
 
 
-def _match(text: str, last):
+def _plan(last: TimeFormat | None, c: str) -> tuple:
+    """(format, bound match) pairs to try on a text starting with c after a line in format last: last first, as
+    logs rarely switch, then the other candidates. On a printable ASCII character, last is left out where it
+    cannot match (candidates() lists every row a character can start); on any other character only last can."""
+    if not " " <= c <= "~":
+        return ((last, last.regex.match),) if last is not None else ()
+    cands = candidates(c)
+    order = ((last,) if last in cands else ()) + tuple(f for f in cands if f is not last)
+    return tuple((f, f.regex.match) for f in order)
+
+
+_ASCII = tuple(map(chr, range(32, 127)))
+_PLANS = {f.id if f else None: {c: _plan(f, c) for c in _ASCII} for f in (None, *FORMATS)}  # last's id -> first char -> plan
+_OTHER = {f.id if f else None: _plan(f, "\x00") for f in (None, *FORMATS)}  # plan for a first character outside _ASCII
+
+
+def _match(text: str, last: TimeFormat | None):
     """(format, match) of the stamp text starts with, trying the previous line's format first."""
-    if last is not None:
-        m = last.regex.match(text)
-        if m is not None:
-            return last, m
-    for f in candidates(text):
-        m = f.regex.match(text)
+    key = last.id if last is not None else None
+    for f, match in _PLANS[key].get(text[:1], _OTHER[key]):
+        m = match(text)
         if m is not None:
             return f, m
     return None, None
@@ -95,7 +108,9 @@ def _logrus_message(rest: str) -> str:
     if rest.startswith('"'):
         q = _QUOTED.match(rest)
         if q:
-            value = q.group(1).replace('\\"', '"').replace("\\n", " ").replace("\\t", " ").replace("\\\\", "\\")
+            value = q.group(1)
+            if "\\" in value:  # every escape starts with one
+                value = value.replace('\\"', '"').replace("\\n", " ").replace("\\t", " ").replace("\\\\", "\\")
             tail = rest[q.end():].strip()
             return f"{value} {tail}" if tail else value
     return rest
@@ -208,7 +223,9 @@ def _parse_log(doc: Document) -> ContainerLog:
     hosts: Counter = Counter()
     pods: set = set()
     ctrs: set = set()
-    last = None  # the previous line's format: tried first, logs rarely switch
+    prefixes: dict[str, tuple[str, str] | None] = {}  # must-gather `[pod/P/C] ` prefix -> (P, C); None: not one
+    plan, other = _PLANS[None], _OTHER[None]  # what to try, given the previous line's format (see _plan)
+    last = None
     prev_i = -2  # source index of the line out[-1] ends on: a continuation must follow it directly
     partial = False  # out[-1] is a CRI `P` line waiting for the rest of its text
     folded = 0  # continuation lines folded into out[-1]
@@ -221,17 +238,27 @@ def _parse_log(doc: Document) -> ContainerLog:
         if raw.startswith("[pod/"):
             end = raw.find("] ")
             if end > 5:
-                parts = raw[5:end].split("/")
-                if len(parts) == 2:
-                    pod, ctr = parts
-                    pods.add(pod)
-                    ctrs.add(ctr)
+                key = raw[5:end]
+                who = prefixes.get(key, False)
+                if who is False:
+                    parts = key.split("/")
+                    who = prefixes[key] = (parts[0], parts[1]) if len(parts) == 2 else None
+                    if who is not None:
+                        pods.add(who[0])
+                        ctrs.add(who[1])
+                if who is not None:
+                    pod, ctr = who
                     text = raw[end + 2:]
                     if not text or text.isspace():
                         continue
         if i == 0 and ctr is None and (d := _DEFAULTED.match(text)):
             ctr0 = ctr = d.group("ctr")
-        fmt, m = _match(text, last)
+        fmt = None  # the stamp text starts with (_match, inlined)
+        for f, match in plan.get(text[:1], other):
+            m = match(text)
+            if m is not None:
+                fmt = f
+                break
         if fmt is None:
             # set -x traces, installer text and continuation lines: no stamp of their own
             if (text.startswith(_INDENT) or text[0] == "\t") and prev_i == i - 1 and not partial and folded < MAX_FOLDED_LINES:
@@ -245,9 +272,13 @@ def _parse_log(doc: Document) -> ContainerLog:
             append(LogLine(artifact, first + i, raw, text, None, None, _level(w.group(1)) if w else None, pod, ctr))
             prev_i, partial, folded = i, False, 0
             continue
-        last = fmt
+        if fmt is not last:
+            last, plan, other = fmt, _PLANS[fmt.id], _OTHER[fmt.id]
         fid = fmt.id
-        t = _convert(fmt, m)
+        try:
+            t = fmt.convert(m)
+        except (ValueError, OverflowError, KeyError):
+            t = None  # the shape without a real time: keep the line, drop its time
         elapsed = None
         if fid in _OUTER:
             rest = text[m.end():]
