@@ -70,6 +70,15 @@ def _level(word: str | None) -> str | None:
     return _LEVELS.get(word.lower()) if word else None
 
 
+def _level_in(text: str) -> str | None:
+    """The level a severity word at the start of text says ("ERROR: ...", "modprobe: ERROR: ..."), or None."""
+    if text[:1] in "EeFfW" or ": " in text[:43]:  # where _LEVEL_WORD can match at all; most lines skip the regex
+        w = _LEVEL_WORD.match(text)
+        if w is not None:
+            return _LEVELS.get(w.group(1).lower())
+    return None
+
+
 def _plan(last: TimeFormat | None, c: str) -> tuple:
     """(format, bound match) pairs to try on a text starting with c after a line in format last: last first, as
     logs rarely switch, then the other candidates. On a printable ASCII character, last is left out where it
@@ -123,12 +132,26 @@ def _json_message(line: str) -> tuple[str, str | None]:
         return line, None
     if not isinstance(obj, dict):
         return line, None
-    msg = next((obj[k] for k in ("msg", "message", "MESSAGE", "log") if isinstance(obj.get(k), str)), None)
-    level = next((obj[k] for k in ("level", "lvl", "severity", "levelname") if isinstance(obj.get(k), str)), None)
+    msg = _first_str(obj, _JSON_MSG)
+    level = _level(_first_str(obj, _JSON_LEVEL))
     if msg is None:
-        return line, _level(level)
+        return line, level
+    if "error" not in obj and "err" not in obj:
+        return msg, level
     extra = " ".join(f"{k}={obj[k]}" for k in ("error", "err") if k in obj)
-    return (f"{msg} {extra}" if extra else msg), _level(level)
+    return (f"{msg} {extra}" if extra else msg), level
+
+
+_JSON_MSG = ("msg", "message", "MESSAGE", "log")
+_JSON_LEVEL = ("level", "lvl", "severity", "levelname")
+
+
+def _first_str(obj: dict, keys: tuple[str, ...]) -> str | None:
+    for k in keys:
+        v = obj.get(k)
+        if isinstance(v, str):
+            return v
+    return None
 
 
 def _body(fmt, m, text: str) -> tuple[str, str | None]:
@@ -223,32 +246,38 @@ def _parse_log(doc: Document) -> ContainerLog:
     hosts: Counter = Counter()
     pods: set = set()
     ctrs: set = set()
-    prefixes: dict[str, tuple[str, str] | None] = {}  # must-gather `[pod/P/C] ` prefix -> (P, C); None: not one
+    prefixes: dict[str, tuple[str, str] | None] = {}  # must-gather `[pod/P/C` -> (P, C); None: not a prefix
+    same, same_who = None, None  # the last `[pod/P/C] ` seen and its (P, C)
     plan, other = _PLANS[None], _OTHER[None]  # what to try, given the previous line's format (see _plan)
     last = None
     prev_i = -2  # source index of the line out[-1] ends on: a continuation must follow it directly
     partial = False  # out[-1] is a CRI `P` line waiting for the rest of its text
     folded = 0  # continuation lines folded into out[-1]
-    level_word = _LEVEL_WORD.match
+    level_in = _level_in
 
     for i, raw in enumerate(doc.lines):
         if not raw or raw.isspace():
             continue
         text, pod, ctr = raw, pod0, ctr0
-        if raw.startswith("[pod/"):
-            end = raw.find("] ")
-            if end > 5:
-                key = raw[5:end]
-                who = prefixes.get(key, False)
+        if same is not None and raw.startswith(same):  # the previous prefixed line's container, most often
+            pod, ctr = same_who
+            text = raw[len(same):]
+            if not text or text.isspace():
+                continue
+        elif raw.startswith("[pod/"):
+            head, sep, rest = raw.partition("] ")
+            if sep and len(head) > 5:
+                who = prefixes.get(head, False)
                 if who is False:
-                    parts = key.split("/")
-                    who = prefixes[key] = (parts[0], parts[1]) if len(parts) == 2 else None
+                    parts = head[5:].split("/")
+                    who = prefixes[head] = (parts[0], parts[1]) if len(parts) == 2 else None
                     if who is not None:
                         pods.add(who[0])
                         ctrs.add(who[1])
                 if who is not None:
+                    same, same_who = head + "] ", who  # its "] " is the first in any line it starts
                     pod, ctr = who
-                    text = raw[end + 2:]
+                    text = rest
                     if not text or text.isspace():
                         continue
         if i == 0 and ctr is None and (d := _DEFAULTED.match(text)):
@@ -268,8 +297,7 @@ def _parse_log(doc: Document) -> ContainerLog:
                                       head.time_format, head.level, pod, ctr, head.elapsed)
                     prev_i, folded = i, folded + 1
                     continue
-            w = level_word(text)
-            append(LogLine(artifact, first + i, raw, text, None, None, _level(w.group(1)) if w else None, pod, ctr))
+            append(LogLine(artifact, first + i, raw, text, None, None, level_in(text), pod, ctr))
             prev_i, partial, folded = i, False, 0
             continue
         if fmt is not last:
@@ -286,9 +314,8 @@ def _parse_log(doc: Document) -> ContainerLog:
                 if partial and prev_i == i - 1 and out[-1].pod == pod and out[-1].container == ctr:
                     head = out[-1]
                     msg = head.message + rest
-                    w = level_word(msg) if head.level is None else None
                     out[-1] = LogLine(artifact, head.line, head.raw, msg, head.time, head.time_format,
-                                      _level(w.group(1)) if w else head.level, pod, ctr, head.elapsed)
+                                      head.level if head.level is not None else level_in(msg), pod, ctr, head.elapsed)
                     prev_i, partial = i, m.group("tag") == "P"
                     continue
                 partial = m.group("tag") == "P"
@@ -324,8 +351,7 @@ def _parse_log(doc: Document) -> ContainerLog:
         if t.__class__ is float:
             elapsed, t = t, None
         if level is None:
-            w = level_word(msg)
-            level = _level(w.group(1)) if w else None
+            level = level_in(msg)
         append(LogLine(artifact, first + i, raw, msg, t, fid, level, pod, ctr, elapsed))
         prev_i, folded = i, 0
 
