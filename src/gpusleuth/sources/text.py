@@ -6,6 +6,7 @@ Every transformation keeps the line count, so evidence line numbers match the fi
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 from gpusleuth.model.document import Document
 
@@ -13,6 +14,7 @@ MAX_LINE = 16_384  # longer lines are cut: a minified JSON blob still parses, a 
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _QUOTE = re.compile(r"^ {0,3}> ?")
+_QUOTE_AFTER_NEWLINE = re.compile(r"\n {0,3}>")  # a quoted line after the first (a literal first: a fast scan)
 # A shell prompt followed by a command we know how to read the output of:
 #   root@192-18-132-31:~/config# k get pods -A    [root@node ~]# cat /etc/x    $ kubectl ...    sh-5.1# ...
 _PROMPT = re.compile(
@@ -25,6 +27,9 @@ _KNOWN_PROGRAMS = {
     "head", "nvidia-ctk", "dcgmi", "lspci", "ip", "ibstat", "ofed_info", "docker", "nerdctl", "microk8s",
     "k3s", "rke2", "k0s", "snap", "find", "stat", "chroot", "egrep", "zcat", "gpusleuth", "date",
 }
+# What every _PROMPT match holds: a prompt character, then a space. One pattern per character, each starting
+# with its literal, so that the regex engine scans for the character instead of testing every position.
+_PROMPT_MARKS = {c: re.compile(re.escape(c) + r"[^\S\n]") for c in "#$%>"}
 _CAT = re.compile(r"^(?:sudo\s+)?(?:cat|less|more|tail(?:\s+-\S+)*|head(?:\s+-\S+)*)\s+(?P<path>/[^\s|;&>]+)")
 
 
@@ -52,33 +57,53 @@ def decode(data: bytes) -> tuple[str | None, str | None]:
 
 
 def normalise(text: str) -> tuple[list[str], list[str]]:
-    """Lines with CRLF, Markdown quoting and code fences undone; and notes on what was cut."""
+    """Lines with CRLF, Markdown quoting and code fences undone; and notes on what was cut.
+
+    Each undoing is one pass over the lines, made only when the text has what it undoes (a quote marker at a
+    line start, a fence, an overlong line, a tab): a plain log is split and left alone."""
     notes: list[str] = []
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    nonblank = [ln for ln in lines if ln.strip()]
-    quoted = nonblank and sum(1 for ln in nonblank if _QUOTE.match(ln)) >= 0.6 * len(nonblank)
-    out = []
-    cut = 0
-    for ln in lines:
-        if quoted:
-            ln = _QUOTE.sub("", ln, count=1)
-        if _FENCE.match(ln):
-            ln = ""
-        if len(ln) > MAX_LINE:
-            ln = ln[:MAX_LINE]
-            cut += 1
-        out.append(ln.expandtabs(8) if "\t" in ln and not ln.lstrip().startswith(("{", "[")) else ln)
-    if cut:
+    if ">" in text and (_QUOTE.match(text) or _QUOTE_AFTER_NEWLINE.search(text)):
+        nonblank = sum(1 for ln in lines if ln.strip())
+        if sum(1 for ln in lines if _QUOTE.match(ln)) >= 0.6 * nonblank:
+            lines = [_QUOTE.sub("", ln, count=1) for ln in lines]
+    if ("`" in text and "```" in text) or ("~" in text and "~~~" in text):  # one character first: a memchr scan
+        lines = ["" if _FENCE.match(ln) else ln for ln in lines]
+    if max(map(len, lines), default=0) > MAX_LINE:
+        cut = sum(1 for ln in lines if len(ln) > MAX_LINE)
+        lines = [ln[:MAX_LINE] for ln in lines]
         notes.append(f"{cut} line(s) longer than {MAX_LINE} characters were cut")
-    return out, notes
+    if "\t" in text:
+        lines = [ln.expandtabs(8) if "\t" in ln and not ln.lstrip().startswith(("{", "[")) else ln for ln in lines]
+    return lines, notes
+
+
+def _prompt_candidates(lines: list[str]) -> Iterator[int]:
+    """Indexes of the lines that can hold a shell prompt, in order: those with a prompt character followed by a
+    space. A few scans of the joined text find them, instead of trying _PROMPT on every line of a big log."""
+    text = "\n".join(lines)
+    if text.count("\n") != len(lines) - 1:  # a line with a newline of its own: no joined-text shortcut
+        yield from range(len(lines))
+        return
+    marks = sorted({m.start() for c, rx in _PROMPT_MARKS.items() if c in text for m in rx.finditer(text)})
+    line, pos, last = 0, 0, -1
+    for at in marks:
+        line += text.count("\n", pos, at)
+        pos = at
+        if line != last:
+            yield line
+            last = line
 
 
 def split_documents(artifact: str, lines: list[str], meta: dict | None = None) -> list[Document]:
     """One Document per command output in a paste, or the whole file when it has no prompts."""
     cuts: list[tuple[int, str, str | None]] = []
-    for i, ln in enumerate(lines):
+    for i in _prompt_candidates(lines):
+        ln = lines[i]
         if len(ln) > 600 or not ln or ln[0] not in " [$#%>PABCDEFGHIJKLMNOQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-":
             continue
         m = _PROMPT.match(ln)
