@@ -107,7 +107,8 @@ def load_yaml_with_lines(lines: list[str], first_line: int) -> tuple[object, dic
 
 
 def _operator_keys(lines) -> set[str]:
-    return {m.group("key") for ln in lines if (m := _TOP_KEY.match(ln))} & OPERATOR_KEYS
+    # map/filter keep the per-line loop in C: sniff_values runs this on every document, logs included
+    return {m.group("key") for m in filter(None, map(_TOP_KEY.match, lines))} & OPERATOR_KEYS
 
 
 def _release_from_command(cmd: str) -> tuple[str | None, str | None, bool]:
@@ -240,6 +241,9 @@ def parse_list(doc: Document) -> Iterable[HelmRelease]:
 
 def sniff_release_secret(doc: Document) -> int:
     head = doc.lines[:400]
+    blob = "\n".join(head)
+    if "helm.sh/release.v1" not in blob and "sh.helm.release.v1." not in blob:
+        return NO  # both answers below need one of them
     if any(_RELEASE_TYPE.search(ln) for ln in head):
         return SURE + 5  # ahead of the generic object parser: the release is decoded, nothing else is kept
     if any("sh.helm.release.v1." in ln for ln in head) and any("owner" in ln and "helm" in ln for ln in head):

@@ -95,6 +95,9 @@ def _instance(cmd: str, doc: Document, index: int, pid: int | None, service: str
 def sniff_processes(doc: Document) -> int:
     prog = (doc.command or "").split()[0].rsplit("/", 1)[-1] if doc.command else ""
     head = doc.lines[:300]
+    blob = "\n".join(head)
+    if "containerd" not in blob and "--container-runtime-endpoint" not in blob:
+        return NO  # every answer below needs one of them: no per-line regex on a log's head
     daemons = any(_CONTAINERD.search(ln) and not _NOT_DAEMON.search(ln) for ln in head) or any(_ENDPOINT.search(ln) for ln in head)
     if prog in ("ps", "pgrep", "systemctl") and (daemons or any(_UNIT_ROW.match(ln) for ln in head)):
         return SURE
@@ -213,7 +216,7 @@ def parse_crictl(doc: Document) -> Iterable[ContainerdConfig | ContainerdInstanc
 
 
 def sniff_version(doc: Document) -> int:
-    lines = [ln for ln in doc.lines if ln.strip()]
+    lines = doc.head(4)
     return SURE if 0 < len(lines) <= 3 and _VERSION.match(lines[0]) else NO
 
 
@@ -227,11 +230,19 @@ def parse_version(doc: Document) -> Iterable[ContainerdVersion]:
 
 def sniff_probe(doc: Document) -> int:
     prog = (doc.command or "").split()[0] if doc.command else ""
-    lines = [ln for ln in doc.lines if ln.strip()]
-    hits = sum(1 for ln in lines if _CANNOT.match(ln) or _LISTED.match(ln) or _ENTRY.match(ln))
-    if prog in ("ls", "stat", "test", "file") and hits:
-        return LIKELY
-    return WEAK if lines and hits == len(lines) else NO
+    lines = (ln for ln in doc.lines if ln.strip())
+    if prog in ("ls", "stat", "test", "file"):
+        return LIKELY if any(_probe_line(ln) for ln in lines) else NO
+    seen = False
+    for ln in lines:  # WEAK when every non-blank line is one: the first that is not decides
+        if not _probe_line(ln):
+            return NO
+        seen = True
+    return WEAK if seen else NO
+
+
+def _probe_line(ln: str) -> bool:
+    return bool(_CANNOT.match(ln) or _LISTED.match(ln) or _ENTRY.match(ln))
 
 
 @parser("host.file-probe", "`ls -l` / `stat` of files and `ls -l DIR` listings: whether paths exist on the node", sniff=sniff_probe)
