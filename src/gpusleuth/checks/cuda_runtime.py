@@ -15,7 +15,7 @@ from typing import Iterable
 from gpusleuth.checks.base import check
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.gpus import GpuInventory, NodeGpus
-from gpusleuth.facts.logs import Logs
+from gpusleuth.facts.logs import Logs, messages_text
 from gpusleuth.knowledge import versions
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
@@ -69,6 +69,9 @@ def needs_of(pod: Pod, logs: Logs | None) -> list[CudaNeed]:
             ev = next((c.evidence for c in pod.containers if c.image == image and c.evidence), None) or _pod_ev(pod, f"image {image}")
             out.append(CudaNeed((int(m.group("maj")), int(m.group("min"))), "image tag", image, ev))
     for log in (logs.for_pod(pod.name) if logs else []):
+        text = messages_text(log)
+        if "torch" not in text and "PyTorch version: " not in text and "CUDA Version " not in text:
+            continue  # what _TORCH and _BANNER need: most logs are skipped without a regex per line
         for ln in log.lines:
             m = _TORCH.search(ln.message)
             if m:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cache
+from operator import attrgetter
+from typing import Iterable
 
 import re2
 
@@ -79,7 +81,27 @@ class Logs:
 
     def grep(self, needle: str, pod: str | None = None) -> list[tuple[ContainerLog, LogLine]]:
         """Plain substring search, for checks that need one exact phrase and no signature row."""
-        return [(log, ln) for log, ln in self.lines() if needle in ln.message and (pod is None or ln.pod == pod or log.pod == pod)]
+        return self.grep_many((needle,), pod)[needle]
+
+    def grep_many(self, needles: Iterable[str], pod: str | None = None) -> dict[str, list[tuple[ContainerLog, LogLine]]]:
+        """grep for several phrases at once: each log's messages are joined once, and only the logs whose text
+        holds a phrase are read line by line."""
+        out: dict[str, list[tuple[ContainerLog, LogLine]]] = {n: [] for n in needles}
+        for log in self.logs:
+            text = messages_text(log)
+            for needle, found in out.items():
+                if needle in text:
+                    found.extend((log, ln) for ln in log.lines if needle in ln.message and (pod is None or ln.pod == pod or log.pod == pod))
+        return out
+
+
+_MESSAGE = attrgetter("message")
+
+
+def messages_text(log: ContainerLog) -> str:
+    """A log's messages, one per line, joined at C speed: a substring test on it tells whether any line of the
+    log can hold a phrase, before a Python loop reads them."""
+    return "\n".join(map(_MESSAGE, log.lines))
 
 
 @combiner(Logs)
@@ -90,10 +112,19 @@ def build_logs(facts: Facts) -> Logs:
     sigs, matcher = signatures()
     by_id: dict[str, list[Match]] = defaultdict(list)
     by_tag: dict[str, list[Match]] = defaultdict(list)
+    seen: dict[str, tuple[int, ...]] = {}  # message -> signatures it matches: logs repeat their lines (polling loops)
     for log in logs:
         for ln in log.lines:
-            for i in matcher.Match(ln.message) or ():
+            hits = seen.get(ln.message)
+            if hits is None:
+                if len(seen) >= _SEEN_MAX:
+                    seen.clear()
+                hits = seen[ln.message] = tuple(matcher.Match(ln.message) or ())
+            for i in hits:
                 m = Match(ln, sigs[i], log)
                 by_id[sigs[i].id].append(m)
                 by_tag[sigs[i].tag].append(m)
     return Logs(logs, dict(by_id), dict(by_tag))
+
+
+_SEEN_MAX = 100_000  # distinct messages remembered while matching; the memo is dropped and restarted past it

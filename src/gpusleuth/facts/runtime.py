@@ -283,8 +283,9 @@ def build_handler_errors(facts: Facts) -> HandlerErrors:
                 out.append(HandlerError(m.group("handler"), row["engine"], event.evidence, pod, event.namespace, node,
                                         m.groupdict().get("known"), row.get("note")))
                 break
+    found = logs.grep_many(row["needle"] for row, _rx in patterns) if logs else {}
     for row, rx in patterns if logs else ():
-        for log, line in logs.grep(row["needle"]):
+        for log, line in found[row["needle"]]:
             m = rx.search(line.message)
             if m:
                 out.append(HandlerError(m.group("handler"), row["engine"], line.evidence(), line.pod or log.pod, log.namespace,
