@@ -15,6 +15,8 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import groupby
+from operator import attrgetter
 
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.cluster import Cluster
@@ -284,6 +286,9 @@ def _container_failed(c: ContainerStatus) -> bool:
 # Building the graph
 
 
+_POD = attrgetter("pod")
+
+
 def _index_logs(logs: Logs | None, pods: list[Pod]) -> tuple[dict[str, list[PodLog]], dict[tuple[str, int], list[Signature]]]:
     """Pod name -> its log lines; a log naming no pod goes to the only pod of the operand its signatures name."""
     sig_at: dict[tuple[str, int], list[Signature]] = defaultdict(list)
@@ -301,8 +306,8 @@ def _index_logs(logs: Logs | None, pods: list[Pod]) -> tuple[dict[str, list[PodL
         if log.kind not in ("container", "operator"):
             continue
         groups: dict[str | None, list[LogLine]] = defaultdict(list)
-        for ln in log.lines:
-            groups[ln.pod or log.pod].append(ln)
+        for pod, run in groupby(log.lines, _POD):  # a log's pods come in runs of lines
+            groups[pod or log.pod].extend(run)
         for pod, lines in groups.items():
             if pod is None:
                 # waiting lines are printed alike by many operands: only the others say whose log it is

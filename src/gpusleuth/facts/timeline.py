@@ -31,6 +31,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from functools import cache
+from itertools import groupby
+from operator import attrgetter
 from statistics import median
 
 from gpusleuth.errors import NotApplicable
@@ -49,6 +51,7 @@ ZONE_STEP_MIN = 15  # zone offsets are whole quarter hours
 ALIGN_SLACK = timedelta(minutes=2)  # UTC is kept when it aligns this nearly as well as the best zone
 START_MATCH = timedelta(minutes=10)  # a container's first line is this close after its start time
 _SEVERITY_RANK = {"critical": 0, "error": 1, "warning": 2, "info": 3}
+_WHO, _ARTIFACT, _LINE, _TIME = attrgetter("pod", "container"), attrgetter("artifact"), attrgetter("line"), attrgetter("time")
 _KERNEL_LANE = "node/kernel"
 # Entries made from pod status times rather than log lines; rules and phases may name them like signatures.
 STATUS_STARTED, STATUS_TERMINATED = "status.started", "status.terminated"
@@ -349,13 +352,13 @@ class _Builder:
     def _split_streams(self) -> None:
         by_key: dict[tuple, _Stream] = {}
         for log in self.logs.logs:
-            for ln in log.lines:
-                pod, ctr = ln.pod or log.pod, ln.container or log.container
+            for (lpod, lctr), run in groupby(log.lines, _WHO):  # a log's containers come in runs of lines
+                pod, ctr = lpod or log.pod, lctr or log.container
                 key = (log.artifact, pod, ctr)
                 s = by_key.get(key)
                 if s is None:
                     s = by_key[key] = _Stream(log, pod, ctr)
-                s.lines.append(ln)
+                s.lines.extend(run)
         sigs, matcher = signatures()
         comp_hint: dict[tuple, str] = {}
         for m in (self.logs.all_matches() if self.logs else []):
@@ -535,11 +538,19 @@ class _Builder:
             by_line[(m.line.artifact, m.line.line)].append(m.signature)
         stream_of = {}
         for s in self.streams:
-            for i, ln in enumerate(s.lines):
-                if (ln.artifact, ln.line) in by_line and not _ECHO_TRACE.match(ln.message):
+            keys = zip(map(_ARTIFACT, s.lines), map(_LINE, s.lines))  # (artifact, line) of each, made in C
+            for i in [i for i, key in enumerate(keys) if key in by_line]:
+                ln = s.lines[i]
+                if not _ECHO_TRACE.match(ln.message):
                     stream_of[(ln.artifact, ln.line)] = (s, i)
-        primary = {key: min(sigs, key=lambda g: _SEVERITY_RANK.get(g.severity, 9)) for key, sigs in by_line.items()}
-        text = {key: display(s.lines[i].message) for key, (s, i) in stream_of.items()}
+        primary = {key: sigs[0] if len(sigs) == 1 else min(sigs, key=lambda g: _SEVERITY_RANK.get(g.severity, 9)) for key, sigs in by_line.items()}
+        shown: dict[str, str] = {}  # display() of each distinct message: recognised lines repeat (polling loops)
+        text = {}
+        for key, (s, i) in stream_of.items():
+            msg = s.lines[i].message
+            if msg not in shown:
+                shown[msg] = display(msg)
+            text[key] = shown[msg]
         heads, skipped = _runs(stream_of, primary, text)
         stream_of = {k: v for k, v in stream_of.items() if k not in skipped}
         bounds = self._bounds(stream_of, {})
@@ -628,26 +639,22 @@ class _Builder:
             if not idx:
                 continue
 
-            def timed(i: int) -> bool:
-                return s.lines[i].time is not None or (s.key, i) in anchors
-
             def at(i: int) -> datetime | None:
                 return anchors[(s.key, i)][0] if (s.key, i) in anchors else s.resolve(s.lines[i])
 
+            # the nearest timestamped (or anchored) line before and after each untimed line that needs one
+            placed = {i for (key, i) in anchors if key == s.key}
+            timed = sorted(placed.union(i for i, t in enumerate(map(_TIME, s.lines)) if t is not None))
             prev: dict[int, int] = {}
-            last = None
-            for i in range(len(s.lines)):
-                if timed(i):
-                    last = i
-                elif i in idx and last is not None:
-                    prev[i] = last
             nxt: dict[int, int] = {}
-            last = None
-            for i in range(len(s.lines) - 1, -1, -1):
-                if timed(i):
-                    last = i
-                elif i in idx and last is not None:
-                    nxt[i] = last
+            for i in idx:
+                if i in placed:
+                    continue
+                k = bisect.bisect_left(timed, i)
+                if k > 0:
+                    prev[i] = timed[k - 1]
+                if k < len(timed):
+                    nxt[i] = timed[k]
             for i in idx:
                 lo = hi = None
                 why, ctx = [], []
