@@ -31,7 +31,7 @@ class Signature:
     marker: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # not frozen, for speed as LogLine: one per recognised line; never assigned to
 class Match:
     line: LogLine
     signature: Signature

@@ -38,6 +38,7 @@ from gpusleuth.parsers.base import LIKELY, NO, SURE, WEAK, parser
 _PLUGIN_HEADER = re.compile(r"""^\s*\[+\s*plugins\s*\.\s*(?:"io\.containerd\.|'io\.containerd\.|cri\b|"cri")""")
 _VERSION_LINE = re.compile(r"^\s*version\s*=\s*\d+\s*(?:#.*)?$")
 _CONTAINERD_KEYS = re.compile(r"^\s*(?:imports\s*=|\[grpc\]|\[plugins\]|\[proxy_plugins|oom_score\s*=|\[debug\]|\[metrics\])")
+_CONTAINERD_KEY_WORDS = ("imports", "[grpc]", "[plugins]", "[proxy_plugins", "oom_score", "[debug]", "[metrics]")  # one in each
 _DUMP = re.compile(r"^containerd\b.*\bconfig\s+(?P<what>dump|default)\b")
 _FLAG_CONFIG = re.compile(r"(?:--config[= ]|-c\s+)(?P<path>\S+)")
 _COMMENT_PATH = re.compile(r"^\s*#+\s*(?P<path>/[\w./-]+\.\w+)\s*$")
@@ -82,15 +83,17 @@ def sniff(doc: Document) -> int:
     if _DUMP.match(cmd):
         return SURE
     head = doc.lines[:400]
-    if any(_CRIO_HEADER.match(ln) for ln in head):
+    blob = "\n".join(head)  # each pattern needs its keyword: a log's head skips the per-line regexes
+    if "[crio" in blob and any(_CRIO_HEADER.match(ln) for ln in head):
         return NO
-    if any(_PLUGIN_HEADER.match(ln) for ln in head):
+    if "plugins" in blob and any(_PLUGIN_HEADER.match(ln) for ln in head):
         return SURE
-    versioned = any(_VERSION_LINE.match(ln) for ln in head)
-    if versioned and any(_CONTAINERD_KEYS.match(ln) for ln in head):
+    versioned = "version" in blob and any(_VERSION_LINE.match(ln) for ln in head)
+    keys = any(k in blob for k in _CONTAINERD_KEY_WORDS) and any(_CONTAINERD_KEYS.match(ln) for ln in head)
+    if versioned and keys:
         return LIKELY
     hint = (doc.path_hint or doc.artifact).lower()
-    if "containerd" in hint and hint.endswith((".toml", ".tmpl")) and (versioned or any(_CONTAINERD_KEYS.match(ln) for ln in head)):
+    if "containerd" in hint and hint.endswith((".toml", ".tmpl")) and (versioned or keys):
         return LIKELY
     if "containerd" in hint and hint.endswith((".toml", ".tmpl")):
         return WEAK

@@ -80,6 +80,8 @@ class Column:
 
 def header_columns(line: str) -> tuple[Column, ...] | None:
     """The columns of a kubectl table header line, or None when the line is not one."""
+    if not "A" <= line[:1] <= "Z":
+        return None  # a header starts with its first column's upper-case name
     tokens = [(m.group(), m.start()) for m in _TOKEN.finditer(line)]
     if len(tokens) < 3 or tokens[0][1] != 0 or not all(_HEADER_TOKEN.match(t) for t, _ in tokens):
         return None
