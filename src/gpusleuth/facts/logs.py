@@ -61,6 +61,7 @@ class Logs:
     logs: list[ContainerLog]
     _by_id: dict[str, list[Match]] = field(default_factory=dict)
     _by_tag: dict[str, list[Match]] = field(default_factory=dict)
+    _at: dict[tuple[str, int], list[Signature]] | None = field(default=None, repr=False)
 
     def lines(self):
         for log in self.logs:
@@ -75,6 +76,16 @@ class Logs:
 
     def all_matches(self) -> list[Match]:
         return [m for ms in self._by_id.values() for m in ms]
+
+    def signatures_at(self) -> dict[tuple[str, int], list[Signature]]:
+        """(artifact, line) -> the signatures that line matches, in all_matches() order. Built once and shared
+        (the timeline and the operand graph both index by it): read it, never change it."""
+        if self._at is None:
+            at: dict[tuple[str, int], list[Signature]] = defaultdict(list)
+            for m in self.all_matches():
+                at[(m.line.artifact, m.line.line)].append(m.signature)
+            self._at = dict(at)
+        return self._at
 
     def for_pod(self, pod: str) -> list[ContainerLog]:
         return [log for log in self.logs if log.pod == pod or any(ln.pod == pod for ln in log.lines[:1])]

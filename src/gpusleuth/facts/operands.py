@@ -291,12 +291,10 @@ _POD = attrgetter("pod")
 
 def _index_logs(logs: Logs | None, pods: list[Pod]) -> tuple[dict[str, list[PodLog]], dict[tuple[str, int], list[Signature]]]:
     """Pod name -> its log lines; a log naming no pod goes to the only pod of the operand its signatures name."""
-    sig_at: dict[tuple[str, int], list[Signature]] = defaultdict(list)
     by_pod: dict[str, list[PodLog]] = defaultdict(list)
     if logs is None:
-        return by_pod, sig_at
-    for m in logs.all_matches():
-        sig_at[(m.line.artifact, m.line.line)].append(m.signature)
+        return by_pod, {}
+    sig_at = logs.signatures_at()
     pods_of: dict[str, list[str]] = defaultdict(list)
     for p in pods:
         spec = spec_for(p)

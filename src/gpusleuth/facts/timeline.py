@@ -359,16 +359,14 @@ class _Builder:
                 if s is None:
                     s = by_key[key] = _Stream(log, pod, ctr)
                 s.lines.extend(run)
-        sigs, matcher = signatures()
-        comp_hint: dict[tuple, str] = {}
-        for m in (self.logs.all_matches() if self.logs else []):
-            if m.signature.component:
-                comp_hint.setdefault((m.log.artifact, m.line.pod or m.log.pod, m.line.container or m.log.container), m.signature.component)
+        comp_hint: dict[tuple, str] | None = None  # stream key -> the component its signatures name; made when needed
         for s in by_key.values():
             pod_obj = self.pods.get(s.pod) if s.pod else None
             spec = _spec_for_name(s.pod, pod_obj)
-            if spec is None and s.key in comp_hint:
-                spec = next((x for x in _specs() if x.name == comp_hint[s.key]), None)
+            if spec is None:
+                comp_hint = self._component_hints() if comp_hint is None else comp_hint
+                if s.key in comp_hint:
+                    spec = next((x for x in _specs() if x.name == comp_hint[s.key]), None)
             s.node = s.log.node or (pod_obj.node if pod_obj else None)
             s.namespace = s.log.namespace or (pod_obj.namespace if pod_obj else None)
             if s.log.kind in ("kernel", "journal") and spec is None:
@@ -387,6 +385,13 @@ class _Builder:
                     s.start, s.finish = (start and _aware(start)), (finish and _aware(finish))
                     s.process_start = s.start
         self.streams = list(by_key.values())
+
+    def _component_hints(self) -> dict[tuple, str]:
+        hints: dict[tuple, str] = {}
+        for m in self.logs.all_matches():
+            if m.signature.component:
+                hints.setdefault((m.log.artifact, m.line.pod or m.log.pod, m.line.container or m.log.container), m.signature.component)
+        return hints
 
     # -- years --
 
@@ -533,9 +538,7 @@ class _Builder:
         return e
 
     def _log_entries(self) -> None:
-        by_line: dict[tuple, list] = defaultdict(list)
-        for m in self.logs.all_matches():
-            by_line[(m.line.artifact, m.line.line)].append(m.signature)
+        by_line = self.logs.signatures_at()
         stream_of = {}
         for s in self.streams:
             keys = zip(map(_ARTIFACT, s.lines), map(_LINE, s.lines))  # (artifact, line) of each, made in C
