@@ -546,15 +546,19 @@ class _Builder:
                 ln = s.lines[i]
                 if not _ECHO_TRACE.match(ln.message):
                     stream_of[(ln.artifact, ln.line)] = (s, i)
-        primary = {key: sigs[0] if len(sigs) == 1 else min(sigs, key=lambda g: _SEVERITY_RANK.get(g.severity, 9)) for key, sigs in by_line.items()}
+        primary, text = {}, {}  # each line's most severe signature, and its message as shown
         shown: dict[str, str] = {}  # display() of each distinct message: recognised lines repeat (polling loops)
-        text = {}
+        repeats: dict[tuple, list] = defaultdict(list)  # (stream, signature, text) -> [(index, key)]
         for key, (s, i) in stream_of.items():
             msg = s.lines[i].message
-            if msg not in shown:
-                shown[msg] = display(msg)
-            text[key] = shown[msg]
-        heads, skipped = _runs(stream_of, primary, text)
+            shown_msg = shown.get(msg)
+            if shown_msg is None:
+                shown_msg = shown[msg] = display(msg)
+            sigs = by_line[key]
+            g = primary[key] = sigs[0] if len(sigs) == 1 else min(sigs, key=lambda g: _SEVERITY_RANK.get(g.severity, 9))
+            text[key] = shown_msg
+            repeats[(id(s), g.id, shown_msg)].append((i, key))
+        heads, skipped = _runs(repeats)
         stream_of = {k: v for k, v in stream_of.items() if k not in skipped}
         bounds = self._bounds(stream_of, {})
         anchors = self._same_events(by_line, stream_of, bounds)
@@ -765,15 +769,13 @@ RUN_MIN = 3  # a line recognised this often in one container (a polling loop) ke
 _ECHO_TRACE = re.compile(r"^\++ (?:echo|printf)\b")
 
 
-def _runs(stream_of: dict, primary: dict, text: dict) -> tuple[dict, set]:
+def _runs(repeats: dict[tuple, list]) -> tuple[dict, set]:
     """Lines recognised again and again in one container (a polling loop, even interleaved with another
-    loop's line): {first key: (count, last key)} and the keys in between, which the timeline leaves out."""
-    groups: dict[tuple, list] = defaultdict(list)
-    for key, (s, i) in stream_of.items():
-        groups[(id(s), primary[key].id, text[key])].append((i, key))
+    loop's line), given as (stream, signature, text) -> [(index, key)]: {first key: (count, last key)} and the
+    keys in between, which the timeline leaves out."""
     heads: dict = {}
     skipped: set = set()
-    for hits in groups.values():
+    for hits in repeats.values():
         if len(hits) >= RUN_MIN:
             hits.sort()
             heads[hits[0][1]] = (len(hits), hits[-1][1])
