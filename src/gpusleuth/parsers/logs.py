@@ -93,6 +93,12 @@ def _plan(last: TimeFormat | None, c: str) -> tuple:
 _ASCII = tuple(map(chr, range(32, 127)))
 _PLANS = {f.id if f else None: {c: _plan(f, c) for c in _ASCII} for f in (None, *FORMATS)}  # last's id -> first char -> plan
 _OTHER = {f.id if f else None: _plan(f, "\x00") for f in (None, *FORMATS)}  # plan for a first character outside _ASCII
+# What the parser does with a line in a format: read its message, count it as a kernel line, or read the line
+# that format wraps (CRI, journal, syslog, RFC 3339 prefixes).
+_READS, _KERNEL, _WRAPS = "reads", "kernel", "wraps"
+_NEXT = {f.id if f else None: (_PLANS[f.id if f else None], _OTHER[f.id if f else None],
+                               _WRAPS if f and f.id in _OUTER else _KERNEL if f and f.id in _KERNEL_FORMATS else _READS)
+         for f in (None, *FORMATS)}  # last's id -> (plans, plan for other characters, role of last)
 
 
 def _match(text: str, last: TimeFormat | None):
@@ -264,9 +270,9 @@ def _parse_log(doc: Document) -> ContainerLog:
     hosts: Counter = Counter()
     pods: set = set()
     ctrs: set = set()
-    prefixes: dict[str, tuple[str, str] | None] = {}  # must-gather `[pod/P/C` -> (P, C); None: not a prefix
-    same, same_who = None, None  # the last `[pod/P/C] ` seen and its (P, C)
-    plan, other = _PLANS[None], _OTHER[None]  # what to try, given the previous line's format (see _plan)
+    prefixes: dict[str, tuple[str, str, str] | None] = {}  # `[pod/P/C` -> (P, C, `[pod/P/C] `); None: not a prefix
+    same, same_who = None, None  # the last `[pod/P/C] ` seen and its (P, C, prefix)
+    plan, other, role = _NEXT[None]  # what to try after the previous line's format (see _plan), and its role
     last = None
     prev_i = -2  # source index of the line out[-1] ends on: a continuation must follow it directly
     partial = False  # out[-1] is a CRI `P` line waiting for the rest of its text
@@ -278,7 +284,7 @@ def _parse_log(doc: Document) -> ContainerLog:
             continue
         text, pod, ctr = raw, pod0, ctr0
         if same is not None and raw.startswith(same):  # the previous prefixed line's container, most often
-            pod, ctr = same_who
+            pod, ctr, _ = same_who
             text = raw[len(same):]
             if not text or text.isspace():
                 continue
@@ -288,13 +294,13 @@ def _parse_log(doc: Document) -> ContainerLog:
                 who = prefixes.get(head, False)
                 if who is False:
                     parts = head[5:].split("/")
-                    who = prefixes[head] = (parts[0], parts[1]) if len(parts) == 2 else None
+                    who = prefixes[head] = (parts[0], parts[1], head + "] ") if len(parts) == 2 else None
                     if who is not None:
                         pods.add(who[0])
                         ctrs.add(who[1])
                 if who is not None:
-                    same, same_who = head + "] ", who  # its "] " is the first in any line it starts
-                    pod, ctr = who
+                    same, same_who = who[2], who  # its "] " is the first in any line it starts
+                    pod, ctr, _ = who
                     text = rest
                     if not text or text.isspace():
                         continue
@@ -319,14 +325,15 @@ def _parse_log(doc: Document) -> ContainerLog:
             prev_i, partial, folded = i, False, 0
             continue
         if fmt is not last:
-            last, plan, other = fmt, _PLANS[fmt.id], _OTHER[fmt.id]
+            last = fmt
+            plan, other, role = _NEXT[fmt.id]
         fid = fmt.id
         try:
             t = fmt.convert(m)
         except (ValueError, OverflowError, KeyError):
             t = None  # the shape without a real time: keep the line, drop its time
         elapsed = None
-        if fid in _OUTER:
+        if role is _WRAPS:
             rest = text[m.end():]
             if fid == "cri":
                 if partial and prev_i == i - 1 and out[-1].pod == pod and out[-1].container == ctr:
@@ -362,7 +369,7 @@ def _parse_log(doc: Document) -> ContainerLog:
         else:
             partial = False
             msg, level = _body(fmt, m, text)
-            if fid in _KERNEL_FORMATS:
+            if role is _KERNEL:
                 n_kernel += 1
             else:
                 n_container += 1
