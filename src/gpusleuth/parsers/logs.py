@@ -46,6 +46,7 @@ _LEVELS = {
     "f": "fatal", "fata": "fatal", "fatal": "fatal", "pani": "fatal", "panic": "fatal", "crit": "fatal", "critical": "fatal", "dpanic": "fatal",
     "d": "debug", "debu": "debug", "debug": "debug", "trac": "debug", "trace": "debug",
 }
+_LEVEL_OF = {w: lv for k, lv in _LEVELS.items() for w in (k, k.upper(), k.capitalize())}  # the usual spellings, no lower()
 # Plain-text severity words at the start of a message, possibly after the program's name ("modprobe: ERROR:").
 _LEVEL_WORD = re.compile(r"^(?:[\w.\-]{1,40}: )?(ERROR|Error|error|FATAL|Fatal|fatal|WARNING|Warning|WARN)\b")
 _QUOTED = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"')  # a quoted value with escapes, unrolled: runs, not a choice per character
@@ -67,7 +68,7 @@ _VALUE_OPTIONS = {
 
 
 def _level(word: str | None) -> str | None:
-    return _LEVELS.get(word.lower()) if word else None
+    return _LEVEL_OF.get(word) or _LEVELS.get(word.lower()) if word else None
 
 
 def _level_in(text: str) -> str | None:
