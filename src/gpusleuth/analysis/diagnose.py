@@ -13,7 +13,7 @@ from gpusleuth.sources import Source
 
 
 def build_facts(source: Source) -> Facts:
-    facts = Facts(source.description)
+    facts = Facts(source.description, capture_time=source.captured_at)
     facts.gaps.extend(source.gaps)
     return ingest(source.documents, facts)
 
