@@ -58,11 +58,11 @@ class RetryPolicy:
 
 
 def _reason(status: int, body: bytes) -> str:
-    """The API's Status message when there is one, else the first line of the body."""
+    """"HTTP 403 Forbidden: <the API's Status message>", or the first line of a non-Status body."""
     try:
         doc = json.loads(body)
         if isinstance(doc, dict) and doc.get("message"):
-            return f"{status} {doc.get('reason') or ''}: {doc['message']}".replace(" :", ":")
+            return f"HTTP {status} {doc.get('reason') or ''}".rstrip() + f": {doc['message']}"
     except ValueError:
         pass
     text = body.decode("utf-8", "replace").strip().splitlines()

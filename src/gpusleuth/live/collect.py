@@ -182,10 +182,11 @@ class Collector:
             part = {"part": n, "parts": len(chunks)} if len(chunks) > 1 else {}
             self.add_json(name, doc, {**record, "command": command, "items": len(chunk), **part})
 
-    async def guarded(self, what: str, job: Awaitable) -> None:
-        """Run one unit of collection; a bug in it is a gap, never the end of the run."""
+    async def guarded(self, what: str, job: Callable[..., Awaitable], *args) -> None:
+        """Run one unit of collection, job(*args); a bug in it is a gap, never the end of the run.
+        (The coroutine is made here, so a run cancelled before this starts leaves none un-awaited.)"""
         try:
-            await job
+            await job(*args)
         except ApiFailure as exc:
             self.gap(what, _why(exc))
         except (asyncio.CancelledError, KeyboardInterrupt):
@@ -214,22 +215,22 @@ class Collector:
     async def phase_cluster(self) -> None:
         wanted_ns = set(self.options.namespaces) or set(rules().default_namespaces)
         jobs = [
-            self.guarded("cluster version (GET /version)", self.get_version()),
-            self.guarded("nodes", self.get_nodes()),
-            self.guarded("pods", self.get_pods(wanted_ns)),
-            self.guarded("runtimeclasses", self.get_cluster_list("RuntimeClass", "kubectl get runtimeclasses -o json")),
-            self.guarded("clusterpolicies", self.get_cluster_list("ClusterPolicy", "kubectl get clusterpolicies.nvidia.com -o json")),
-            self.guarded("nvidiadrivers", self.get_cluster_list("NVIDIADriver", "kubectl get nvidiadrivers.nvidia.com -o json")),
-            self.guarded("nicclusterpolicies", self.get_cluster_list("NicClusterPolicy", "kubectl get nicclusterpolicies.mellanox.com -o json")),
+            self.guarded("cluster version (GET /version)", self.get_version),
+            self.guarded("nodes", self.get_nodes),
+            self.guarded("pods", self.get_pods, wanted_ns),
+            self.guarded("runtimeclasses", self.get_cluster_list, "RuntimeClass", "kubectl get runtimeclasses -o json"),
+            self.guarded("clusterpolicies", self.get_cluster_list, "ClusterPolicy", "kubectl get clusterpolicies.nvidia.com -o json"),
+            self.guarded("nvidiadrivers", self.get_cluster_list, "NVIDIADriver", "kubectl get nvidiadrivers.nvidia.com -o json"),
+            self.guarded("nicclusterpolicies", self.get_cluster_list, "NicClusterPolicy", "kubectl get nicclusterpolicies.mellanox.com -o json"),
         ]
         if not self.options.namespaces:
-            jobs.extend(self.guarded(f"namespace {ns}", self.probe_namespace(ns)) for ns in rules().default_namespaces)
+            jobs.extend(self.guarded(f"namespace {ns}", self.probe_namespace, ns) for ns in rules().default_namespaces)
         await asyncio.gather(*jobs)
         self.progress.advance("resources", len(jobs))
         # Namespaces found only now (operands outside the defaults): read all their pods too.
         if not self.options.namespaces:
             extra = sorted(set(self.discovered) - wanted_ns)
-            await asyncio.gather(*(self.guarded(f"pods in namespace {ns}", self.get_pods_in(ns)) for ns in extra))
+            await asyncio.gather(*(self.guarded(f"pods in namespace {ns}", self.get_pods_in, ns) for ns in extra))
             self.operator_namespaces = sorted(self.discovered)
         else:
             self.operator_namespaces = sorted(self.options.namespaces)
@@ -319,17 +320,14 @@ class Collector:
         jobs = []
         for ns in self.operator_namespaces:
             for kind, command in (("DaemonSet", "daemonsets"), ("Deployment", "deployments"), ("ConfigMap", "configmaps"), ("Event", "events")):
-                jobs.append(self.guarded(f"{command} in {ns}", self.get_namespaced(kind, ns, f"kubectl get {command} -n {ns} -o json")))
-            jobs.append(self.guarded(f"Helm releases in {ns}", self.get_helm(ns)))
+                jobs.append(self.guarded(f"{command} in {ns}", self.get_namespaced, kind, ns, f"kubectl get {command} -n {ns} -o json"))
+            jobs.append(self.guarded(f"Helm releases in {ns}", self.get_helm, ns))
         workload_ns = sorted({p["metadata"].get("namespace") for p in self.pods.values()} - set(self.operator_namespaces) - {None})
-        jobs.extend(self.guarded(f"events in {ns}", self.get_pod_events(ns)) for ns in workload_ns)
-        jobs.append(self.guarded("node events", self.get_node_events()))
+        jobs.extend(self.guarded(f"events in {ns}", self.get_pod_events, ns) for ns in workload_ns)
+        jobs.append(self.guarded("node events", self.get_node_events))
         self.progress.total("resources", 7 + len(jobs))
-        await asyncio.gather(*(self._counted(j) for j in jobs))
-
-    async def _counted(self, job: Awaitable) -> None:
-        await job
-        self.progress.advance("resources")
+        await asyncio.gather(*jobs)
+        self.progress.advance("resources", len(jobs))
 
     async def get_namespaced(self, kind: str, namespace: str, command: str) -> None:
         res = BY_KIND[kind]
@@ -401,7 +399,7 @@ class Collector:
         pod, container, init, previous = target
         meta = pod["metadata"]
         what = f"logs of {meta.get('namespace')}/{meta.get('name')} container {container}" + (" (previous)" if previous else "")
-        await self.guarded(what, self.get_log(pod, container, init, previous))
+        await self.guarded(what, self.get_log, pod, container, init, previous)
         self.progress.advance("logs")
 
     async def get_log(self, pod: dict, container: str, init: bool, previous: bool) -> None:
@@ -454,7 +452,5 @@ class Collector:
 
 def _why(exc: ApiFailure) -> str:
     if exc.status == 403:
-        return f"forbidden (HTTP 403): {exc.reason.split(': ', 1)[-1]}"
-    if exc.status == 0:
-        return exc.reason
-    return exc.reason if exc.reason.startswith(("HTTP", str(exc.status))) else f"HTTP {exc.status}: {exc.reason}"
+        return "forbidden (HTTP 403): " + (exc.reason.split(": ", 1)[1] if ": " in exc.reason else exc.reason)
+    return exc.reason

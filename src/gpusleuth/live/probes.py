@@ -165,7 +165,7 @@ async def run_probes(c) -> None:
                 c.progress.advance("probes")
 
     try:
-        await asyncio.gather(*(c.guarded(f"node probe on {node}", one(i, node)) for i, node in enumerate(nodes)))
+        await asyncio.gather(*(c.guarded(f"node probe on {node}", one, i, node) for i, node in enumerate(nodes)))
     finally:
         try:
             deleted, left = await sweep(c.api, namespace, f"{RUN_LABEL}={run_id}")

@@ -410,6 +410,13 @@ class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256  # the default 5 drops SYNs of concurrent clients: 1 s retransmits
 
+    def handle_error(self, request, client_address) -> None:
+        """A client that gave up (timeout, Ctrl-C) is not a server error worth a traceback."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
 
 class Server:
     """A started server: `url`, `app` (store, faults, request log), `close()`. Usable as a context manager."""
