@@ -41,7 +41,7 @@ def split(artifact: str, lines: list[str], meta: dict | None = None) -> list[Doc
             continue
         header = lines[head].strip()
         body = head + 1
-        while body < end and lines[body].startswith("*** ls:"):
+        while body < end and (lines[body].startswith("*** ls:") or not lines[body].strip()):
             body += 1
         m = _FILE.match(header)
         if m:
