@@ -66,10 +66,12 @@ class Selection:
         return (not self.select or hit(self.select)) and not hit(self.ignore)
 
 
-def run_checks(facts: Facts, selection: Selection = Selection()) -> tuple[list[Finding], list[CheckOutcome]]:
+def run_checks(
+    facts: Facts, selection: Selection = Selection(), checks: Iterable[Check] | None = None
+) -> tuple[list[Finding], list[CheckOutcome]]:
     findings: list[Finding] = []
     outcomes: list[CheckOutcome] = []
-    for c in all_checks():
+    for c in all_checks() if checks is None else checks:
         if not selection.wants(c):
             continue
         inputs = {}

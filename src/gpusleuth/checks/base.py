@@ -7,6 +7,7 @@
         What it does: ...
         Why it matters: ...
         How to fix: ...
+        References: https://github.com/NVIDIA/gpu-operator/issues/123; <another source>
         '''
 
 The parameters' type hints are the inputs (combined views from gpusleuth.facts); a parameter that
@@ -26,6 +27,7 @@ from gpusleuth.model.layers import Layer
 
 _CODE = re.compile(r"^[A-Z]{2}\d{3}$")
 _SECTIONS = ("What it does", "Why it matters", "How to fix")
+_OPTIONAL = ("References",)  # public sources the failure class was learned from
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class Check:
     why: str
     fix: str
     module: str
+    references: tuple[str, ...] = ()
 
     def __call__(self, **inputs: Any) -> Iterable[Hit]:
         return self.func(**inputs)
@@ -54,6 +57,7 @@ class Check:
             "what_it_does": self.what,
             "why_it_matters": self.why,
             "how_to_fix": self.fix,
+            "references": list(self.references),
             "inputs": [t.__name__ for _, t in self.requires] + [t.__name__ + "?" for _, t in self.optional],
         }
 
@@ -64,7 +68,7 @@ def _sections(doc: str) -> tuple[str, dict[str, str]]:
     found: dict[str, list[str]] = {}
     current = None
     for line in rest.splitlines():
-        head = next((s for s in _SECTIONS if line.startswith(s + ":")), None)
+        head = next((s for s in _SECTIONS + _OPTIONAL if line.startswith(s + ":")), None)
         if head:
             current = head
             found[head] = [line[len(head) + 1 :].strip()]
@@ -109,6 +113,7 @@ def check(code: str, name: str):
             why=sections["Why it matters"],
             fix=sections["How to fix"],
             module=func.__module__,
+            references=tuple(r.strip() for r in sections.get("References", "").split(";") if r.strip()),
         )
 
     return wrap

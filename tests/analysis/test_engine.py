@@ -1,0 +1,98 @@
+"""The exception model: a bug in one check is its own error, missing input is 'skipped', never fatal."""
+
+from typing import Iterable
+
+import pytest
+
+from gpusleuth.analysis.engine import Selection, ingest, run_checks
+from gpusleuth.checks.base import check
+from gpusleuth.errors import NotApplicable, UnusableData
+from gpusleuth.facts import Cluster, Facts
+from gpusleuth.model.finding import Hit, Role, Severity
+from gpusleuth.model.k8s import Pod
+
+DOC = """Short summary.
+
+        What it does: a.
+        Why it matters: b.
+        How to fix: c.
+        """
+
+
+def _mk(code, body, inputs="cluster"):
+    def fn(cluster: Cluster) -> Iterable[Hit]:
+        return body(cluster)
+
+    fn.__doc__ = DOC
+    return check(code, f"test-{code.lower()}")(fn)
+
+
+def _facts_with_pod():
+    f = Facts()
+    f.add(Pod(name="nvidia-driver-daemonset-abc", namespace="gpu-operator", status="CrashLoopBackOff"))
+    return f
+
+
+def test_a_crashing_check_is_isolated_and_reported():
+    def boom(cluster):
+        raise KeyError("spec")
+
+    def ok(cluster):
+        return [Hit("driver crashed", "because", severity=Severity.ERROR)]
+
+    facts = _facts_with_pod()
+    findings, outcomes = run_checks(facts, checks=[_mk("KD901", boom), _mk("KD902", ok)])
+    assert [f.code for f in findings] == ["KD902"]
+    status = {o.code: o.status for o in outcomes}
+    assert status == {"KD901": "error", "KD902": "fired"}
+    assert any("KD901" in e and "KeyError" in e for e in facts.errors)
+
+
+def test_missing_input_skips_with_reason_and_unusable_data_is_named():
+    def unusable(cluster):
+        raise UnusableData("config.toml line 3: invalid TOML")
+
+    def ok(cluster):
+        return []
+
+    findings, outcomes = run_checks(Facts(), checks=[_mk("KD903", ok)])
+    assert outcomes[0].status == "skipped" and "no Kubernetes objects" in outcomes[0].reason
+    _, outcomes = run_checks(_facts_with_pod(), checks=[_mk("KD904", unusable)])
+    assert outcomes[0].status == "skipped" and "data unusable" in outcomes[0].reason
+
+
+def test_selection_by_code_prefix_and_layer():
+    c = _mk("KD905", lambda cl: [])
+    assert Selection(select=("KD",)).wants(c)
+    assert Selection(select=("kernel-driver",)).wants(c)
+    assert not Selection(ignore=("KD905",)).wants(c)
+    assert not Selection(select=("RT",)).wants(c)
+
+
+def test_check_declaration_rejects_bad_codes_and_docs():
+    def fn(cluster: Cluster) -> Iterable[Hit]:
+        """Only a summary."""
+        return []
+
+    with pytest.raises(ValueError, match="lacks"):
+        check("KD906", "x")(fn)
+    fn.__doc__ = DOC
+    with pytest.raises(ValueError, match="two letters"):
+        check("K906", "x")(fn)
+    with pytest.raises(ValueError, match="layer prefix"):
+        check("ZZ906", "x")(fn)
+
+
+def test_a_sniffer_or_parser_bug_is_a_gap_not_a_crash(monkeypatch):
+    from gpusleuth.analysis import engine
+    from gpusleuth.parsers.base import SURE, Parser
+
+    def parse(doc):
+        raise IndexError("list index out of range")
+
+    monkeypatch.setattr(engine, "PARSERS", (Parser("test.broken", "", lambda d: SURE, parse),))
+    from conftest import docs_from_text
+
+    facts = ingest(docs_from_text("anything\n", "x.txt"), Facts())
+    assert any("internal error" in g.why and g.artifact == "x.txt" for g in facts.gaps)
+    assert facts.errors and "IndexError" in facts.errors[0]

@@ -1,0 +1,36 @@
+"""Bottom-up ranking: the lowest broken layer is the root cause; guesses yield to specific causes."""
+
+from gpusleuth.analysis.rank import rank, verdict
+from gpusleuth.model.finding import Finding, Role, Severity
+from gpusleuth.model.layers import Layer
+
+
+def F(code, layer, role=Role.ROOT_CAUSE, node="n1", conf=0.9, sev=Severity.ERROR):
+    return Finding(code, code.lower(), f"title {code}", layer, sev, role, "x", node=node, confidence=conf)
+
+
+def test_root_causes_are_ordered_bottom_up_and_symptoms_linked():
+    roots, ordered = rank([F("SC001", Layer.SCHEDULER, Role.SYMPTOM), F("DP001", Layer.DEVICE_PLUGIN), F("KD001", Layer.KERNEL_DRIVER)])
+    assert [f.code for f in roots] == ["KD001", "DP001"]
+    by = {f.code: f for f in ordered}
+    assert by["SC001"].caused_by == ("KD001",)
+    assert by["DP001"].caused_by == ("KD001",)
+
+
+def test_fallback_guess_is_demoted_when_a_specific_cause_exists_on_that_node():
+    roots, ordered = rank([F("OP001", Layer.CONTAINER_TOOLKIT, conf=0.4), F("RT002", Layer.CONTAINER_RUNTIME)])
+    assert [f.code for f in roots] == ["RT002"]
+    demoted = next(f for f in ordered if f.code == "OP001")
+    assert demoted.role == Role.SYMPTOM and demoted.caused_by == ("RT002",)
+
+
+def test_fallback_stays_root_cause_when_nothing_specific_explains_it():
+    roots, _ = rank([F("OP001", Layer.CONTAINER_TOOLKIT, conf=0.4), F("RT002", Layer.CONTAINER_RUNTIME, node="other")])
+    assert {f.code for f in roots} == {"OP001", "RT002"}
+
+
+def test_verdict():
+    assert verdict([F("KD001", Layer.KERNEL_DRIVER)], 3) == "broken"
+    assert verdict([F("KD001", Layer.KERNEL_DRIVER, sev=Severity.WARNING)], 3) == "degraded"
+    assert verdict([], 3) == "healthy"
+    assert verdict([], 0) == "unknown"

@@ -1,0 +1,70 @@
+"""Pasting must not move line numbers: evidence cites the line a human sees in the original file."""
+
+from gpusleuth.sources.text import MAX_LINE, decode, normalise, split_documents
+
+PASTE = """Here is what I see:
+
+```
+root@192-18-132-31:~/config/gpu-opertor# k get pods -A
+NAMESPACE      NAME                      READY   STATUS              RESTARTS   AGE
+default        gpu-textgen               0/1     ContainerCreating   0          23m
+root@192-18-132-31:~# cat /etc/containerd/config.toml
+version = 2
+[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
+```
+"""
+
+
+def test_prompts_split_documents_and_keep_line_numbers():
+    lines, notes = normalise(PASTE)
+    docs = split_documents("paste.md", lines)
+    assert not notes
+    assert [d.command for d in docs] == [None, "k get pods -A", "cat /etc/containerd/config.toml"]
+    pods, config = docs[1], docs[2]
+    assert pods.first_line == 5 and pods.lines[1].startswith("default")
+    assert pods.evidence(1).line == 6
+    assert config.path_hint == "/etc/containerd/config.toml"
+    assert config.evidence(0).line == 8 and config.lines[0] == "version = 2"
+
+
+def test_markdown_quotes_crlf_and_fences_are_undone_without_moving_lines():
+    quoted = "> ```\r\n> NAME   READY\r\n> pod-a  1/1\r\n> ```\r\n"
+    lines, _ = normalise(quoted)
+    assert lines == ["", "NAME   READY", "pod-a  1/1", ""]
+
+
+def test_quote_prefix_only_stripped_when_most_lines_are_quoted():
+    text = "plain line\n> one quote\nanother plain\nmore plain\n"
+    lines, _ = normalise(text)
+    assert lines[1] == "> one quote"
+
+
+def test_toml_comment_is_not_a_prompt():
+    lines, _ = normalise('# Set NVIDIA as default runtime\nversion = 2\n# cat is not a prompt here\n')
+    assert len(split_documents("config.toml", lines)) == 1
+
+
+def test_sudo_and_bracket_prompts():
+    lines, _ = normalise("[root@node-1 ~]# sudo cat /var/lib/rancher/k3s/agent/etc/containerd/config.toml\nversion = 2\n")
+    (doc,) = split_documents("x", lines)
+    assert doc.path_hint == "/var/lib/rancher/k3s/agent/etc/containerd/config.toml"
+    assert doc.command.startswith("cat ")
+
+
+def test_binary_and_empty_are_refused_with_a_reason():
+    assert decode(b"") == (None, "empty file")
+    text, why = decode(b"\x7fELF\x02\x01\x01\x00\x00\x00" * 50)
+    assert text is None and "binary" in why
+    text, why = decode(bytes(range(128, 256)) * 100)
+    assert text is None and "binary" in why
+
+
+def test_utf16_paste_from_windows_is_read():
+    text, why = decode("NAME READY\npod 1/1\n".encode("utf-16"))
+    assert why is None and text.startswith("NAME")
+
+
+def test_huge_line_is_cut_and_said_so():
+    lines, notes = normalise("a" * (MAX_LINE * 3) + "\nshort\n")
+    assert len(lines[0]) == MAX_LINE and lines[1] == "short"
+    assert notes and "cut" in notes[0]

@@ -1,0 +1,23 @@
+"""The check docs are generated from the code; a drift means someone forgot to regenerate them."""
+
+from pathlib import Path
+
+from gpusleuth.checks import all_checks
+from gpusleuth.report.catalogue import generate
+
+DOCS = Path(__file__).parent.parent / "docs" / "checks"
+
+
+def test_generated_check_docs_are_committed_and_current():
+    files = generate()
+    for name, text in files.items():
+        path = DOCS / name
+        assert path.is_file(), f"docs/checks/{name} missing: run python -m gpusleuth.report.catalogue docs/checks"
+        assert path.read_text(encoding="utf-8") == text, f"docs/checks/{name} is stale: regenerate it"
+
+
+def test_every_check_has_docs_and_fixtures():
+    tests = Path(__file__).parent / "checks"
+    for c in all_checks():
+        assert c.what and c.why and c.fix, c.code
+        assert list(tests.glob(f"test_{c.code}*.py")), f"{c.code} has no pass/fail fixture test in tests/checks/"
