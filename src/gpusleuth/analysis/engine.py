@@ -46,9 +46,12 @@ def ingest(documents: Iterable[Document], facts: Facts) -> Facts:
             facts.errors.append(f"parser {p.kind} on {where}: {type(exc).__name__}: {exc}")
             facts.gaps.append(Gap("artifact", f"{p.kind}: {_BUG}: {type(exc).__name__}", where))
             continue
+        gaps = [o for o in objs if isinstance(o, Gap)]  # what a parser could not read (a paste cut short)
+        facts.gaps.extend(gaps)
         for obj in objs:
-            facts.add(obj)
-        facts.recognised.append(Recognised(doc.artifact, doc.first_line, doc.first_line + len(doc.lines) - 1, p.kind, len(objs)))
+            if not isinstance(obj, Gap):
+                facts.add(obj)
+        facts.recognised.append(Recognised(doc.artifact, doc.first_line, doc.first_line + len(doc.lines) - 1, p.kind, len(objs) - len(gaps)))
     return facts
 
 

@@ -1,7 +1,10 @@
 """The cluster as all artifacts together describe it: pods, nodes, events, daemonsets, merged.
 
 The same pod may appear in a `get pods` table, a `describe`, and a JSON list; each view fills the fields
-it has. Tables without a NAMESPACE column match by name.
+it has. Tables without a NAMESPACE column match by name. Pasted fragments that never show their object's
+name are attributed only on evidence (a node fragment when the artifacts know of a single node); the rest
+are kept apart in `fragments` and said so in the gaps. A pod's owning DaemonSet, when no artifact states it,
+is taken from a DaemonSet of that name seen in the artifacts or from the controller's "Created pod" event.
 """
 
 from __future__ import annotations
@@ -10,26 +13,48 @@ from dataclasses import dataclass, field, fields, replace
 
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.store import Facts, combiner
-from gpusleuth.model.k8s import DaemonSet, Event, Node, Pod
+from gpusleuth.model.finding import Gap
+from gpusleuth.model.k8s import ContainerStatus, DaemonSet, Event, Node, NodeCondition, Pod, Taint
+from gpusleuth.parsers.k8s_common import daemonset_base
 
 GPU_RESOURCE = "nvidia.com/gpu"
 
 
+# Items of a tuple field that describe the same thing in two views of one object.
+_IDENTITY = {ContainerStatus: lambda c: c.name, NodeCondition: lambda c: c.type, Taint: lambda t: (t.key, t.effect)}
+_EMPTY = (None, "", (), {})
+
+
 def _merge(a, b):
-    """Fill a's empty fields from b (same type); collections are unioned, a wins on conflicts."""
+    """Fill a's empty fields from b (same type); a wins on conflicts. Dicts are unioned (a's keys win);
+    containers, conditions and taints are merged one by one on their name/type/key, so a table's lone Ready
+    condition and a describe's full list become one list; other tuples are unioned in order."""
     changes = {}
     for f in fields(a):
         va, vb = getattr(a, f.name), getattr(b, f.name)
-        if va in (None, "", (), {}) and vb not in (None, "", (), {}):
+        if vb in _EMPTY or va is vb:
+            continue
+        if va in _EMPTY:
             changes[f.name] = vb
-        elif isinstance(va, dict) and isinstance(vb, dict) and vb:
-            changes[f.name] = {**vb, **va}
-    if isinstance(a, Pod) and a.containers and b.containers:
-        known = lambda cs: (sum(1 for c in cs if c.state), len(cs))  # noqa: E731
-        base, other = (a.containers, b.containers) if known(a.containers) >= known(b.containers) else (b.containers, a.containers)
-        names = {c.name for c in base}
-        changes["containers"] = tuple(base) + tuple(c for c in other if c.name not in names)
+        elif isinstance(va, dict) and isinstance(vb, dict):
+            merged = {**vb, **va}
+            if merged != va:
+                changes[f.name] = merged
+        elif isinstance(va, tuple) and isinstance(vb, tuple):
+            merged_items = _merge_items(va, vb)
+            if merged_items != va:
+                changes[f.name] = merged_items
     return replace(a, **changes) if changes else a
+
+
+def _merge_items(va: tuple, vb: tuple) -> tuple:
+    ident = _IDENTITY.get(type(va[0]))
+    if ident is None:
+        return va + tuple(x for x in vb if x not in va)
+    others = {ident(x): x for x in vb if ident(x) is not None}
+    mine = {ident(x) for x in va}
+    merged = [_merge(x, others[ident(x)]) if ident(x) in others else x for x in va]
+    return tuple(merged) + tuple(x for x in vb if ident(x) is None or ident(x) not in mine)
 
 
 @dataclass
@@ -38,6 +63,7 @@ class Cluster:
     nodes: dict[str, Node] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
     daemonsets: list[DaemonSet] = field(default_factory=list)
+    fragments: list = field(default_factory=list)  # pods/nodes from pasted fragments whose name is unknown
 
     def pod(self, name: str) -> Pod | None:
         return next((p for p in self.pods if p.name == name), None)
@@ -63,32 +89,83 @@ class Cluster:
 
 @combiner(Cluster)
 def build_cluster(facts: Facts) -> Cluster:
-    pods: dict[tuple, Pod] = {}
-    by_name: dict[str, tuple] = {}
-    for p in facts.all(Pod):
-        key = (p.namespace, p.name)
-        if key not in pods and p.namespace is None and p.name in by_name:
-            key = by_name[p.name]
-        elif key not in pods and p.namespace is not None and (None, p.name) in pods:
-            pods[key] = _merge(p, pods.pop((None, p.name)))
-            by_name[p.name] = key
-            continue
-        pods[key] = _merge(pods[key], p) if key in pods else p
-        by_name.setdefault(p.name, key)
+    fragments: list = [p for p in facts.all(Pod) if p.name is None]
+    pods = _merge_by_name([p for p in facts.all(Pod) if p.name is not None])
+    dss = _merge_by_name(facts.all(DaemonSet))
+    events = _merge_events(facts.all(Event))
     nodes: dict[str, Node] = {}
     for n in facts.all(Node):
-        nodes[n.name] = _merge(nodes[n.name], n) if n.name in nodes else n
-    events, seen = [], set()
-    for e in facts.all(Event):
-        k = (e.object, e.reason, e.message, e.age)
-        if k not in seen:
-            seen.add(k)
-            events.append(e)
-    dss: dict[tuple, DaemonSet] = {}
-    for d in facts.all(DaemonSet):
-        k = (d.namespace, d.name)
-        dss[k] = _merge(dss[k], d) if k in dss else d
-    cluster = Cluster(list(pods.values()), nodes, events, list(dss.values()))
-    if not (cluster.pods or cluster.nodes or cluster.events or cluster.daemonsets):
+        if n.name is not None:
+            nodes[n.name] = _merge(nodes[n.name], n) if n.name in nodes else n
+    known = set(nodes) | {p.node for p in pods if p.node} | {e.node for e in events if e.node}
+    for n in facts.all(Node):
+        if n.name is None and len(known) == 1:  # the only node the artifacts know of: it can only be about it
+            n = replace(n, name=next(iter(known)))
+            nodes[n.name] = _merge(nodes[n.name], n) if n.name in nodes else n
+        elif n.name is None:
+            fragments.append(n)
+    for f in fragments:
+        facts.gaps.append(_fragment_gap(f, len(known)))
+    cluster = Cluster(_resolve_owners(pods, dss, events), nodes, events, dss, fragments)
+    if not (cluster.pods or cluster.nodes or cluster.events or cluster.daemonsets or cluster.fragments):
         raise NotApplicable("no Kubernetes objects (pods, nodes, events, daemonsets) in the artifacts")
     return cluster
+
+
+def _fragment_gap(f: Pod | Node, known_nodes: int) -> Gap:
+    if isinstance(f, Pod):
+        where = f.evidence.cite() if f.evidence else None
+        return Gap("pod", "a pasted `describe` fragment shows a pod without its name; kept, not attributed", where)
+    ev = next(iter(f.evidence.values()), None)
+    seen = f"the artifacts name {known_nodes} nodes" if known_nodes else "no node is named anywhere in the artifacts"
+    return Gap("node", f"a pasted `describe` fragment shows a node without its name ({seen}); kept, not attributed", ev.cite() if ev else f.artifact)
+
+
+def _merge_by_name(objs: list) -> list:
+    """One object per (namespace, name) for pods and daemonsets; one seen without a namespace (a table
+    without NAMESPACE column, a must-gather `.status` file) joins the namespaced one of that name."""
+    out: dict[tuple, object] = {}
+    by_name: dict[str, tuple] = {}
+    for o in objs:
+        key = (o.namespace, o.name)
+        if key not in out and o.namespace is None and o.name in by_name:
+            key = by_name[o.name]
+        elif key not in out and o.namespace is not None and (None, o.name) in out:
+            out[key] = _merge(out.pop((None, o.name)), o)
+            by_name[o.name] = key
+            continue
+        out[key] = _merge(out[key], o) if key in out else o
+        by_name.setdefault(o.name, key)
+    return list(out.values())
+
+
+def _merge_events(all_events: list[Event]) -> list[Event]:
+    """The same event read from a table, a describe and JSON is one event (same object, reason, message)."""
+    out: dict[tuple, Event] = {}
+    for e in all_events:
+        key = (e.object.rsplit("/", 1)[-1] if e.object else None, e.reason, e.message)
+        out[key] = _merge(out[key], e) if key in out else e
+    return list(out.values())
+
+
+def _resolve_owners(pods: list[Pod], dss: list[DaemonSet], events: list[Event]) -> list[Pod]:
+    """Owner DaemonSet for pods whose artifacts do not state it, from evidence only: the DaemonSet
+    controller's "Created pod: <name>" event, or a DaemonSet in the same namespace named like the pod
+    without its generated suffix (a Job's pods have the same suffix shape, so a name alone never decides)."""
+    created = {}
+    for e in events:
+        if e.reason == "SuccessfulCreate" and e.object and e.object.startswith("daemonset/") and e.message.startswith("Created pod: "):
+            created[e.message[len("Created pod: ") :].strip()] = e.object.split("/", 1)[1]
+    namespaces: dict[str, set] = {}
+    for d in dss:
+        namespaces.setdefault(d.name, set()).add(d.namespace)
+    out = []
+    for p in pods:
+        if p.owner is None:
+            base = daemonset_base(p.name)
+            if p.name in created:
+                p = replace(p, owner=f"DaemonSet/{created[p.name]}")
+            elif base in namespaces and (p.namespace is None or namespaces[base] & {None, p.namespace}):
+                p = replace(p, owner=f"DaemonSet/{base}")
+        out.append(p)
+    return out

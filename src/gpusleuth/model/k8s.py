@@ -1,6 +1,8 @@
 """Kubernetes objects as gpusleuth needs them, whatever they were parsed from (table, describe, JSON).
 
 Fields a format does not carry are None; combiners merge several partial views of one object.
+A name is None only for a pasted fragment that never shows it (a `describe` cut mid-block); the Cluster
+combiner attributes such fragments when the evidence allows, and otherwise keeps them apart.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from gpusleuth.model.evidence import Evidence
 
 @dataclass(frozen=True, slots=True)
 class ContainerStatus:
-    name: str
+    name: str | None
     init: bool = False
     image: str | None = None
     state: str | None = None  # running | waiting | terminated
@@ -25,6 +27,7 @@ class ContainerStatus:
     started_at: datetime | None = None
     finished_at: datetime | None = None
     last_reason: str | None = None  # lastState.terminated.reason
+    last_message: str | None = None  # lastState.terminated.message: often the actual error text
     last_exit_code: int | None = None
     last_started_at: datetime | None = None
     last_finished_at: datetime | None = None
@@ -33,13 +36,14 @@ class ContainerStatus:
 
 @dataclass(frozen=True, slots=True)
 class Pod:
-    name: str
+    name: str | None
     namespace: str | None = None
     node: str | None = None
     status: str | None = None  # the STATUS column as kubectl prints it: Init:0/5, CrashLoopBackOff, ...
     phase: str | None = None
     ready: str | None = None  # "1/4"
     restarts: int | None = None
+    last_restart: str | None = None  # "4m7s" from a RESTARTS cell "64 (4m7s ago)"
     age: str | None = None
     containers: tuple[ContainerStatus, ...] = ()
     labels: dict = field(default_factory=dict, hash=False)
@@ -80,7 +84,7 @@ class NodeCondition:
 
 @dataclass(frozen=True, slots=True)
 class Node:
-    name: str
+    name: str | None
     labels: dict = field(default_factory=dict, hash=False)
     taints: tuple[Taint, ...] = ()
     capacity: dict = field(default_factory=dict, hash=False)  # resource -> str quantity
@@ -91,7 +95,11 @@ class Node:
     container_runtime: str | None = None  # "containerd://1.7.27"
     kubelet_version: str | None = None
     unschedulable: bool | None = None
-    evidence: dict = field(default_factory=dict, hash=False)  # "capacity:nvidia.com/gpu" -> Evidence, "label:k" -> ...
+    allocated: dict = field(default_factory=dict, hash=False)  # resource -> requested quantity ("Allocated resources")
+    # Evidence by key: "name", "capacity:<res>", "allocatable:<res>", "allocated:<res>", "label:<key>",
+    # "taint:<key>", "condition:<Type>", "kernel_version", "os_image", "container_runtime", "kubelet_version",
+    # "unschedulable".
+    evidence: dict = field(default_factory=dict, hash=False)
     artifact: str | None = None
 
 
@@ -141,11 +149,22 @@ class K8sObject:
     key_lines: dict = field(default_factory=dict, hash=False)  # dotted path ("spec.driver.rdma.enabled") -> line
 
     def get(self, path: str, default=None):
-        cur = self.body
-        for part in path.split("."):
-            if not isinstance(cur, dict) or part not in cur:
+        """The value at a dotted path; list items by index ("spec.toolkit.env.0.value"), and keys that hold
+        dots themselves ("metadata.labels.nvidia.com/gpu.present") are found by joining parts."""
+        cur, parts, i = self.body, path.split("."), 0
+        while i < len(parts):
+            if isinstance(cur, list) and parts[i].isdigit() and int(parts[i]) < len(cur):
+                cur, i = cur[int(parts[i])], i + 1
+                continue
+            if not isinstance(cur, dict):
                 return default
-            cur = cur[part]
+            for j in range(i + 1, len(parts) + 1):
+                key = ".".join(parts[i:j])
+                if key in cur:
+                    cur, i = cur[key], j
+                    break
+            else:
+                return default
         return cur
 
     def evidence(self, path: str, text: str | None = None) -> Evidence:

@@ -21,7 +21,7 @@ class Parser:
     kind: str  # stable id shown to users: "kubectl.get-pods", "containerd.config"
     description: str
     sniff: Callable[[Document], int]
-    parse: Callable[[Document], Iterable[Any]]  # yields model objects; raises UnusableData
+    parse: Callable[[Document], Iterable[Any]]  # yields model objects (and a Gap for a part it could not read); raises UnusableData
 
     def __repr__(self) -> str:
         return f"Parser({self.kind})"

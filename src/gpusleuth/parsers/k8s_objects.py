@@ -1,0 +1,523 @@
+"""Kubernetes API objects from `kubectl get -o json` / `-o yaml`: a List with items, a single object,
+several objects in a row, multi-document YAML, and must-gather's `.yaml` files.
+
+Pods, Nodes, Events (core/v1 and events.k8s.io/v1) and DaemonSets become model objects (pod STATUS as
+kubectl would print it); every other kind, and DaemonSets too (their pod template carries the operands'
+env), becomes a K8sObject with the line of every key. JSON is read with the json module and its key lines
+come from a scan of the pretty-printed lines (kubectl writes one key per line), so a 50 MB pod list never
+goes near a YAML parser; YAML is composed once with PyYAML's C loader, and lines come from the nodes.
+
+A paste cut short keeps what is complete (the finished items of a List, the finished YAML documents) and
+says where it stopped; anything else malformed is unusable, with the line of the error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Callable, Iterable, Iterator
+
+import yaml
+
+from gpusleuth.errors import UnusableData
+from gpusleuth.model.document import Document
+from gpusleuth.model.finding import Gap
+from gpusleuth.model.k8s import ContainerStatus, DaemonSet, Event, K8sObject, Node, NodeCondition, Pod, Taint
+from gpusleuth.parsers.base import LIKELY, NO, SURE, parser
+from gpusleuth.parsers.k8s_common import GPU_RESOURCE, kubectl_status, parse_time, resource_totals
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_JSON_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*(.*)$')
+_YAML_API = re.compile(r"^(?:- |  )?apiVersion:\s*\S")
+_YAML_KIND = re.compile(r"^(?:- |  )?kind:\s*[A-Z]\w*\s*$")
+_JSON_API = re.compile(r'^\s*"apiVersion"\s*:')
+_JSON_KIND = re.compile(r'^\s*"kind"\s*:\s*"[A-Z]')
+_MAX_SCAN_LINE = 4096  # a minified JSON line: no per-key lines to find, objects cite where they start
+_KEYED = SURE - 5  # generic objects: a parser for one specific kind (a CDI spec, a Helm release) may outbid
+
+
+def _dotted(path: tuple) -> str:
+    return ".".join(str(p) for p in path)
+
+
+class _Lines:
+    """Where each key of one object is: relative path -> index into doc.lines."""
+
+    def __init__(self, doc: Document, lines: dict[tuple, int], start: int):
+        self.doc, self.lines, self.start = doc, lines, start
+
+    def index(self, *candidates: tuple) -> int:
+        for path in candidates:
+            if path in self.lines:
+                return self.lines[path]
+        return self.start
+
+    def evidence(self, *candidates: tuple):
+        i = self.index(*candidates)
+        return self.doc.evidence(i) if 0 <= i < len(self.doc.lines) else None
+
+    def key_lines(self) -> dict[str, int]:
+        base = self.doc.first_line
+        return {_dotted(p): base + i for p, i in self.lines.items() if p}
+
+
+# -- conversion of one API object ----------------------------------------------------------------------------
+
+
+def _convert(obj: dict, at: _Lines) -> Iterator:
+    kind = obj.get("kind")
+    if kind in ("Pod", "Node", "DaemonSet") and not _d(obj.get("metadata")).get("name"):
+        return  # the tail of a paste cut short: nothing to attribute it to
+    if kind == "Pod":
+        yield _pod(obj, at)
+    elif kind == "Node":
+        yield _node(obj, at)
+    elif kind == "Event":
+        yield _event(obj, at)
+    else:
+        if kind == "DaemonSet":
+            yield _daemonset(obj, at)
+        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        yield K8sObject(
+            kind=str(kind),
+            name=meta.get("name"),
+            namespace=meta.get("namespace"),
+            body=obj,
+            artifact=at.doc.artifact,
+            line=at.doc.first_line + at.start,
+            api_version=obj.get("apiVersion"),
+            key_lines=at.key_lines(),
+        )
+
+
+def _d(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _l(value) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _container_status(cs: dict, i: int, init: bool, at: _Lines) -> ContainerStatus:
+    state = _d(cs.get("state"))
+    which = next((k for k in ("waiting", "terminated", "running") if k in state), None)
+    st = _d(state.get(which))
+    last = _d(_d(cs.get("lastState")).get("terminated"))
+    base = ("status", "initContainerStatuses" if init else "containerStatuses", i)
+    return ContainerStatus(
+        name=cs.get("name"),
+        init=init,
+        image=cs.get("image"),
+        state=which,
+        reason=st.get("reason"),
+        message=st.get("message"),
+        exit_code=st.get("exitCode"),
+        ready=cs.get("ready"),
+        restarts=cs.get("restartCount"),
+        started_at=parse_time(st.get("startedAt")),
+        finished_at=parse_time(st.get("finishedAt")),
+        last_reason=last.get("reason"),
+        last_message=last.get("message"),
+        last_exit_code=last.get("exitCode"),
+        last_started_at=parse_time(last.get("startedAt")),
+        last_finished_at=parse_time(last.get("finishedAt")),
+        evidence=at.evidence(base + ("state", which, "reason"), base + ("state", which), base + ("name",), base),
+    )
+
+
+def _env_value(e: dict) -> str:
+    if "value" in e:
+        return str(e["value"])
+    src = _d(e.get("valueFrom"))
+    if "fieldRef" in src:
+        ref = _d(src["fieldRef"])
+        return f"({ref.get('apiVersion', 'v1')}:{ref.get('fieldPath', '')})"
+    for kind, what in (("configMapKeyRef", "of config map"), ("secretKeyRef", "in secret")):
+        if kind in src:
+            ref = _d(src[kind])
+            return f"<set to the key '{ref.get('key')}' {what} '{ref.get('name')}'>"
+    if "resourceFieldRef" in src:
+        return f"({_d(src['resourceFieldRef']).get('resource')})"
+    return ""
+
+
+def _pod(obj: dict, at: _Lines) -> Pod:
+    meta, spec, status = _d(obj.get("metadata")), _d(obj.get("spec")), _d(obj.get("status"))
+    spec_inits, spec_apps = _l(spec.get("initContainers")), _l(spec.get("containers"))
+    inits = [_container_status(cs, i, True, at) for i, cs in enumerate(_l(status.get("initContainerStatuses"))) if isinstance(cs, dict)]
+    apps = [_container_status(cs, i, False, at) for i, cs in enumerate(_l(status.get("containerStatuses"))) if isinstance(cs, dict)]
+    ready_condition = next((c.get("status") == "True" for c in _l(status.get("conditions")) if isinstance(c, dict) and c.get("type") == "Ready"), None)
+    kstatus, restarts = kubectl_status(
+        status.get("phase"), status.get("reason"), inits, apps, ready_condition, bool(meta.get("deletionTimestamp")), n_init=len(spec_inits)
+    )
+    specs = [(True, c) for c in spec_inits if isinstance(c, dict)] + [(False, c) for c in spec_apps if isinstance(c, dict)]
+    totals = resource_totals((init, _d(_d(c.get("resources")).get("requests")), _d(_d(c.get("resources")).get("limits"))) for init, c in specs)
+    env: dict = {}
+    for _, c in specs:
+        for e in _l(c.get("env")):
+            if isinstance(e, dict) and e.get("name"):
+                env.setdefault(e["name"], _env_value(e))
+    owners = [o for o in _l(meta.get("ownerReferences")) if isinstance(o, dict)]
+    owner = next((o for o in owners if o.get("controller")), owners[0] if owners else None)
+    return Pod(
+        name=meta.get("name"),
+        namespace=meta.get("namespace"),
+        node=spec.get("nodeName"),
+        status=kstatus,
+        phase=status.get("phase"),
+        ready=f"{sum(1 for c in apps if c.ready)}/{len(spec_apps)}" if spec_apps else None,
+        restarts=restarts,
+        containers=tuple(inits + apps),
+        labels=_d(meta.get("labels")),
+        owner=f"{owner.get('kind')}/{owner.get('name')}" if owner else None,
+        gpu_request=totals.get(GPU_RESOURCE, 0),
+        resource_requests=totals,
+        runtime_class=spec.get("runtimeClassName"),
+        node_selector=_d(spec.get("nodeSelector")),
+        tolerations=tuple(t for t in _l(spec.get("tolerations")) if isinstance(t, dict)),
+        env=env,
+        images=tuple(c["image"] for _, c in specs if c.get("image")),
+        evidence=at.evidence(("metadata", "name")),
+    )
+
+
+def _node(obj: dict, at: _Lines) -> Node:
+    meta, spec, status = _d(obj.get("metadata")), _d(obj.get("spec")), _d(obj.get("status"))
+    evidence = {"name": at.evidence(("metadata", "name"))}
+    labels = {str(k): str(v) for k, v in _d(meta.get("labels")).items()}
+    for k in labels:
+        evidence[f"label:{k}"] = at.evidence(("metadata", "labels", k))
+    taints = []
+    for i, t in enumerate(_l(spec.get("taints"))):
+        if isinstance(t, dict) and t.get("key"):
+            ev = at.evidence(("spec", "taints", i, "key"), ("spec", "taints", i))
+            taints.append(Taint(t["key"], t.get("value"), t.get("effect", ""), ev))
+            evidence.setdefault(f"taint:{t['key']}", ev)
+    resources = {}
+    for section in ("capacity", "allocatable"):
+        resources[section] = {str(k): str(v) for k, v in _d(status.get(section)).items()}
+        for k in resources[section]:
+            evidence[f"{section}:{k}"] = at.evidence(("status", section, k))
+    conditions = []
+    for i, c in enumerate(_l(status.get("conditions"))):
+        if isinstance(c, dict) and c.get("type"):
+            ev = at.evidence(("status", "conditions", i, "type"), ("status", "conditions", i))
+            conditions.append(NodeCondition(c["type"], str(c.get("status")), c.get("reason"), c.get("message"), ev))
+            evidence[f"condition:{c['type']}"] = ev
+    info = _d(status.get("nodeInfo"))
+    fields = {"kernel_version": "kernelVersion", "os_image": "osImage", "container_runtime": "containerRuntimeVersion", "kubelet_version": "kubeletVersion"}
+    values = {attr: info.get(key) for attr, key in fields.items()}
+    for attr, key in fields.items():
+        if values[attr]:
+            evidence[attr] = at.evidence(("status", "nodeInfo", key))
+    if "unschedulable" in spec:
+        evidence["unschedulable"] = at.evidence(("spec", "unschedulable"))
+    return Node(
+        name=meta.get("name"),
+        labels=labels,
+        taints=tuple(taints),
+        capacity=resources["capacity"],
+        allocatable=resources["allocatable"],
+        conditions=tuple(conditions),
+        unschedulable=bool(spec.get("unschedulable", False)),
+        evidence=evidence,
+        artifact=at.doc.artifact,
+        **values,
+    )
+
+
+def _event(obj: dict, at: _Lines) -> Event:
+    meta = _d(obj.get("metadata"))
+    if "regarding" in obj or "note" in obj or str(obj.get("apiVersion", "")).startswith("events.k8s.io"):
+        target, message = _d(obj.get("regarding")), obj.get("note") or ""
+        series = _d(obj.get("series"))
+        source = obj.get("reportingController") or _d(obj.get("deprecatedSource")).get("component")
+        host = _d(obj.get("deprecatedSource")).get("host")
+        count = series.get("count") or obj.get("deprecatedCount")
+        first = obj.get("deprecatedFirstTimestamp") or obj.get("eventTime")
+        last = series.get("lastObservedTime") or obj.get("deprecatedLastTimestamp") or obj.get("eventTime")
+        ev = at.evidence(("note",), ("reason",))
+    else:
+        target, message = _d(obj.get("involvedObject")), obj.get("message") or ""
+        src = _d(obj.get("source"))
+        source, host = src.get("component") or obj.get("reportingComponent"), src.get("host")
+        series = _d(obj.get("series"))
+        count = series.get("count") or obj.get("count")
+        first = obj.get("firstTimestamp") or obj.get("eventTime")
+        last = series.get("lastObservedTime") or obj.get("lastTimestamp") or first
+        ev = at.evidence(("message",), ("reason",))
+    kind, name = str(target.get("kind") or "").lower(), target.get("name")
+    return Event(
+        reason=str(obj.get("reason") or ""),
+        message=str(message).strip(),
+        type=obj.get("type"),
+        namespace=meta.get("namespace") or target.get("namespace"),
+        object=f"{kind}/{name}" if kind and name else name,
+        source=f"{source}, {host}" if source and host else source,
+        node=host or (name if kind == "node" else None),
+        count=count,
+        first_seen=first,
+        last_seen=last,
+        time=parse_time(last),
+        evidence=ev,
+    )
+
+
+def _daemonset(obj: dict, at: _Lines) -> DaemonSet:
+    meta, status = _d(obj.get("metadata")), _d(obj.get("status"))
+    selector = _d(_d(_d(_d(obj.get("spec")).get("template")).get("spec")).get("nodeSelector"))
+    return DaemonSet(
+        name=meta.get("name"),
+        namespace=meta.get("namespace"),
+        desired=status.get("desiredNumberScheduled"),
+        current=status.get("currentNumberScheduled"),
+        ready=status.get("numberReady"),
+        up_to_date=status.get("updatedNumberScheduled", 0 if status else None),  # omitempty when 0
+        available=status.get("numberAvailable", 0 if status else None),
+        node_selector=",".join(f"{k}={v}" for k, v in sorted(selector.items())) or None,
+        evidence=at.evidence(("metadata", "name")),
+    )
+
+
+def _is_list(value) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("items"), list) and str(value.get("kind", "List")).endswith("List")
+
+
+LineSource = Callable[[int | None], tuple[dict[tuple, int], int]]  # item index (None: the value itself) -> (lines, start)
+
+
+def _objects(value, doc: Document, lines_of: LineSource) -> Iterator:
+    """Model objects from one top-level value (an object, or a List of them); key lines are asked for one
+    item at a time so that a huge List never has all its line maps in memory at once."""
+    if _is_list(value):
+        for i, item in enumerate(value["items"]):
+            if isinstance(item, dict) and item.get("kind"):
+                yield from _convert(item, _Lines(doc, *lines_of(i)))
+    elif isinstance(value, dict) and value.get("kind"):
+        yield from _convert(value, _Lines(doc, *lines_of(None)))
+
+
+# -- JSON ----------------------------------------------------------------------------------------------------
+
+
+def _scan_json(lines: tuple[str, ...]) -> Iterator[tuple[tuple, int]]:
+    """(path, line index) of every key and array element of pretty-printed JSON; the first path element
+    counts top-level values (a paste may hold several). One key per line, as kubectl writes it."""
+    stack: list[list] = []  # [path, is_array, next_index]
+    root = -1
+    for idx, line in enumerate(lines):
+        s = line.strip()
+        if not s or len(s) > _MAX_SCAN_LINE:
+            continue
+        c = s[0]
+        if stack and not stack[-1][1] and c == '"':
+            m = _JSON_KEY.match(s)
+            if not m:
+                continue
+            key = m.group(1)
+            if "\\" in key:
+                key = json.loads(f'"{key}"')
+            path, rest = stack[-1][0] + (key,), m.group(2)
+        elif stack and stack[-1][1] and c not in "]}":
+            top = stack[-1]
+            path, rest = top[0] + (top[2],), s
+            top[2] += 1
+        elif not stack and c in "{[":
+            root += 1
+            path, rest = (root,), s
+        else:
+            for ch in s:
+                if ch in "]}" and stack:
+                    stack.pop()
+                elif ch not in ", ":
+                    break
+            continue
+        yield path, idx
+        if rest[:1] in "{[" and rest.rstrip(",") not in ("{}", "[]"):
+            stack.append([path, rest[0] == "[", 0])
+
+
+def _json_values(text: str, doc: Document) -> tuple[list, Gap | None]:
+    """Every top-level JSON value in the text; a truncated List keeps its complete items."""
+    decoder = json.JSONDecoder()
+    values: list = []
+    pos, n = 0, len(text)
+    while True:
+        while pos < n and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= n:
+            return values, None
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            # A value cut short runs into the end of the text (a string can hold no raw newline, so an
+            # unterminated one also means the text stopped); anything else is malformed.
+            if not (exc.msg.startswith("Unterminated string") or not text[exc.pos :].strip()):
+                raise UnusableData(f"line {doc.first_line + exc.lineno - 1}: {exc.msg} (column {exc.colno})") from None
+            last = doc.first_line + len(doc.lines) - 1
+            partial = _partial_list(text, pos, decoder)
+            if partial is None and not values:
+                raise UnusableData(f"truncated JSON: the text stops at line {last} in the middle of an object") from None
+            if partial is not None:
+                values.append(partial)
+            kept = f"{len(partial['items'])} complete item(s) kept" if partial is not None else "the unfinished value was dropped"
+            return values, Gap("artifact", f"truncated JSON: the text stops at line {last}; {kept}", doc.artifact)
+        values.append(value)
+
+
+def _partial_list(text: str, start: int, decoder: json.JSONDecoder) -> dict | None:
+    """The complete items of a List whose text was cut short, or None when it is not a List."""
+    m = re.compile(r'"items"\s*:\s*\[').search(text, start)
+    if not m:
+        return None
+    head = text[start : m.start()]
+    kind = re.search(r'"kind"\s*:\s*"([^"]*)"', head)
+    items, pos = [], m.end()
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+        if pos >= len(text) or text[pos] == "]":
+            break
+        try:
+            item, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            break
+        items.append(item)
+    return {"kind": kind.group(1) if kind else "List", "items": items}
+
+
+def _sniff_json(doc: Document) -> int:
+    head = doc.head(40)
+    if not head or head[0].lstrip()[:1] not in "{[":
+        return NO
+    api = any(_JSON_API.match(ln) for ln in head)
+    kind = any(_JSON_KIND.match(ln) for ln in head)
+    if api and kind:
+        return _KEYED
+    return LIKELY if (api or kind) and any('"items"' in ln for ln in head) else NO
+
+
+class _JsonLines:
+    """Per-object line maps from one pass of _scan_json, handed out in document order."""
+
+    def __init__(self, doc: Document, lists: set[int]):
+        self.lists = lists
+        self.units = self._units(_scan_json(doc.lines))
+        self.pending: tuple | None = next(self.units, None)
+
+    def _units(self, scan: Iterator[tuple[tuple, int]]) -> Iterator[tuple[tuple, dict, int]]:
+        key: tuple | None = None
+        cur: dict[tuple, int] = {}
+        start = 0
+        for path, idx in scan:
+            root = path[0]
+            if root in self.lists:
+                if len(path) < 3 or path[1] != "items":
+                    continue
+                unit, rel = (root, path[2]), path[3:]
+            else:
+                unit, rel = (root, -1), path[1:]
+            if unit != key:
+                if key is not None:
+                    yield key, cur, start
+                key, cur, start = unit, {}, idx
+            if rel:
+                cur[rel] = idx
+        if key is not None:
+            yield key, cur, start
+
+    def source(self, root: int) -> LineSource:
+        def lines_of(item: int | None) -> tuple[dict[tuple, int], int]:
+            want = (root, -1 if item is None else item)
+            while self.pending is not None and self.pending[0] < want:
+                self.pending = next(self.units, None)
+            if self.pending is not None and self.pending[0] == want:
+                return self.pending[1], self.pending[2]
+            return {}, 0
+
+        return lines_of
+
+
+@parser("k8s.json", "Kubernetes objects as JSON (`kubectl get -o json`: a List, one object, or several)", _sniff_json)
+def parse_json(doc: Document) -> Iterable:
+    values, gap = _json_values("\n".join(doc.lines), doc)
+    if not any(_is_list(v) or (isinstance(v, dict) and v.get("kind")) for v in values):
+        raise UnusableData("JSON without a Kubernetes object (no kind/apiVersion)")
+    lines = _JsonLines(doc, {r for r, v in enumerate(values) if _is_list(v)})
+    out: list = []
+    for root, value in enumerate(values):
+        out.extend(_objects(value, doc, lines.source(root)))
+    if gap:
+        out.append(gap)
+    return out
+
+
+# -- YAML ----------------------------------------------------------------------------------------------------
+
+
+def _node_lines(node, path: tuple, out: dict[tuple, int]) -> None:
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            p = path + (key.value if isinstance(key, yaml.ScalarNode) else str(key.start_mark.line),)
+            out[p] = key.start_mark.line
+            _node_lines(value, p, out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, value in enumerate(node.value):
+            p = path + (i,)
+            out[p] = value.start_mark.line
+            _node_lines(value, p, out)
+
+
+def _yaml_source(node, value) -> LineSource:
+    items = None
+    if _is_list(value) and isinstance(node, yaml.MappingNode):
+        items = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == "items"), None)
+
+    def lines_of(item: int | None) -> tuple[dict[tuple, int], int]:
+        target = node if item is None or items is None else items.value[item]
+        out: dict[tuple, int] = {}
+        _node_lines(target, (), out)
+        return out, target.start_mark.line
+
+    return lines_of
+
+
+def _sniff_yaml(doc: Document) -> int:
+    head = doc.head(60)
+    if head and head[0].lstrip()[:1] in "{[":
+        return NO
+    api = any(_YAML_API.match(ln) for ln in head)
+    kind = any(_YAML_KIND.match(ln) for ln in head)
+    return _KEYED if api and kind else NO
+
+
+@parser("k8s.yaml", "Kubernetes objects as YAML (`kubectl get -o yaml`, multi-document, must-gather .yaml)", _sniff_yaml)
+def parse_yaml(doc: Document) -> Iterable:
+    loader = _Loader("\n".join(doc.lines))
+    out: list = []
+    found = 0
+    try:
+        while True:
+            try:
+                if not loader.check_node():
+                    break
+                node = loader.get_node()
+                value = loader.construct_document(node)
+            except yaml.YAMLError as exc:
+                mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+                where = f"line {doc.first_line + mark.line}" if mark else "somewhere"
+                problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+                if not found:
+                    raise UnusableData(f"{where}: {problem}") from None
+                out.append(Gap("artifact", f"YAML stops parsing at {where} ({problem}); {found} document(s) before it were read", doc.artifact))
+                break
+            if node is None:
+                continue
+            before = len(out)
+            out.extend(_objects(value, doc, _yaml_source(node, value)))
+            found += len(out) > before
+    finally:
+        loader.dispose()
+    if not found:
+        raise UnusableData("YAML without a Kubernetes object (no kind/apiVersion)")
+    return out
