@@ -28,6 +28,7 @@ from gpusleuth.live.resources import BY_KIND, Resource
 from gpusleuth.serve.faults import Faults
 from gpusleuth.serve.store import Store
 from gpusleuth.serve.synth import rfc3339
+from gpusleuth.serve.table import table
 
 _CORE = re.compile(r"^/api/(?P<version>v1)(?:/namespaces/(?P<ns>[^/]+))?/(?P<plural>[^/]+)(?:/(?P<name>[^/]+)(?:/(?P<sub>[^/]+))?)?$")
 _GROUP = re.compile(r"^/apis/(?P<group>[^/]+)/(?P<version>[^/]+)(?:/namespaces/(?P<ns>[^/]+))?/(?P<plural>[^/]+)(?:/(?P<name>[^/]+)(?:/(?P<sub>[^/]+))?)?$")
@@ -226,12 +227,17 @@ class Handler(BaseHTTPRequestHandler):
             if query.get("watch") in ("true", "1"):
                 raise ApiError(405, "MethodNotAllowed", "watch is not supported by gpusleuth serve (a snapshot does not change)")
             if name is None:
-                return 200, self._list(res, ns, query)
+                listed, page = self._list(res, ns, query)
+                if "as=Table" in self.headers.get("Accept", ""):
+                    return 200, table(res.kind, page, self.app.store.now, listed["metadata"])
+                return 200, listed
             if sub == "log" and res.kind == "Pod":
                 return 200, self._log(ns or "default", name, query)
             if sub is not None:
                 raise ApiError(404, "NotFound", f"subresource {sub} is not served")
             obj = self._get(res, ns, name)
+            if "as=Table" in self.headers.get("Accept", ""):
+                return 200, table(res.kind, [obj], self.app.store.now, {"resourceVersion": str(self.app.store.revision)})
             return 200, obj
         if method == "POST" and name is None and res.kind == "Pod" and ns and ns == self.app.probe_namespace:
             return 201, self._create_probe(ns, body)
@@ -286,7 +292,8 @@ class Handler(BaseHTTPRequestHandler):
             raise ApiError(404, "NotFound", f'{res.qualified} "{name}" not found')
         return self._live(found)
 
-    def _list(self, res: Resource, ns: str | None, query: dict) -> dict:
+    def _list(self, res: Resource, ns: str | None, query: dict) -> tuple[dict, list[dict]]:
+        """(the List as the API returns it, the page's objects in full)."""
         items = self._items(res, ns)
         if query.get("labelSelector"):
             items = [o for o in items if label_matcher(query["labelSelector"])(o)]
@@ -301,7 +308,7 @@ class Handler(BaseHTTPRequestHandler):
             meta["remainingItemCount"] = len(items) - start - limit
         # A real API server does not repeat apiVersion/kind on list items; clients must cope.
         stripped = [{k: v for k, v in o.items() if k not in ("apiVersion", "kind")} for o in page]
-        return {"kind": f"{res.kind}List", "apiVersion": res.api_version, "metadata": meta, "items": stripped}
+        return {"kind": f"{res.kind}List", "apiVersion": res.api_version, "metadata": meta, "items": stripped}, page
 
     # -- pods: logs and emulated probes -----------------------------------------------------------
 

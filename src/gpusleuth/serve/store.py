@@ -128,7 +128,8 @@ class Store:
         for doc in source.documents:
             score, p = sniff(doc)
             objs: list = []
-            if p is not None and score >= WEAK:
+            recognised = p is not None and score >= WEAK
+            if recognised:
                 try:
                     objs = list(p.parse(doc))
                 except UnusableData as exc:
@@ -137,7 +138,8 @@ class Store:
                     store.notes.append(f"{doc.artifact}: parser {p.kind} failed: {type(exc).__name__}: {exc}")
             for o in objs:
                 facts.add(o)
-            if not any(isinstance(o, _API_TYPES) or (isinstance(o, ContainerLog) and o.kind in ("container", "operator")) for o in objs):
+            served = [o for o in objs if isinstance(o, _API_TYPES) or (isinstance(o, ContainerLog) and o.kind in ("container", "operator"))]
+            if not served and (objs or not recognised):  # node-level evidence, or text no parser knows: a probe shows it
                 node_docs.append(doc)
         store._add_objects(facts)
         store._add_logs(facts)

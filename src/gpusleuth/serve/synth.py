@@ -29,6 +29,12 @@ def rfc3339(t: datetime) -> str:
     return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _uid(*parts) -> str:
+    """A stable made-up UID (clients such as lightkube require one where the API always sets it)."""
+    h = hashlib.sha1("/".join(str(p) for p in parts).encode()).hexdigest()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
 def parse_age(age: str | None) -> timedelta | None:
     """kubectl's human durations: "23m", "5h33m", "3d4h", "65s"; None when not one."""
     text = (age or "").strip()
@@ -65,9 +71,7 @@ def _state(c: ContainerStatus) -> dict:
 
 
 def container_status(c: ContainerStatus) -> dict:
-    out = {"name": c.name, "ready": bool(c.ready), "restartCount": c.restarts or 0, "state": _state(c)}
-    if c.image:
-        out["image"] = c.image
+    out = {"name": c.name, "ready": bool(c.ready), "restartCount": c.restarts or 0, "state": _state(c), "image": c.image or "unknown", "imageID": ""}
     if c.last_reason or c.last_exit_code is not None:
         last = {"exitCode": c.last_exit_code if c.last_exit_code is not None else 1}
         if c.last_reason:
@@ -133,12 +137,13 @@ def _statuses_from_row(pod: Pod, names: list[str], init_names: list[str]) -> tup
         return "Failed", inits, app("terminated", status, 1 if status != "OOMKilled" else 137), None
     if status.startswith("ExitCode:"):
         return "Failed", inits, app("terminated", None, int(status.split(":", 1)[1] or 1)), None
+    unstarted = [ContainerStatus(n) for n in names]  # in the spec, no status yet
     if status in ("Pending", "Unknown", "Succeeded", "Failed"):
-        return status, ([] if status == "Pending" else inits), [], None
+        return status, ([] if status == "Pending" else inits), unstarted, None
     if status == "Terminating":
         return "Running", inits, app("running", ready_count=ready_n), None
     if status in _POD_REASONS or status.startswith("OutOf"):
-        return "Failed", [], [], status
+        return "Failed", [], unstarted, status
     return "Running" if status in ("CrashLoopBackOff",) else "Pending", inits, app("waiting", status, ready_count=ready_n), None
 
 
@@ -166,13 +171,14 @@ def pod_json(pod: Pod, now: datetime, log_containers: dict[str, bool] | None = N
             if pod.env:
                 entry["env"] = [{"name": k, "value": str(v)} for k, v in pod.env.items()]
         spec_containers.append(entry)
-    meta = {"name": pod.name, "namespace": pod.namespace or "default", "labels": dict(pod.labels)}
+    meta = {"name": pod.name, "namespace": pod.namespace or "default", "labels": dict(pod.labels), "uid": _uid(pod.namespace, "Pod", pod.name)}
     created = _ago(pod.age, now)
     if created:
         meta["creationTimestamp"] = created
     if pod.owner and "/" in pod.owner:
         kind, _, name = pod.owner.partition("/")
-        meta["ownerReferences"] = [{"apiVersion": "apps/v1" if kind in ("DaemonSet", "ReplicaSet", "Deployment") else "v1", "kind": kind, "name": name, "controller": True}]
+        meta["ownerReferences"] = [{"apiVersion": "apps/v1" if kind in ("DaemonSet", "ReplicaSet", "Deployment") else "v1", "kind": kind, "name": name,
+                                    "uid": _uid(pod.namespace, kind, name), "controller": True}]
     if pod.status == "Terminating":
         meta["deletionTimestamp"] = rfc3339(now)
     spec: dict = {"containers": spec_containers}
@@ -199,6 +205,11 @@ def pod_json(pod: Pod, now: datetime, log_containers: dict[str, bool] | None = N
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
 
 
+# NodeSystemInfo's required fields: clients that validate (lightkube) reject a nodeInfo without them.
+NODE_INFO = ("architecture", "bootID", "containerRuntimeVersion", "kernelVersion", "kubeProxyVersion", "kubeletVersion",
+             "machineID", "operatingSystem", "osImage", "systemUUID")
+
+
 def node_json(node: Node) -> dict:
     meta = {"name": node.name, "labels": dict(node.labels)}
     spec: dict = {}
@@ -206,8 +217,9 @@ def node_json(node: Node) -> dict:
         spec["taints"] = [{"key": t.key, "effect": t.effect, **({"value": t.value} if t.value else {})} for t in node.taints]
     if node.unschedulable:
         spec["unschedulable"] = True
-    info = {k: v for k, v in (("kernelVersion", node.kernel_version), ("osImage", node.os_image),
-                              ("containerRuntimeVersion", node.container_runtime), ("kubeletVersion", node.kubelet_version)) if v}
+    info = {**dict.fromkeys(NODE_INFO, ""), "operatingSystem": "linux"}
+    info.update({k: v for k, v in (("kernelVersion", node.kernel_version), ("osImage", node.os_image),
+                                   ("containerRuntimeVersion", node.container_runtime), ("kubeletVersion", node.kubelet_version)) if v})
     status = {
         "capacity": dict(node.capacity),
         "allocatable": dict(node.allocatable),
@@ -251,7 +263,8 @@ def daemonset_json(ds: DaemonSet, now: datetime) -> dict:
     created = _ago(ds.age, now)
     if created:
         meta["creationTimestamp"] = created
-    status = {k: v for k, v in (("desiredNumberScheduled", ds.desired), ("currentNumberScheduled", ds.current), ("numberReady", ds.ready),
-                                ("updatedNumberScheduled", ds.up_to_date), ("numberAvailable", ds.available)) if v is not None}
-    template = {"spec": {"nodeSelector": selector}} if selector else {"spec": {}}
-    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": meta, "spec": {"template": template}, "status": status}
+    status = {"desiredNumberScheduled": ds.desired or 0, "currentNumberScheduled": ds.current or 0, "numberReady": ds.ready or 0, "numberMisscheduled": 0}
+    status.update({k: v for k, v in (("updatedNumberScheduled", ds.up_to_date), ("numberAvailable", ds.available)) if v is not None})
+    labels = {"app": ds.name}
+    template = {"metadata": {"labels": labels}, "spec": {"containers": [{"name": ds.name, "image": "unknown"}], **({"nodeSelector": selector} if selector else {})}}
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": meta, "spec": {"selector": {"matchLabels": labels}, "template": template}, "status": status}

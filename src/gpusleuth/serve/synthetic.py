@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 
 from gpusleuth.live.helm import encode_release
 from gpusleuth.serve.store import LogLine, Store
-from gpusleuth.serve.synth import rfc3339
+from gpusleuth.serve.synth import NODE_INFO, rfc3339
 
 NS = "gpu-operator"
 OPERANDS = (  # (daemonset / app label, init containers, main container)
@@ -33,7 +33,7 @@ def _suffix(rng: random.Random) -> str:
 
 def _cs(name: str, running: bool = True, restarts: int = 0, init: bool = False) -> dict:
     state = {"terminated": {"exitCode": 0, "reason": "Completed"}} if init else ({"running": {"startedAt": "2025-01-01T00:00:00Z"}} if running else {"waiting": {"reason": "CrashLoopBackOff"}})
-    out = {"name": name, "ready": running and not init, "restartCount": restarts, "state": state, "image": f"nvcr.io/nvidia/{name}:v1"}
+    out = {"name": name, "ready": running and not init, "restartCount": restarts, "state": state, "image": f"nvcr.io/nvidia/{name}:v1", "imageID": ""}
     if restarts:
         out["lastState"] = {"terminated": {"exitCode": 1, "reason": "Error"}}
     return out
@@ -47,7 +47,7 @@ def _pod(name: str, ns: str, node: str, labels: dict, owner: str | None, inits: 
         container["env"] = env
     meta = {"name": name, "namespace": ns, "labels": labels, "uid": f"uid-{ns}-{name}", "creationTimestamp": "2025-01-01T00:00:00Z"}
     if owner:
-        meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": owner, "controller": True}]
+        meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": owner, "uid": f"uid-ds-{owner}", "controller": True}]
     return {
         "apiVersion": "v1", "kind": "Pod", "metadata": meta,
         "spec": {"nodeName": node, "containers": [container], "initContainers": [{"name": i, "image": f"nvcr.io/nvidia/{i}:v1"} for i in inits]},
@@ -75,7 +75,7 @@ def build(nodes: int, *, log_lines: int = 40, restart_every: int = 10, cpu_nodes
             "feature.node.kubernetes.io/pci-10de.present": "true", "kubernetes.io/hostname": node}},
             "status": {"capacity": {"nvidia.com/gpu": "8", "cpu": "224"}, "allocatable": {"nvidia.com/gpu": "8", "cpu": "220"},
                        "conditions": [{"type": "Ready", "status": "True"}],
-                       "nodeInfo": {"kernelVersion": "5.15.0-1063-nvidia", "osImage": "Ubuntu 22.04.4 LTS", "containerRuntimeVersion": "containerd://1.7.27", "kubeletVersion": "v1.31.2"},
+                       "nodeInfo": {**dict.fromkeys(NODE_INFO, ""), "kernelVersion": "5.15.0-1063-nvidia", "osImage": "Ubuntu 22.04.4 LTS", "containerRuntimeVersion": "containerd://1.7.27", "kubeletVersion": "v1.31.2"},
                        "images": [{"names": [f"registry.example/image-{i}:v1"], "sizeBytes": 1000} for i in range(20)]}})
         for ds, inits, main in OPERANDS:
             name = f"{ds}-{_suffix(rng)}"
@@ -96,16 +96,21 @@ def build(nodes: int, *, log_lines: int = 40, restart_every: int = 10, cpu_nodes
     for n in range(nodes // 10 if cpu_nodes is None else cpu_nodes):
         node = f"cpu-node-{n:04d}"
         st.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node, "labels": {"kubernetes.io/hostname": node}},
-                "status": {"capacity": {"cpu": "64"}, "conditions": [{"type": "Ready", "status": "True"}]}})
+                "status": {"capacity": {"cpu": "64"}, "conditions": [{"type": "Ready", "status": "True"}], "nodeInfo": dict.fromkeys(NODE_INFO, "")}})
         st.add(_pod(f"kube-proxy-{_suffix(rng)}", "kube-system", node, {"k8s-app": "kube-proxy"}, "kube-proxy", (), "kube-proxy"))
     op = f"gpu-operator-6d4f8b7c9-{_suffix(rng)}"
     st.add(_pod(op, NS, "cpu-node-0000" if nodes >= 10 else "gpu-node-0000", {"app": "gpu-operator", "app.kubernetes.io/component": "gpu-operator"}, None, (), "gpu-operator"))
     logs(NS, op, "gpu-operator")
     for ds, _, _ in OPERANDS:
         st.add({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": ds, "namespace": NS},
-                "spec": {"template": {"spec": {"nodeSelector": {"nvidia.com/gpu.present": "true"}}}},
-                "status": {"desiredNumberScheduled": nodes, "currentNumberScheduled": nodes, "numberReady": nodes, "updatedNumberScheduled": nodes, "numberAvailable": nodes}})
-    st.add({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "gpu-operator", "namespace": NS}, "spec": {"replicas": 1}, "status": {"readyReplicas": 1}})
+                "spec": {"selector": {"matchLabels": {"app": ds}}, "template": {"metadata": {"labels": {"app": ds}}, "spec": {
+                    "nodeSelector": {"nvidia.com/gpu.present": "true"}, "containers": [{"name": ds, "image": f"nvcr.io/nvidia/{ds}:v1"}]}}},
+                "status": {"desiredNumberScheduled": nodes, "currentNumberScheduled": nodes, "numberReady": nodes, "updatedNumberScheduled": nodes,
+                           "numberAvailable": nodes, "numberMisscheduled": 0}})
+    st.add({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "gpu-operator", "namespace": NS},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "gpu-operator"}},
+                     "template": {"metadata": {"labels": {"app": "gpu-operator"}}, "spec": {"containers": [{"name": "gpu-operator", "image": "nvcr.io/nvidia/gpu-operator:v25.3.4"}]}}},
+            "status": {"readyReplicas": 1}})
     st.add({"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": {"name": "cluster-policy"},
             "spec": {"driver": {"enabled": True, "rdma": {"enabled": False}}, "toolkit": {"enabled": True, "env": []}, "cdi": {"enabled": True}},
             "status": {"state": "ready"}})
