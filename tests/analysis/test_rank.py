@@ -34,3 +34,14 @@ def test_verdict():
     assert verdict([F("KD001", Layer.KERNEL_DRIVER, sev=Severity.WARNING)], 3) == "degraded"
     assert verdict([], 3) == "healthy"
     assert verdict([], 0) == "unknown"
+
+
+def test_findings_caused_by_a_demoted_fallback_point_at_the_specific_cause():
+    from dataclasses import replace
+
+    blocked = replace(F("OP002", Layer.CONTAINER_TOOLKIT, Role.BLOCKED, sev=Severity.WARNING), caused_by=("OP001",))
+    roots, ordered = rank([F("OP001", Layer.KERNEL_DRIVER, conf=0.5), F("KD001", Layer.KERNEL_DRIVER), blocked])
+    assert [f.code for f in roots] == ["KD001"]
+    by = {f.code: f for f in ordered}
+    assert by["OP001"].caused_by == ("KD001",)
+    assert by["OP002"].caused_by == ("KD001",)

@@ -106,6 +106,13 @@ def test_owner_from_a_daemonset_seen_elsewhere(facts_of):
     assert cluster.pod("gpu-operator-7c9d8f6b54-fq2rn").owner is None  # a Deployment's pod
 
 
+def test_owner_from_the_daemonset_table_of_get_all(facts_of):
+    cluster, _ = cluster_of(facts_of, {"all.txt": read("get_all.txt")})
+    assert cluster.pod("gpu-feature-discovery-hnr8w").owner == "DaemonSet/gpu-feature-discovery"
+    assert cluster.pod("gpu-operator-node-feature-discovery-worker-tnqzd").owner == "DaemonSet/gpu-operator-node-feature-discovery-worker"
+    assert cluster.pod("gpu-operator-687f46747c-whzzw").owner is None  # the Deployment's pod
+
+
 def test_owner_needs_the_same_namespace_or_a_created_pod_event(facts_of):
     ds = "NAMESPACE   NAME                    DESIRED   CURRENT   READY   UP-TO-DATE   AVAILABLE   NODE SELECTOR   AGE\nother       gpu-feature-discovery   1         1         1       1            1           <none>          2d\n"
     event = (

@@ -273,3 +273,31 @@ def test_kubectl_status(phase, inits, apps, ready, deleting, expected):
 def test_kubectl_status_pod_reason_wins_without_containers():
     assert kubectl_status("Failed", "UnexpectedAdmissionError", [], []) == ("UnexpectedAdmissionError", None)
     assert kubectl_status("Running", None, [], [], deleting=True) == ("Terminating", None)
+
+
+# -- robustness ---------------------------------------------------------------------------------------------------
+
+
+def test_every_sample_cut_anywhere_or_mangled_never_raises_anything_but_unusable_data():
+    import random
+
+    rng = random.Random(1121)
+    samples = sorted(p for p in K.rglob("*") if p.is_file())
+    assert len(samples) >= 30
+    for path in samples:
+        text = path.read_text(encoding="utf-8")
+        variants = [text[: rng.randrange(len(text))] for _ in range(12)]
+        for _ in range(6):
+            chars = list(text)
+            for _ in range(max(1, len(chars) // 200)):
+                chars[rng.randrange(len(chars))] = rng.choice(["\n", " ", "\t", ":", "{", "]", "\ufffd", "(", "x"])
+            variants.append("".join(chars))
+        for variant in variants:
+            for doc in docs_from_text(variant, path.name):
+                score, p = sniff(doc)
+                if p is None:
+                    continue
+                try:
+                    list(p.parse(doc))
+                except UnusableData:
+                    pass

@@ -114,11 +114,34 @@ def test_get_all_several_tables_with_kind_prefixes():
     assert "gpu-feature-discovery-hnr8w" in pods and "nvidia-mig-manager" in dss
     assert dss["nvidia-mig-manager"].desired == 0
     assert dss["gpu-operator-node-feature-discovery-worker"].node_selector is None
-    # the DaemonSet table in the same paste is evidence of ownership; the Deployment's pod gets none
-    assert pods["gpu-feature-discovery-hnr8w"].owner == "DaemonSet/gpu-feature-discovery"
-    assert pods["gpu-operator-node-feature-discovery-worker-tnqzd"].owner == "DaemonSet/gpu-operator-node-feature-discovery-worker"
-    assert pods["gpu-operator-687f46747c-whzzw"].owner is None
+    # the name alone says nothing here; the DaemonSet table beside it does, in the Cluster view
+    assert pods["gpu-feature-discovery-hnr8w"].owner is None
+    assert pods["nvidia-driver-daemonset-bk6w4"].owner == "DaemonSet/nvidia-driver-daemonset"
     assert pods["nvidia-dcgm-exporter-n6jqs"].last_restart == "3d4h"
+
+
+def test_headerless_rows_from_a_grep_take_their_columns_from_the_command():
+    text = (
+        "[root@bastion ~]# oc get pods -A -o wide | grep nvidia-driver\n"
+        "nvidia-gpu-operator   nvidia-driver-daemonset-418.94.202510230424-0-564xm   1/4     CrashLoopBackOff   64 (4m7s ago)   3h28m   10.131.0.34   gh200-worker-1   <none>   <none>\n"
+        "nvidia-gpu-operator   nvidia-driver-daemonset-418.94.202510230424-0-x7k2p   0/4     Init:0/1           0               3h28m   10.131.2.19   gh200-worker-2   <none>   <none>\n"
+    )
+    pods = pods_of(parsed(text, "paste.md", "kubectl.get-pods"))
+    driver = pods["nvidia-driver-daemonset-418.94.202510230424-0-564xm"]
+    assert (driver.namespace, driver.status, driver.restarts, driver.last_restart, driver.node) == (
+        "nvidia-gpu-operator", "CrashLoopBackOff", 64, "4m7s", "gh200-worker-1")
+    assert pods["nvidia-driver-daemonset-418.94.202510230424-0-x7k2p"].status == "Init:0/1"
+    # `| grep` output of something else under the same command is not claimed
+    other = doc_from_text("$ kubectl get pods -A | grep -c nvidia\n9\n")
+    assert kubectl_table.get_pods.sniff(other) == NO
+
+
+def test_markdown_quoted_paste_with_fences_and_blank_lines():
+    body = read("seed001_gpu_operator_pods.txt")
+    quoted = "\n\n> ```\n" + "".join(f"> {ln}\n" for ln in body.splitlines()) + "> ```\n"
+    pods = pods_of(parsed(quoted, "issue.md", "kubectl.get-pods"))
+    assert pods["nvidia-driver-daemonset-418.94.202510230424-0-564xm"].restarts == 64
+    assert pods["nvidia-driver-daemonset-418.94.202510230424-0-564xm"].evidence.line == 5  # the line in the .md
 
 
 def test_watch_output_keeps_the_latest_row_of_a_pod():
@@ -166,6 +189,15 @@ def test_daemonsets_all_namespaces():
     assert d.node_selector == "nvidia.com/gpu.deploy.driver=true"
     assert dss[("kube-system", "kube-proxy")].ready == 3
     assert d.evidence.line == 6
+
+
+def test_daemonsets_kubernetes_1_6_header():
+    text = (
+        "NAME                             DESIRED   CURRENT   READY     NODE-SELECTOR   AGE\n"
+        "nvidia-device-plugin-daemonset   3         3         2         <none>          2d\n"
+    )
+    (ds,) = parsed(text, "ds.txt", "kubectl.get-daemonsets")
+    assert (ds.name, ds.desired, ds.ready, ds.up_to_date, ds.node_selector) == ("nvidia-device-plugin-daemonset", 3, 2, None, None)
 
 
 def test_nodes_wide_status_runtime_and_spaces_in_os_image():

@@ -19,7 +19,12 @@ def build_facts(source: Source) -> Facts:
 
 
 def diagnose(source: Source, selection: Selection = Selection()) -> Report:
-    facts = build_facts(source)
+    about = {"description": source.description, "kind": source.kind, "files": source.files, "documents": len(source.documents)}
+    return analyse(build_facts(source), about, selection)
+
+
+def analyse(facts: Facts, about: dict, selection: Selection = Selection()) -> Report:
+    """Checks, ranking and views over facts already gathered; `about` describes where they came from."""
     findings, outcomes = run_checks(facts, selection)
     roots, ordered = rank(findings)
     views = _views(facts)
@@ -27,10 +32,7 @@ def diagnose(source: Source, selection: Selection = Selection()) -> Report:
     gaps.extend(Gap("gpusleuth", e) for e in facts.errors if not any(e in str(g) for g in gaps))
     return Report(
         source={
-            "description": source.description,
-            "kind": source.kind,
-            "files": source.files,
-            "documents": len(source.documents),
+            **about,
             "recognised": len(facts.recognised),
             "analysed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         },

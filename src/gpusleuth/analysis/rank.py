@@ -6,7 +6,9 @@ Rules, in order:
    specific root cause exists on the same node (or cluster-wide); it becomes a symptom of it.
 2. A higher-layer root cause on the same node as a lower-layer one is kept as a root cause only if the
    check said nothing about its cause; it is linked to the lower one through caused_by.
-3. Symptoms and blocked findings with no caused_by get the lowest root causes on their node.
+3. A caused_by naming a finding that rule 1 demoted points at what that finding was demoted to (a blocked
+   operand caused by "the driver crash-loops" is caused by the specific reason it crash-loops).
+4. Symptoms and blocked findings with no caused_by get the lowest root causes on their node.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ def rank(findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
             if causes:
                 f = replace(f, role=Role.SYMPTOM, caused_by=f.caused_by or tuple(dict.fromkeys(g.code for g in causes[:2])))
         out.append(f)
+    demoted = [f for f in out if f.role == Role.SYMPTOM and f.caused_by and f.confidence <= FALLBACK]
+    out = [_repoint(f, demoted) for f in out]
     roots = [f for f in out if f.role == Role.ROOT_CAUSE]
     linked: list[Finding] = []
     for f in out:
@@ -53,6 +57,17 @@ def rank(findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
     # A root cause that is itself explained by a lower one reads after it; both stay listed.
     roots.sort(key=lambda f: (bool(f.caused_by), *_key(f)))
     return roots, linked
+
+
+def _repoint(f: Finding, demoted: list[Finding]) -> Finding:
+    if not f.caused_by:
+        return f
+    codes: list[str] = []
+    for code in f.caused_by:
+        via = next((g for g in demoted if g.code == code and g is not f and _same_scope(f, g)), None)
+        codes.extend(via.caused_by if via is not None else (code,))
+    new = tuple(dict.fromkeys(codes))
+    return f if new == f.caused_by else replace(f, caused_by=new)
 
 
 def _role_order(role: Role) -> int:

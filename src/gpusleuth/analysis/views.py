@@ -7,3 +7,15 @@ from typing import Callable
 from gpusleuth.facts import Facts
 
 VIEWS: dict[str, Callable[[Facts], dict]] = {}
+
+
+def operands(facts: Facts) -> dict:
+    """Every operand per node (failed / blocked by whom / degraded / ok / unknown) and the cascade picture."""
+    from gpusleuth.facts.operands import OperandGraph
+    from gpusleuth.report.cascade import render_text
+
+    graph = facts.get(OperandGraph)
+    return {"components": list(graph.components), "cascade_text": render_text(graph.components)}
+
+
+VIEWS["operands"] = operands

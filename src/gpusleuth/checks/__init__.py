@@ -4,10 +4,22 @@ modules here. ``gpusleuth checks`` and docs/checks/ are generated from this list
 
 from __future__ import annotations
 
+from gpusleuth.checks import container_runtime
+from gpusleuth.checks import container_toolkit
 from gpusleuth.checks.base import Check, check
+from gpusleuth.checks import kernel_driver  # noqa: E402
+from gpusleuth.checks import operator  # noqa: E402
+from gpusleuth.checks import device_plugin  # noqa: E402
+from gpusleuth.checks import scheduler  # noqa: E402
 
 # Explicit, greppable registry: every module whose Check objects are part of the catalogue.
 _MODULES = (
+    container_toolkit,
+    container_runtime,
+    kernel_driver,
+    operator,
+    device_plugin,
+    scheduler,
 )
 
 

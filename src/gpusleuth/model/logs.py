@@ -19,6 +19,7 @@ class LogLine:
     level: str | None = None  # info | warning | error | fatal | debug
     pod: str | None = None
     container: str | None = None
+    elapsed: float | None = None  # seconds since boot (dmesg) or process start (logrus ERRO[0003]) when no wall time
 
     def evidence(self) -> Evidence:
         return Evidence(self.artifact, self.line, self.raw.strip()[:400])

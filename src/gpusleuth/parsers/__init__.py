@@ -2,10 +2,32 @@
 
 from __future__ import annotations
 
+from gpusleuth.parsers import logs
+from gpusleuth.parsers import nvidia_smi, prometheus
+from gpusleuth.parsers import containerd_config
+from gpusleuth.parsers import engine_config
+from gpusleuth.parsers import helm
+from gpusleuth.parsers import host_processes
 from gpusleuth.parsers import k8s_objects, kubectl_describe, kubectl_table
 from gpusleuth.parsers.base import Parser
 
 PARSERS: tuple[Parser, ...] = (
+    logs.parse,
+    nvidia_smi.parse_table,
+    nvidia_smi.parse_list,
+    nvidia_smi.parse_query,
+    nvidia_smi.parse_xml,
+    prometheus.parse,
+    containerd_config.parse,
+    engine_config.parse_crio,
+    engine_config.parse_docker,
+    host_processes.parse_processes,
+    host_processes.parse_crictl,
+    host_processes.parse_version,
+    host_processes.parse_probe,
+    helm.parse_values,
+    helm.parse_list,
+    helm.parse_release_secret,
     kubectl_describe.describe,
     kubectl_table.get_pods,
     kubectl_table.get_daemonsets,

@@ -333,7 +333,7 @@ def _scan_json(lines: tuple[str, ...]) -> Iterator[tuple[tuple, int]]:
                     break
             continue
         yield path, idx
-        if rest[:1] in "{[" and rest.rstrip(",") not in ("{}", "[]"):
+        if rest.startswith(("{", "[")) and rest.rstrip(",") not in ("{}", "[]"):
             stack.append([path, rest[0] == "[", 0])
 
 

@@ -10,7 +10,8 @@ Tables recognised by their columns: pods (plain, `-A`, `-o wide`, `--show-labels
 prefix, `-w` repeats), daemonsets, nodes (`-o wide`, `--show-labels`), events (`LAST SEEN TYPE REASON
 OBJECT MESSAGE`, `-o wide`, `-A`, and the 1.x `LASTSEEN FIRSTSEEN COUNT NAME KIND ... SOURCE MESSAGE`).
 Other tables (services, deployments, replicasets in `get all`) are stepped over. Several tables in one
-document are fine; a blank line or a new header ends a table.
+document are fine; a blank line or a new header ends a table. Rows pasted without their header
+(`kubectl get pods -A | grep nvidia`, `--no-headers`) take their columns from the command line.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from gpusleuth.model.document import Document
 from gpusleuth.model.k8s import DaemonSet, Event, Node, NodeCondition, Pod
 from gpusleuth.parsers.base import LIKELY, NO, SURE, parser
 from gpusleuth.parsers.k8s_common import (
-    daemonset_base,
     namespace_from_command,
     owner_from_pod_name,
     parse_interval,
@@ -50,6 +50,10 @@ _PREFIXES = {
     "nodes": ("node/", "nodes/"),
 }
 _SNIFF_LINES = 60
+# `kubectl get pods -A | grep nvidia` loses the header: the command says which columns the rows have.
+_GET_PODS = re.compile(r"\bget\s+(?:pods?|po)\b(?!/)")
+_OUTPUT = re.compile(r"(?:\s-o\s*|--output[= ])(?P<fmt>\w+)")
+_ALL_NAMESPACES = re.compile(r"\s(?:-A|--all-namespaces)\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,11 +80,25 @@ def header_columns(line: str) -> tuple[Column, ...] | None:
     return tuple(cols) if cols[0].name in _FIRST_COLUMN and len(cols) >= 3 else None
 
 
+def implied_header(command: str | None) -> tuple[Column, ...] | None:
+    """The columns of a headerless `kubectl get pods ... | grep ...` (or `--no-headers`) paste, from its command."""
+    if not command or not ("|" in command or "--no-headers" in command) or not _GET_PODS.search(command):
+        return None
+    output = _OUTPUT.search(command)
+    if output and output.group("fmt") != "wide":
+        return None
+    names = ["NAMESPACE"] if _ALL_NAMESPACES.search(command) else []
+    names += ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+    if output:
+        names += ["IP", "NODE", "NOMINATED NODE", "READINESS GATES"]
+    return tuple(Column(name, -1) for name in names)  # -1: where the values start is not known
+
+
 def table_kind(cols: tuple[Column, ...]) -> str:
     names = {c.name for c in cols}
     if {"READY", "STATUS", "RESTARTS"} <= names:
         return "pods"
-    if {"DESIRED", "CURRENT", "UP-TO-DATE", "AVAILABLE", "NODE SELECTOR"} <= names:
+    if {"DESIRED", "CURRENT"} <= names and names & {"NODE SELECTOR", "NODE-SELECTOR"}:  # 1.5/1.6 hyphenated it
         return "daemonsets"
     if {"REASON", "MESSAGE"} <= names and names & {"LAST SEEN", "LASTSEEN"}:
         return "events"
@@ -94,7 +112,7 @@ def split_row(line: str, cols: tuple[Column, ...], free_last: bool = False) -> l
     column and no value runs across a column start), else by whitespace."""
     line = line.rstrip()
     n = len(cols)
-    if len(line) > cols[-1].start and all(c.start == 0 or line[c.start - 1] == " " for c in cols):
+    if cols[-1].start >= 0 and len(line) > cols[-1].start and all(c.start == 0 or line[c.start - 1] == " " for c in cols):
         return [line[c.start : cols[i + 1].start if i + 1 < n else None].strip() for i, c in enumerate(cols)]
     parts = _TWO_SPACES.split(line.strip())
     if len(parts) == n:
@@ -130,8 +148,8 @@ class _Tables:
         self.out: list = []
 
     def run(self) -> list:
-        cols: tuple[Column, ...] | None = None
-        kind = "other"
+        cols = implied_header(self.doc.command)
+        kind = "pods" if cols else "other"
         last_event: int | None = None  # index in self.out of the event a continuation line belongs to
         lines = self.doc.lines
         for i in range(self.start, self.end):
@@ -159,14 +177,7 @@ class _Tables:
                 self.out[last_event] = replace(ev, message=f"{ev.message}\n{line.strip()}")
             else:
                 cols = None  # not a row of this table: the table ended
-        ds_names = {(d.namespace, d.name) for d in self.out if isinstance(d, DaemonSet)}
-        pods = []
-        for p in self.pods.values():
-            base = daemonset_base(p.name)
-            if p.owner is None and base and (p.namespace, base) in ds_names:
-                p = replace(p, owner=f"DaemonSet/{base}")
-            pods.append(p)
-        return pods + self.out
+        return list(self.pods.values()) + self.out
 
     def _pods(self, row: dict, i: int) -> Pod | None:
         name = _name(row.get("NAME", ""), "pods")
@@ -201,7 +212,7 @@ class _Tables:
             ready=to_int(row.get("READY")),
             up_to_date=to_int(row.get("UP-TO-DATE")),
             available=to_int(row.get("AVAILABLE")),
-            node_selector=_none(row.get("NODE SELECTOR")),
+            node_selector=_none(row.get("NODE SELECTOR") or row.get("NODE-SELECTOR")),
             age=row.get("AGE") or None,
             evidence=self.doc.evidence(i),
         )
@@ -280,6 +291,10 @@ def _sniffer(kind: str):
     def sniff(doc: Document) -> int:
         kinds, at_top = _kinds(doc)
         known = [k for k in kinds if k != "other"]
+        if not kinds and kind == "pods" and (cols := implied_header(doc.command)):
+            ready_at = [c.name for c in cols].index("READY")
+            rows = [split_row(ln, cols) for ln in doc.head(5)]
+            return LIKELY + 20 if rows and all(r and _READY.match(r[ready_at]) for r in rows) else NO
         if not known:
             return NO
         mine = set(kinds) == {kind} if kind != "all" else len(set(kinds)) > 1

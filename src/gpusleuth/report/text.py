@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import io
+import re
 
 from rich.console import Console
 from rich.markup import escape
-from rich.panel import Panel
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -15,14 +16,22 @@ from gpusleuth.model.report import Report
 
 _VERDICT_STYLE = {"broken": "bold white on red", "degraded": "bold black on yellow", "healthy": "bold white on green", "unknown": "bold white on grey42"}
 _SEV_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "cyan"}
+_SPACES = re.compile(r"\s{3,}")
 _STATE_MARK = {"failed": ("✖", "red"), "blocked": ("⏳", "yellow"), "degraded": ("⚠", "magenta"), "ok": ("✔", "green"), "unknown": ("?", "grey50")}
 
 
 def render(report: Report, width: int = 110, color: bool = False) -> str:
     buf = io.StringIO()
     con = Console(file=buf, width=width, force_terminal=color, color_system="truecolor" if color else None, highlight=False)
-    con.print(Text(f" {report.verdict.upper()} ", style=_VERDICT_STYLE.get(report.verdict, "")), Text(" " + report.headline, style="bold"))
+    head = Table.grid(padding=(0, 1))
+    head.add_column(no_wrap=True)
+    head.add_column()
+    head.add_row(Text(f" {report.verdict.upper()} ", style=_VERDICT_STYLE.get(report.verdict, "")), Text(report.headline, style="bold"))
+    con.print(head)
     con.print(Text(f"source: {report.source.get('description')}  ·  {report.source.get('recognised', 0)} artifact(s) recognised", style="grey50"))
+    states = _state_counts(report)
+    if states:
+        con.print(Text("operands: " + " · ".join(states), style="grey50"))
     if report.root_causes:
         con.rule("Root cause" + ("s" if len(report.root_causes) > 1 else ""))
         for i, f in enumerate(report.root_causes, 1):
@@ -49,7 +58,8 @@ def render(report: Report, width: int = 110, color: bool = False) -> str:
         con.rule("Gaps: what could not be seen")
         for g in report.gaps:
             con.print(Text("  • " + str(g)))
-    return buf.getvalue()
+    out = buf.getvalue()
+    return out if color else "\n".join(line.rstrip() for line in out.splitlines()) + "\n"
 
 
 def _finding(con: Console, f: Finding, index: int | None, full: bool) -> None:
@@ -66,22 +76,34 @@ def _finding(con: Console, f: Finding, index: int | None, full: bool) -> None:
         where.append(f"component {f.component}")
     if f.caused_by:
         where.append("caused by " + ", ".join(f.caused_by))
-    con.print(Text("   " + " · ".join(where), style="grey50"))
+    con.print(Padding(Text(" · ".join(where), style="grey50"), (0, 0, 0, 3), expand=False))
     if full:
-        con.print(Text("   " + f.explanation))
-    for e in f.evidence[: (8 if full else 3)]:
-        line = Text("   ")
-        line.append(e.cite(), style="cyan")
-        line.append("  " + e.text)
-        con.print(line, overflow="ellipsis", no_wrap=True)
+        con.print(Padding(Text(f.explanation), (0, 0, 0, 3), expand=False))
+    if f.evidence:
+        # artifact:line, then the line itself wrapped beside it: the decisive words are often at the end
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="cyan", max_width=48, overflow="fold")
+        grid.add_column(overflow="fold")
+        for e in f.evidence[: (8 if full else 3)]:
+            grid.add_row(Text(e.cite()), Text(_SPACES.sub("  ", e.text)))  # Text: a `[pod/x/c]` prefix is not markup
+        con.print(Padding(grid, (0, 0, 0, 3), expand=False))
     if full and f.fixes:
         for fx in f.fixes:
-            con.print(Text(f"   ▸ {fx.kind.value}: {fx.description}", style="green"))
+            con.print(Padding(Text(f"▸ {fx.kind.value}: {fx.description}", style="green"), (0, 0, 0, 3), expand=False))
             for cmd in fx.commands:
-                con.print(Text(f"       $ {cmd}"), overflow="fold")
+                con.print(Padding(Text(f"$ {cmd}"), (0, 0, 0, 7), expand=False), overflow="fold")
             if fx.snippet:
                 for ln in fx.snippet.rstrip().splitlines():
-                    con.print(Text(f"       {ln}", style="grey70"))
+                    con.print(Padding(Text(ln, style="grey70"), (0, 0, 0, 7), expand=False), overflow="fold")
+
+
+def _state_counts(report: Report) -> list[str]:
+    """"1 failed · 7 blocked · 1 running with errors · 2 ok": the operand picture in one line."""
+    words = {"failed": "failed", "blocked": "blocked", "degraded": "running with errors", "ok": "ok", "unknown": "not seen"}
+    counts: dict[str, int] = {}
+    for c in report.components:
+        counts[c.state.value] = counts.get(c.state.value, 0) + 1
+    return [f"{counts[k]} {w}" for k, w in words.items() if counts.get(k)]
 
 
 def _components(con: Console, report: Report) -> None:

@@ -262,7 +262,7 @@ def examples_root() -> Path:
 
 def example_names() -> list[str]:
     root = examples_root()
-    if not root.is_dir():  # an installation without the bundled examples
+    if not root.is_dir():  # an installation without bundled examples
         return []
     return sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "example.toml").is_file())
 

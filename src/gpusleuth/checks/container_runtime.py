@@ -1,0 +1,690 @@
+"""Container runtime layer (RT): containerd / CRI-O / Docker and the runtime handlers they offer.
+
+The question every check here answers is the one of seed 003: does the containerd that kubelet talks to
+know the `nvidia` runtime, and if not, why not? Handler errors in events and logs are the symptom;
+which config each containerd instance reads, and which instance the toolkit was pointed at, is the
+cause.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import cache
+from typing import Iterable
+
+import yaml
+
+from gpusleuth.checks.base import check
+from gpusleuth.errors import NotApplicable
+from gpusleuth.facts.cluster import Cluster
+from gpusleuth.facts.configuration import Configuration, truthy
+from gpusleuth.facts.logs import Logs
+from gpusleuth.facts.runtime import Instance, RuntimeSetup
+from gpusleuth.knowledge import table
+from gpusleuth.model.evidence import Evidence
+from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
+from gpusleuth.model.runtime import ContainerdConfig
+
+VALUES_FILE = "gpusleuth-toolkit-values.yaml"
+_STUCK = ("ContainerCreating", "ContainerStatusUnknown", "Pending")
+
+
+@dataclass(frozen=True)
+class HandlerError:
+    handler: str
+    engine: str
+    evidence: Evidence
+    pod: str | None
+    namespace: str | None
+    node: str | None
+    known: str | None = None  # CRI-O lists the handlers it has
+
+
+@cache
+def _patterns() -> tuple[tuple[dict, re.Pattern], ...]:
+    return tuple((row, re.compile(row["pattern"])) for row in table("runtimes")["handler_error"])
+
+
+def handler_errors(cluster: Cluster | None, logs: Logs | None) -> list[HandlerError]:
+    """Every event or log line saying the engine has no runtime handler of some name."""
+    out: list[HandlerError] = []
+    patterns = _patterns()
+    for event in cluster.events if cluster else ():
+        for row, rx in patterns:
+            m = rx.search(event.message or "")
+            if m and event.evidence:
+                pod = event.object.rsplit("/", 1)[-1] if event.object else None
+                node = event.node or (event.source.split(",", 1)[1].strip() if event.source and "," in event.source else None)
+                if node is None and pod and cluster.pod(pod):
+                    node = cluster.pod(pod).node
+                out.append(HandlerError(m.group("handler"), row["engine"], event.evidence, pod, event.namespace, node, m.groupdict().get("known")))
+                break
+    if logs:
+        for row, rx in patterns:
+            for log, line in logs.grep(row["needle"]):
+                m = rx.search(line.message)
+                if m:
+                    out.append(HandlerError(m.group("handler"), row["engine"], line.evidence(), line.pod or log.pod, log.namespace, log.node, m.groupdict().get("known")))
+    return out
+
+
+def main_handler(setup: RuntimeSetup | None, errors: list[HandlerError]) -> str:
+    """The runtime handler the cluster needs: the one errors name, else the toolkit's runtime class."""
+    if errors:
+        counts = defaultdict(int)
+        for e in errors:
+            counts[e.handler] += 1
+        return max(counts, key=counts.get)
+    if setup and setup.toolkit and setup.toolkit.runtime_class.value:
+        return setup.toolkit.runtime_class.value
+    return "nvidia"
+
+
+def toolkit_misdirected(setup: RuntimeSetup) -> bool:
+    """The toolkit's config or socket is not the containerd kubelet uses (needs both to be known)."""
+    used, tk = setup.kubelet_instance, setup.toolkit
+    if used is None or tk is None:
+        return False
+    if setup.toolkit_instance is not None and setup.toolkit_instance is not used:
+        return True
+    expected_config, _, _ = setup.expected_target(used)
+    return tk.socket.value != used.socket or tk.config.value not in (used.config_path, expected_config)
+
+
+def missing_in_used(setup: RuntimeSetup | None, handler: str, errors: list[HandlerError]) -> tuple[list[ContainerdConfig], list[ContainerdConfig]] | None:
+    """(configs of kubelet's containerd, other configs that have the handler) when kubelet's containerd
+    lacks `handler` and something corroborates it (an error, another config that has it, or a toolkit
+    pointed elsewhere); None otherwise. This is the RT002 condition."""
+    if setup is None or setup.kubelet_instance is None:
+        return None
+    has, chain = setup.handler_configured(handler, setup.kubelet_instance)
+    if has is not False:
+        return None
+    others = [c for c in setup.configs_with(handler) if c not in chain and not c.live]
+    if not (errors or others or toolkit_misdirected(setup)):
+        return None
+    return chain, others
+
+
+def misdirected_only(setup: RuntimeSetup | None, handler: str, errors: list[HandlerError]) -> bool:
+    """The RT003 condition: the toolkit points at another containerd, and RT002 does not already say so."""
+    return bool(setup and toolkit_misdirected(setup) and missing_in_used(setup, handler, errors) is None)
+
+
+def _instance_evidence(inst: Instance | None) -> list[Evidence]:
+    return list(inst.evidence[:2]) if inst else []
+
+
+def _toolkit_evidence(setup: RuntimeSetup) -> list[Evidence]:
+    tk = setup.toolkit
+    if tk is None:
+        return []
+    seen, out = set(), []
+    for s in (tk.config, tk.socket, tk.runtime_class):
+        if s.evidence and (s.evidence.artifact, s.evidence.line) not in seen:
+            seen.add((s.evidence.artifact, s.evidence.line))
+            out.append(Evidence(s.evidence.artifact, s.evidence.line, s.evidence.text))
+    return out
+
+
+def _describe_toolkit(setup: RuntimeSetup) -> str:
+    tk = setup.toolkit
+    if tk is None:
+        return "the toolkit's settings were not in the artifacts"
+    return "; ".join(s.cite() for s in (tk.config, tk.socket))
+
+
+def target_fixes(setup: RuntimeSetup, handler: str) -> tuple[Fix, ...]:
+    """Point the toolkit at kubelet's containerd: values fragment + helm upgrade, or a ClusterPolicy patch."""
+    used = setup.kubelet_instance
+    if used is None:
+        return ()
+    config, socket, dist = setup.expected_target(used)
+    if not (config and socket):
+        return ()
+    conf: Configuration | None = setup.configuration
+    ours = {"CONTAINERD_CONFIG": config, "CONTAINERD_SOCKET": socket, "CONTAINERD_RUNTIME_CLASS": handler}
+    keep = [e for e in (conf.env_list("toolkit") if conf else []) if e.get("name") not in ours and e.get("name") not in ("RUNTIME_CONFIG", "RUNTIME_SOCKET")]
+    env = [{"name": k, "value": v} for k, v in ours.items()] + [{"name": e.get("name"), "value": e.get("value")} for e in keep]
+    snippet = yaml.safe_dump({"toolkit": {"env": env}}, sort_keys=False, default_flow_style=False)
+    where = f" ({dist.name})" if dist else ""
+    note = f" {dist.note}" if dist and dist.note else ""
+    rel = conf.release if conf else None
+    fixes = []
+    if rel and rel.name and rel.namespace:
+        version = f" --version {rel.chart_version}" if rel.chart_version else ""
+        pin = "" if version else (f" Add --version with the chart version `helm list -n {rel.namespace}` shows, so the upgrade does not also move the chart to its latest release.")
+        fixes.append(Fix(
+            FixKind.PERMANENT,
+            f"Point the toolkit at the containerd kubelet uses{where}: save this as {VALUES_FILE} and upgrade release "
+            f"{rel.name} in namespace {rel.namespace} (-f replaces toolkit.env as a whole; the entries shown keep what was set).{pin}{note}",
+            (f"helm upgrade {rel.name} nvidia/gpu-operator -n {rel.namespace}{version} --reuse-values -f {VALUES_FILE}",),
+            snippet, "yaml",
+        ))
+    else:
+        fixes.append(Fix(
+            FixKind.PERMANENT,
+            f"Point the toolkit at the containerd kubelet uses{where} with this values fragment. The GPU Operator's Helm "
+            f"release name and namespace are not in the artifacts: find them, then run `helm upgrade <release> nvidia/gpu-operator "
+            f"-n <namespace> --version <current chart version> --reuse-values -f {VALUES_FILE}`.{note}",
+            ("helm list -A --filter gpu-operator",),
+            snippet, "yaml",
+        ))
+    patch = {"spec": {"toolkit": {"env": env}}}
+    policy = conf.policy_name if conf else "cluster-policy"
+    fixes.append(Fix(
+        FixKind.WORKAROUND,
+        f"Or patch ClusterPolicy {policy} directly (takes effect at once; a merge patch replaces spec.toolkit.env as a whole, "
+        "and the next `helm upgrade` writes the Helm values back over it).",
+        (f"kubectl patch clusterpolicies.nvidia.com/{policy} --type merge -p '{json.dumps(patch, separators=(',', ':'))}'",),
+    ))
+    verify = [f"sudo grep -n -A3 'runtimes.{handler}' {config}"]
+    if socket:
+        verify.append(f"sudo crictl --runtime-endpoint unix://{socket} info | grep -A4 '\"{handler}\"'")
+    fixes.append(Fix(
+        FixKind.IMMEDIATE,
+        "After the toolkit pod has restarted, check that kubelet's containerd now offers the runtime; pods stuck in "
+        "ContainerCreating retry sandbox creation on their own.",
+        tuple(verify),
+    ))
+    return tuple(fixes)
+
+
+def _stuck_pods(cluster: Cluster | None, errors: list[HandlerError], node: str | None) -> list[Evidence]:
+    if cluster is None:
+        return []
+    names = {e.pod for e in errors if e.pod}
+    out = []
+    for pod in cluster.pods:
+        if pod.evidence and (pod.name in names or (pod.status in _STUCK[:2] and (node is None or pod.node in (None, node)))):
+            out.append(pod.evidence)
+    return out[:4]
+
+
+@check("RT001", "runtime-handler-not-configured")
+def runtime_handler_not_configured(
+    cluster: Cluster | None = None, logs: Logs | None = None, setup: RuntimeSetup | None = None
+) -> Iterable[Hit]:
+    """The container engine has no runtime handler of the name pods ask for (`no runtime for "nvidia" is configured`).
+
+    What it does: Finds FailedCreatePodSandBox events and runtime log lines with containerd's `no runtime for
+    "nvidia" is configured`, dockershim's `RuntimeHandler "nvidia" not supported` or CRI-O's `failed to find
+    runtime handler nvidia from runtime list`, grouped by node and handler; links them to the config
+    finding (RT002/RT003) that explains them when the runtime setup is known.
+    Why it matters: Every pod with runtimeClassName nvidia (GPU workloads and the GPU Operator's own operands)
+    stays in ContainerCreating; nothing in the pod is wrong.
+    How to fix: Make the containerd kubelet uses offer the handler: the NVIDIA Container Toolkit must configure
+    that instance (toolkit.env CONTAINERD_CONFIG / CONTAINERD_SOCKET), then containerd reloads.
+    References: seed 003; https://github.com/NVIDIA/gpu-operator/issues/413; https://github.com/NVIDIA/gpu-operator/issues/236; https://github.com/NVIDIA/gpu-operator/issues/1298; https://github.com/NVIDIA/gpu-operator/pull/2168
+    """
+    if cluster is None and logs is None:
+        raise NotApplicable("no events or logs to search for runtime handler errors")
+    errors = handler_errors(cluster, logs)
+    groups: dict[tuple, list[HandlerError]] = defaultdict(list)
+    for e in errors:
+        groups[(e.node or (setup.node if setup else None), e.handler)].append(e)
+    for (node, handler), errs in groups.items():
+        cause = "RT002" if missing_in_used(setup, handler, errs) else "RT003" if misdirected_only(setup, handler, errs) else None
+        pods = sorted({e.pod for e in errs if e.pod})
+        engines = sorted({e.engine for e in errs})
+        known = next((e.known for e in errs if e.known), None)
+        evidence = [e.evidence for e in errs[:4]] + _stuck_pods(cluster, errs, node)
+        used = setup.kubelet_instance if setup else None
+        if cause is None and used:
+            evidence += _instance_evidence(used)
+        text = (
+            f"The {'/'.join(engines)} runtime on {node or 'the node'} has no runtime handler {handler!r}, so the sandbox of "
+            f"{', '.join(pods[:6]) or 'the affected pods'}{' and others' if len(pods) > 6 else ''} cannot be created; "
+            f"the pods wait in ContainerCreating."
+        )
+        if known:
+            text += f" CRI-O lists the handlers it has: {known}."
+        if cause:
+            text += f" {cause} says why: the containerd kubelet uses was never given the {handler!r} runtime."
+        fixes = () if cause else (Fix(
+            FixKind.IMMEDIATE,
+            "Find which containerd kubelet talks to and whether its config (and its imported drop-ins) defines the runtime; "
+            "then point the toolkit (toolkit.env CONTAINERD_CONFIG/CONTAINERD_SOCKET) at it.",
+            ("ps -ef | grep -E '[c]ontainerd|[k]ubelet'", "sudo crictl info | grep -A4 runtimes",
+             "kubectl get pods -A -l app=nvidia-container-toolkit-daemonset -o wide"),
+        ),)
+        yield Hit(
+            title=f"containerd has no {handler!r} runtime: pods stuck in ContainerCreating" if "containerd" in engines
+            else f"container runtime has no {handler!r} handler: pods stuck in ContainerCreating",
+            explanation=text,
+            severity=Severity.ERROR,
+            role=Role.SYMPTOM if cause else Role.ROOT_CAUSE,
+            evidence=tuple(evidence),
+            fixes=fixes,
+            node=node,
+            component="container-runtime",
+            confidence=0.95 if cause else 0.7,
+            caused_by=(cause,) if cause else (),
+            facts={"handler": handler, "pods": pods, "errors": len(errs)},
+        )
+
+
+@check("RT002", "nvidia-runtime-missing-from-kubelet-containerd")
+def nvidia_runtime_missing_from_kubelet_containerd(
+    setup: RuntimeSetup, cluster: Cluster | None = None, logs: Logs | None = None
+) -> Iterable[Hit]:
+    """The containerd kubelet uses has no nvidia runtime in its config, while another containerd's config has it.
+
+    What it does: Matches kubelet's --container-runtime-endpoint (or the only / the distribution's containerd)
+    to a running instance and to the config file it reads (with its imported drop-ins, or `crictl info`),
+    and looks for the runtime handler there; compares with the other configs and with the toolkit's
+    CONTAINERD_CONFIG/CONTAINERD_SOCKET. Fires when the handler is missing and an error, another config or
+    a misdirected toolkit corroborates it.
+    Why it matters: This is seed 003: two containerd instances run, the toolkit (at its defaults) wrote the
+    runtime into /etc/containerd/config.toml, and kubelet's containerd (snap.k8s.containerd) never got it.
+    Every GPU pod and operand fails with `no runtime for "nvidia" is configured`.
+    How to fix: Set toolkit.env CONTAINERD_CONFIG, CONTAINERD_SOCKET and CONTAINERD_RUNTIME_CLASS to kubelet's
+    containerd (the ready values fragment and helm upgrade command are in the finding), or patch the
+    ClusterPolicy; the toolkit then configures and reloads the right instance.
+    References: seed 003; NVIDIA/gpu-operator controllers/object_controls.go (toolkit defaults /etc/containerd/config.toml, /run/containerd/containerd.sock); canonical/k8s-snap containerd-base-dir
+    """
+    errors = handler_errors(cluster, logs)
+    handler = main_handler(setup, errors)
+    found = missing_in_used(setup, handler, errors)
+    if found is None:
+        return
+    chain, others = found
+    used = setup.kubelet_instance
+    evidence: list[Evidence] = []
+    if setup.kubelet and setup.kubelet.evidence:
+        evidence.append(setup.kubelet.evidence)
+    evidence += _instance_evidence(used)
+    main = chain[0] if chain else None
+    if main:
+        shown = [r.evidence for r in main.runtimes.values() if r.evidence][:2] or [main.evidence]
+        evidence += [e for e in shown if e]
+        if main.imports_evidence:
+            evidence.append(main.imports_evidence)
+    for other in others[:2]:
+        rt = other.runtimes[handler]
+        evidence += [e for e in (rt.evidence, rt.binary_evidence) if e]
+    evidence += _toolkit_evidence(setup)
+    evidence += [e.evidence for e in errors[:2]]
+    how = setup.kubelet_instance_how or "kubelet endpoint"
+    have = ", ".join(sorted(main.runtimes)) if main and main.runtimes else "none"
+    text = (
+        f"kubelet talks to {used.label} (matched by {how}). "
+        + (f"That containerd reads {main.where}, whose runtimes are: {have}; no {handler!r}. " if main else "")
+    )
+    unseen = [g for g in (main.imports if main else ()) if not any(c.path and fnmatch.fnmatch(c.path, g) for c in chain[1:])]
+    if unseen:
+        text += f"It also imports {', '.join(unseen)}; no file from there was in the artifacts. "
+    if others:
+        text += (
+            f"The {handler!r} runtime is configured in {', '.join(o.where for o in others)}, which "
+            + ("belongs to another containerd instance" if len(setup.instances) > 1 else "kubelet's containerd does not read")
+            + ". "
+        )
+    if setup.toolkit:
+        text += f"The NVIDIA Container Toolkit was told: {_describe_toolkit(setup)}"
+        text += (", i.e. the other instance; so it configured and reloaded the wrong containerd." if toolkit_misdirected(setup) else ".")
+    if len(setup.instances) > 1:
+        text += f" Containerd instances running: {'; '.join(i.label for i in setup.instances)}."
+    if errors:
+        text += f" Result: `no runtime for \"{handler}\" is configured` ({len(errors)} error line(s))."
+    confidence = 0.95 if errors else 0.7 if unseen else 0.85
+    elsewhere = (f"the toolkit configured {setup.toolkit.config.value} of another containerd instead" if toolkit_misdirected(setup)
+                 else f"it is configured in {others[0].where}" if others else "pods fail with it")
+    yield Hit(
+        title=f"kubelet's containerd ({used.unit or used.socket}) has no {handler!r} runtime; {elsewhere}",
+        explanation=text.strip(),
+        severity=Severity.CRITICAL,
+        role=Role.ROOT_CAUSE,
+        evidence=tuple(evidence),
+        fixes=target_fixes(setup, handler),
+        node=setup.node,
+        component="containerd",
+        confidence=confidence,
+        facts={
+            "handler": handler,
+            "kubelet_socket": used.socket,
+            "kubelet_config": used.config_path,
+            "configs_with_handler": [o.where for o in others],
+            "toolkit_config": setup.toolkit.config.value if setup.toolkit else None,
+            "toolkit_socket": setup.toolkit.socket.value if setup.toolkit else None,
+            "unseen_imports": unseen,
+        },
+    )
+
+
+@check("RT003", "toolkit-targets-other-containerd")
+def toolkit_targets_other_containerd(
+    setup: RuntimeSetup, cluster: Cluster | None = None, logs: Logs | None = None
+) -> Iterable[Hit]:
+    """The NVIDIA Container Toolkit is pointed at a containerd that kubelet does not use.
+
+    What it does: Compares the toolkit's CONTAINERD_CONFIG/CONTAINERD_SOCKET (Helm toolkit.env, ClusterPolicy spec.toolkit.env, the
+    toolkit DaemonSet env; /etc/containerd/config.toml and /run/containerd/containerd.sock when unset) with
+    the instance kubelet's endpoint names (another instance, or a socket nothing listens on, as with k3s,
+    RKE2, MicroK8s, k0s and the k8s snap). Stays silent when RT002 already shows the consequence.
+    Why it matters: The toolkit adds the nvidia runtime to the config it was given and reloads that
+    containerd; kubelet's containerd never gets it, and GPU pods fail as soon as they are scheduled.
+    How to fix: Give the toolkit kubelet's containerd config and socket (values fragment in the finding),
+    or patch the ClusterPolicy.
+    References: seed 003; https://github.com/NVIDIA/gpu-operator/issues/522; NVIDIA GPU Operator docs (toolkit env for K3s, RKE2, MicroK8s, k0s)
+    """
+    errors = handler_errors(cluster, logs)
+    handler = main_handler(setup, errors)
+    if not misdirected_only(setup, handler, errors):
+        return
+    used, tk = setup.kubelet_instance, setup.toolkit
+    evidence = ([setup.kubelet.evidence] if setup.kubelet and setup.kubelet.evidence else []) + _instance_evidence(used)
+    evidence += _instance_evidence(setup.toolkit_instance) + _toolkit_evidence(setup)
+    target = setup.toolkit_instance.label if setup.toolkit_instance and setup.toolkit_instance.socket == tk.socket.value else "no running containerd (nothing listens there)"
+    expected_config, _, _ = setup.expected_target(used)
+    wrong = [s.cite().split(" from ", 1)[0] for s, bad in (
+        (tk.socket, tk.socket.value != used.socket),
+        (tk.config, tk.config.value not in (used.config_path, expected_config)),
+    ) if bad]
+    yield Hit(
+        title=f"The toolkit is pointed at {' and '.join(wrong)}, not at the containerd kubelet uses ({used.unit or used.socket})",
+        explanation=(
+            f"kubelet uses {used.label} (matched by {setup.kubelet_instance_how}). The toolkit was told {_describe_toolkit(setup)}: "
+            f"its socket is {target}. The {handler!r} runtime will be written into the wrong config and kubelet's containerd will "
+            f"refuse GPU pods. Running instances: {'; '.join(i.label for i in setup.instances) or 'none seen'}."
+        ),
+        severity=Severity.ERROR,
+        role=Role.ROOT_CAUSE,
+        evidence=tuple(evidence),
+        fixes=target_fixes(setup, handler),
+        node=setup.node,
+        component="nvidia-container-toolkit",
+        confidence=0.75,
+        facts={"kubelet_socket": used.socket, "toolkit_config": tk.config.value, "toolkit_socket": tk.socket.value},
+    )
+
+
+def _relevant_configs(setup: RuntimeSetup) -> list[ContainerdConfig]:
+    """Configs that can matter to Kubernetes: kubelet's containerd's chain when known, else all files."""
+    used = setup.kubelet_instance
+    if used and used.config is not None:
+        return [used.config, *setup.imported_by(used.config)]
+    others = {id(i.config) for i in setup.instances if i is not used and i.config is not None}
+    return [c for c in setup.configs if id(c) not in others]
+
+
+@check("RT004", "nvidia-runtime-binary-unusable")
+def nvidia_runtime_binary_unusable(setup: RuntimeSetup) -> Iterable[Hit]:
+    """An nvidia runtime is defined without a usable BinaryName, so containerd runs plain runc for it.
+
+    What it does: For each nvidia* runtime of a runc type in the configs kubelet's containerd reads (or any
+    config when that is unknown): no options.BinaryName at all, a misspelt key (`BinaryNme`, dropped
+    silently), BinaryName and binaryName with different values (containerd folds case, which one wins is
+    undefined), or a BinaryName whose file `ls`/`stat` showed missing.
+    Why it matters: Without the nvidia-container-runtime binary the runtime is runc under another name: pods
+    start, but get no GPU devices or driver libraries (unless CDI injects them), or fail to start when
+    the binary is missing.
+    How to fix: Set options.BinaryName to the toolkit's binary (/usr/local/nvidia/toolkit/nvidia-container-runtime
+    with the GPU Operator, /usr/bin/nvidia-container-runtime with the packages), once, then reload containerd;
+    or let the toolkit rewrite the section.
+    References: seed 003 (the debug script's `BinaryName not specified`); containerd/containerd api/types/runc/options/oci.proto
+    """
+    for cfg in _relevant_configs(setup):
+        for name, rt in cfg.runtimes.items():
+            if not name.startswith("nvidia"):
+                continue
+            if rt.runtime_type and not rt.runtime_type.startswith("io.containerd.runc") and cfg.engine == "containerd":
+                continue
+            misspelt = [p for p in cfg.problems if p.kind == "misspelt-key" and f"runtime {name!r}" in p.message and "BinaryName" in p.message]
+            ambiguous = [p for p in cfg.problems if p.kind == "ambiguous-key" and f"runtime {name!r}" in p.message and "different values" in p.message]
+            probe = setup.host_paths.get(rt.binary) if rt.binary else None
+            if rt.binary is None and cfg.engine == "containerd":
+                why = misspelt[0].message if misspelt else f"runtime {name!r} has no options.BinaryName: containerd runs runc for it"
+                evidence = [e for e in (rt.evidence, *(p.evidence for p in misspelt)) if e]
+                title = f"{name} runtime in {cfg.where} has no BinaryName" + (" (misspelt key)" if misspelt else "")
+            elif ambiguous:
+                why, evidence = ambiguous[0].message, [e for e in (rt.evidence, ambiguous[0].evidence) if e]
+                title = f"{name} runtime in {cfg.where} sets BinaryName twice with different values"
+            elif probe is not None and not probe.exists:
+                why = f"runtime {name!r} runs {rt.binary}, and that file does not exist on the node"
+                evidence = [e for e in (rt.binary_evidence, probe.evidence) if e]
+                title = f"{name} runtime binary {rt.binary} is missing on the node"
+            else:
+                continue
+            yield Hit(
+                title=title,
+                explanation=f"{why}. GPU pods using the {name!r} runtime get no NVIDIA devices or libraries from it.",
+                severity=Severity.ERROR,
+                role=Role.ROOT_CAUSE,
+                evidence=tuple(evidence),
+                fixes=(Fix(
+                    FixKind.PERMANENT,
+                    f"Give the {name!r} runtime one BinaryName (the toolkit installs /usr/local/nvidia/toolkit/nvidia-container-runtime "
+                    "under the GPU Operator), then reload containerd.",
+                    snippet=f"[{_runtime_header(cfg, name)}.options]\n  BinaryName = \"/usr/local/nvidia/toolkit/nvidia-container-runtime\"\n",
+                    snippet_language="toml",
+                ),),
+                node=setup.node,
+                component="containerd",
+                confidence=0.8,
+                facts={"config": cfg.where, "runtime": name, "binary": rt.binary},
+            )
+
+
+def _runtime_header(cfg: ContainerdConfig, name: str) -> str:
+    key = cfg.cri_plugin or "io.containerd.grpc.v1.cri"
+    quoted = f"'{key}'" if cfg.version == 3 else f'"{key}"' if "." in key else key
+    return f"plugins.{quoted}.containerd.runtimes.{name}"
+
+
+@check("RT005", "containerd-config-version-mismatch")
+def containerd_config_version_mismatch(setup: RuntimeSetup) -> Iterable[Hit]:
+    """Runtimes are written in a config layout the running containerd does not read.
+
+    What it does: Reports runtimes under a CRI plugin key the file's `version` ignores (a file without
+    `version = 2` using plugins."io.containerd.grpc.v1.cri"; `[plugins.cri]` in a version 2 file; version 3
+    keys in a version 2 file or the reverse), and a version 3 file where the containerd version is known to
+    be 1.x.
+    Why it matters: containerd skips such sections without an error; the nvidia runtime simply is not there.
+    How to fix: Write the runtimes under the key of the file's version (v1 `plugins.cri`, v2
+    `plugins."io.containerd.grpc.v1.cri"`, v3 `plugins.'io.containerd.cri.v1.runtime'`), with the version
+    line containerd expects; containerd 1.x needs version 2.
+    References: containerd/containerd docs/cri/config.md (config versions); https://github.com/containerd/containerd/issues/10132; https://github.com/NVIDIA/nvidia-container-toolkit/pull/862
+    """
+    version = setup.containerd_version
+    mm = version.major_minor if version else None
+    for cfg in _relevant_configs(setup):
+        if cfg.live:
+            continue
+        for p in cfg.problems:
+            if p.kind != "version-mismatch":
+                continue
+            nvidia = any(n.startswith("nvidia") for n in cfg.ignored_runtimes)
+            yield Hit(
+                title=f"{cfg.where}: runtimes written under a plugin key its version ignores",
+                explanation=p.message + ".",
+                severity=Severity.ERROR if nvidia else Severity.WARNING,
+                role=Role.ROOT_CAUSE,
+                evidence=tuple(e for e in (p.evidence, cfg.version_evidence) if e),
+                node=setup.node,
+                component="containerd",
+                confidence=0.8,
+                facts={"config": cfg.where, "version": cfg.version, "ignored": sorted(cfg.ignored_runtimes)},
+            )
+        min_version = next((tuple(r["min_containerd"]) for r in table("runtimes")["config_version"] if r["version"] == cfg.version and "min_containerd" in r), None)
+        if min_version and mm and mm < min_version and cfg.runtimes:
+            yield Hit(
+                title=f"{cfg.where} is a version {cfg.version} config; containerd {version.version} does not read it",
+                explanation=(
+                    f"The file declares version {cfg.version} (containerd {min_version[0]}.{min_version[1]} and later); containerd "
+                    f"{version.version} does not read its runtimes ({', '.join(cfg.runtimes)}), so `containerd config dump` shows none of them."
+                ),
+                severity=Severity.ERROR,
+                role=Role.ROOT_CAUSE,
+                evidence=tuple(e for e in (cfg.version_evidence, version.evidence) if e),
+                node=setup.node,
+                component="containerd",
+                confidence=0.85,
+                facts={"config": cfg.where, "version": cfg.version, "containerd": version.version},
+            )
+
+
+@check("RT006", "nvidia-not-default-and-no-runtimeclass")
+def nvidia_not_default_and_no_runtimeclass(setup: RuntimeSetup, configuration: Configuration | None = None) -> Iterable[Hit]:
+    """GPU pods rely on nvidia being containerd's default runtime, but it is not and CDI is off.
+
+    What it does: Fires only when all three are shown: a GPU-requesting pod spec without runtimeClassName,
+    kubelet's containerd config with a default_runtime_name other than nvidia, and CDI disabled (the
+    containerd config's enable_cdi = false, or cdi.enabled false in the ClusterPolicy/Helm values).
+    Why it matters: With runc as default and no CDI, such a pod starts without the NVIDIA hook: no devices,
+    no driver libraries, `nvidia-smi: not found` or CUDA finds no device. Recent GPU Operators use the
+    RuntimeClass `nvidia` and CDI, so a non-default nvidia runtime alone is normal.
+    How to fix: Add `runtimeClassName: nvidia` to the pod spec, or enable CDI (cdi.enabled=true), or, on
+    purpose, make nvidia the default (toolkit.env CONTAINERD_SET_AS_DEFAULT "true").
+    References: https://github.com/NVIDIA/k8s-device-plugin/issues/652; NVIDIA/gpu-operator controllers/object_controls.go (transformToolkitCtrForCDI)
+    """
+    cfg = setup.kubelet_instance.config if setup.kubelet_instance else None
+    if cfg is None or cfg.default_runtime is None or cfg.default_runtime.startswith("nvidia"):
+        return
+    cdi_off = cfg.enable_cdi is False
+    cdi_ev = cfg.enable_cdi_evidence
+    if configuration is not None:
+        s = configuration.setting("cdi.enabled")
+        if s is not None and truthy(s.value) is False:
+            cdi_off, cdi_ev = True, s.evidence
+        elif s is not None and truthy(s.value):
+            return
+    if not cdi_off:
+        return
+    pods = setup.default_runtime_pods
+    if not pods:
+        return
+    names = [name for name, _ in pods]
+    yield Hit(
+        title=f"GPU pods without runtimeClassName run with containerd's default {cfg.default_runtime!r} and CDI off",
+        explanation=(
+            f"{', '.join(names[:5])} request nvidia.com/gpu without runtimeClassName, so they get {cfg.where}'s default runtime "
+            f"{cfg.default_runtime!r}; CDI is disabled, so nothing injects the GPUs: the containers see no NVIDIA devices."
+        ),
+        severity=Severity.WARNING,
+        role=Role.ROOT_CAUSE,
+        evidence=tuple(e for e in ([ev for _, ev in pods[:3]] + [cfg.default_runtime_evidence, cdi_ev]) if e),
+        fixes=(Fix(FixKind.PERMANENT, "Run GPU pods with the nvidia RuntimeClass (or enable CDI).", snippet="spec:\n  runtimeClassName: nvidia\n", snippet_language="yaml"),),
+        node=setup.node,
+        component="containerd",
+        confidence=0.6,
+        facts={"pods": names, "default_runtime": cfg.default_runtime},
+    )
+
+
+@check("RT007", "containerd-dropin-replaces-cri-section")
+def containerd_dropin_replaces_cri_section(setup: RuntimeSetup) -> Iterable[Hit]:
+    """A drop-in that sets CRI plugin options replaces the main file's whole CRI section on containerd 1.x.
+
+    What it does: For a main config with `imports` and a seen drop-in it imports (conf.d/99-nvidia.toml) that
+    writes under the same CRI plugin, lists the main file's CRI settings the drop-in does not repeat
+    (sandbox_image, runc SystemdCgroup, registry config_path, ...). Warns when containerd is 1.x or its
+    version is unknown; silent on 2.x, which merges key by key.
+    Why it matters: containerd before 2.0 merges imports plugin by plugin: the drop-in's CRI section wins as a
+    whole, so adding the nvidia runtime silently drops SystemdCgroup (pods crash with cgroup errors) or the
+    pause image and registry mirrors.
+    How to fix: Copy the lost settings into the drop-in (toolkit 1.18+ does this itself), or put the nvidia
+    runtime into the main file, or move to containerd 2.x.
+    References: https://github.com/containerd/containerd/issues/5837; https://github.com/containerd/containerd/pull/9982; https://github.com/NVIDIA/nvidia-container-toolkit/pull/1311; measured on containerd 1.6 (company note)
+    """
+    version = setup.containerd_version
+    mm = version.major_minor if version else None
+    before = tuple(table("runtimes")["imports"]["replace_before"])
+    if mm and mm >= before:
+        return
+    for main in setup.configs:
+        if not main.imports or main.live or main.dump:
+            continue
+        for drop in setup.imported_by(main):
+            if drop.cri_plugin != main.cri_plugin or not drop.cri_settings:
+                continue
+            lost = [k for k in main.cri_settings if k not in drop.cri_settings]
+            if not lost:
+                continue
+            key_ones = [k for k in lost if k.endswith(("SystemdCgroup", "sandbox_image", "config_path"))] or lost
+            evidence = [e for e in (main.imports_evidence, *(main.cri_settings[k] for k in key_ones[:4]), drop.evidence) if e]
+            if version and version.evidence:
+                evidence.append(version.evidence)
+            yield Hit(
+                title=f"{drop.where} replaces the CRI settings of {main.where} on containerd {version.version if version else '1.x'}",
+                explanation=(
+                    f"{main.where} imports {drop.where}, which writes under plugins.{main.cri_plugin!r}. containerd before "
+                    f"{before[0]}.{before[1]} takes an imported plugin section as a whole, so these settings of the main file are lost: "
+                    f"{', '.join(lost[:8])}{' ...' if len(lost) > 8 else ''}."
+                    + ("" if version else " (The containerd version is not in the artifacts; on 2.x the sections merge and this does not apply.)")
+                ),
+                severity=Severity.WARNING,
+                role=Role.CONTRIBUTING if mm is None else Role.ROOT_CAUSE,
+                evidence=tuple(evidence),
+                fixes=(Fix(FixKind.PERMANENT, f"Repeat the lost CRI settings in {drop.where} (or move the runtime into {main.where}); "
+                           "check the merged result with `containerd config dump`.", ("sudo containerd config dump | grep -nE 'SystemdCgroup|sandbox_image|BinaryName'",)),),
+                node=setup.node,
+                component="containerd",
+                confidence=0.85 if mm else 0.5,
+                facts={"main": main.where, "drop_in": drop.where, "lost": lost},
+            )
+
+
+@check("RT008", "containerd-config-unreadable")
+def containerd_config_unreadable(setup: RuntimeSetup) -> Iterable[Hit]:
+    """A containerd config is not valid TOML (or defines a key twice): containerd will not start with it.
+
+    What it does: Reports the TOML error with its line, and keys or tables defined twice, for every
+    containerd config given (Go templates are reported as gaps, not here). What could still be read from
+    the file is used by the other checks.
+    Why it matters: containerd refuses to start (or to restart after the toolkit's edit) with an invalid
+    config; every pod on the node then fails. A pasted file may also just be cut short: check the original.
+    How to fix: Fix the line named (remove the duplicate table, close the quote/bracket), then
+    `containerd config dump` to confirm it loads, and restart containerd.
+    References: containerd-config.toml(5); TOML 1.0 (a key or table may be defined once)
+    """
+    used = setup.kubelet_instance.config if setup.kubelet_instance else None
+    for cfg in setup.configs:
+        bad = [p for p in cfg.problems if p.kind in ("syntax", "duplicate")]
+        if not bad or cfg.template:
+            continue
+        mine = used is cfg or (used is None and len(setup.instances) <= 1)
+        yield Hit(
+            title=f"{cfg.where} is not a config containerd can load: {bad[0].message.split(':', 1)[0]}",
+            explanation=" ".join(p.message + "." for p in bad[:4]) + (
+                " This is the config of the containerd kubelet uses." if used is cfg else ""
+            ) + " (If the file on the node is fine, the paste was cut.)",
+            severity=Severity.ERROR if mine else Severity.WARNING,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(p.evidence for p in bad[:4] if p.evidence),
+            fixes=(Fix(FixKind.IMMEDIATE, "Fix the lines named, then verify the merged config loads.", ("sudo containerd config dump >/dev/null && echo OK",)),),
+            node=setup.node,
+            component="containerd",
+            confidence=0.7,
+            facts={"config": cfg.where, "problems": [p.message for p in bad]},
+        )
+
+
+@check("RT009", "containerd-config-ambiguous-keys")
+def containerd_config_ambiguous_keys(setup: RuntimeSetup) -> Iterable[Hit]:
+    """A containerd config sets the same option twice under spellings that differ only by case.
+
+    What it does: Reports keys of one table such as `SystemdCgroup` and `systemdCgroup` (TOML allows both;
+    containerd folds them into one field), except BinaryName, which RT004 covers.
+    Why it matters: Which value containerd uses is not defined, so an edit that looks right may do nothing.
+    How to fix: Keep one spelling (the canonical one: SystemdCgroup, BinaryName) and delete the other.
+    References: containerd/containerd api/types/runc/options/oci.proto (field names containerd decodes case-insensitively)
+    """
+    for cfg in _relevant_configs(setup):
+        amb = [p for p in cfg.problems if p.kind == "ambiguous-key" and not p.message.startswith("runtime ")]
+        if amb:
+            yield Hit(
+                title=f"{cfg.where} sets options twice under different capitalisation",
+                explanation=" ".join(p.message + "." for p in amb[:4]),
+                severity=Severity.WARNING,
+                role=Role.ROOT_CAUSE,
+                evidence=tuple(p.evidence for p in amb[:4] if p.evidence),
+                node=setup.node,
+                component="containerd",
+                confidence=0.6,
+                facts={"config": cfg.where},
+            )

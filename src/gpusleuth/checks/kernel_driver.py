@@ -1,0 +1,472 @@
+"""Kernel-driver layer: nvidia.ko and friends, nvidia-peermem against MOFED, the driver container's build."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Iterable
+
+from gpusleuth.checks.base import check
+from gpusleuth.facts import Cluster, Configuration, Logs
+from gpusleuth.facts.logs import Match
+from gpusleuth.facts.configuration import truthy
+from gpusleuth.facts.operands import OperandGraph, operand_table
+from gpusleuth.model.evidence import Evidence
+from gpusleuth.model.finding import Component, Fix, FixKind, Hit, Role, Severity
+from gpusleuth.model.k8s import Pod
+from gpusleuth.model.logs import ContainerLog, LogLine
+
+# knowledge/signatures.toml rows these checks read
+SIG_PEERMEM_INSERT = ("kmod.peermem.invalid-argument", "kmod.insert-failed")  # the latter for any reason
+SIG_PEERMEM_SYMVER = "kmod.symbol-version-mismatch"
+SIG_PEERMEM_UNKNOWN = "kmod.unknown-symbol"
+SIG_MOFED_UNSET = "mofed.driver-ready.unset"
+SIG_MOFED_SET = "mofed.driver-ready.set"
+SIG_WAIT_MOFED = "driver-manager.mofed-wait"
+SIG_RDMA_ON = "driver-manager.gpudirect-rdma"
+SIG_MOFED_SOURCES = "driver.mofed-sources"
+SIG_PACKAGE_MISSING = "driver.package.file-missing"
+SIG_MKPRECOMPILED = "driver.package.pack"
+PEERMEM = "nvidia_peermem"
+
+DRIVER = "nvidia-driver-daemonset"
+MOFED = "mofed"
+DRIVER_CTR = "nvidia-driver-ctr"
+RDMA_OFF = '{"spec":{"driver":{"rdma":{"enabled":false}}}}'
+RDMA_OFF_VALUES = "driver:\n  rdma:\n    enabled: false\n"
+# Seed 001's Option 3: what nvidia-driver-ctr should do before `modprobe nvidia-peermem`.
+MOFED_WAIT = """\
+# before `modprobe -a nvidia-peermem` in the driver container's _load_driver():
+timeout=300; elapsed=0
+until [ -f /run/mellanox/drivers/.driver-ready ]; do
+    [ "$elapsed" -ge "$timeout" ] && { echo "ERROR: timeout waiting for MOFED"; exit 1; }
+    echo "waiting for MOFED (/run/mellanox/drivers/.driver-ready)"; sleep 5; elapsed=$((elapsed + 5))
+done
+"""
+
+
+@dataclass
+class _Side:
+    """What the artifacts show of one driver pod's peermem failure and of the MOFED next to it."""
+
+    pod: str | None
+    namespace: str | None
+    node: str | None
+    failures: list[Match]
+
+
+def _nearby(log: ContainerLog, line: LogLine, needle: str, back: int = 3) -> LogLine | None:
+    """The closest line above `line` (within `back`) whose message holds `needle`: the `+ modprobe` trace."""
+    numbers = [ln.line for ln in log.lines]
+    i = bisect_left(numbers, line.line)
+    for ln in reversed(log.lines[max(0, i - back) : i]):
+        if needle in ln.message:
+            return ln
+    return None
+
+
+def _driver_component(graph: OperandGraph | None, pod: str | None) -> Component | None:
+    if graph is None:
+        return None
+    drivers = [c for c in graph.components if c.name == DRIVER]
+    return next((c for c in drivers if pod and c.pod == pod), None) or (drivers[0] if len(drivers) == 1 else None)
+
+
+def _group_failures(logs: Logs, graph: OperandGraph | None) -> list[_Side]:
+    by_pod: dict[str | None, list[Match]] = defaultdict(list)
+    seen: set[tuple[str, int]] = set()
+    for m in _peermem(logs, *SIG_PEERMEM_INSERT):
+        if (m.line.artifact, m.line.line) not in seen:
+            seen.add((m.line.artifact, m.line.line))
+            by_pod[m.line.pod or m.log.pod].append(m)
+    sides = []
+    for pod, ms in by_pod.items():
+        comp = _driver_component(graph, pod)
+        sides.append(_Side(pod or (comp.pod if comp else None), ms[-1].log.namespace or (comp.namespace if comp else None),
+                           ms[-1].log.node or (comp.node if comp else None), ms))
+    return sides
+
+
+def _peermem(logs: Logs, *ids: str) -> list[Match]:
+    """Matches of generic module-loader signatures that are about nvidia_peermem, in log order."""
+    out = [m for i in ids for m in logs.matches(i) if PEERMEM in m.line.message]
+    return sorted(out, key=lambda m: (m.line.artifact, m.line.line))
+
+
+def _same_node(m: Match, node: str | None) -> bool:
+    if node is None or m.log.node is None:
+        return True
+    return m.log.node == node
+
+
+def _mofed(graph: OperandGraph | None, node: str | None) -> tuple[Component | None, Pod | None]:
+    if graph is None:
+        return None, None
+    comp = graph.get(MOFED, node)
+    return comp, (graph.pod_of(comp) if comp else None)
+
+
+def _network_operator_seen(graph: OperandGraph | None) -> bool:
+    if graph is None:
+        return False
+    specs, _ = operand_table()
+    net = {s.name for s in specs if s.operator == "network-operator"}
+    return any(c.name in net and c.pod for c in graph.components)
+
+
+def _before(a: LogLine, b: LogLine) -> bool | None:
+    """a happened before b, when both carry comparable times; None when that cannot be told here (the
+    timeline's ordering rules infer what bare lines allow)."""
+    if a.time is None or b.time is None or (a.time.tzinfo is None) != (b.time.tzinfo is None):
+        return None
+    return a.time < b.time
+
+
+def _all_namespaces(cluster: Cluster | None) -> bool:
+    """The pod listing covers the cluster (kube-system is in it), so a missing Network Operator is absent."""
+    return cluster is not None and any(p.namespace == "kube-system" for p in cluster.pods)
+
+
+@check("KD001", "nvidia-peermem-load-failed")
+def peermem_load_failed(
+    logs: Logs, graph: OperandGraph | None = None, cluster: Cluster | None = None, config: Configuration | None = None
+) -> Iterable[Hit]:
+    """The nvidia_peermem kernel module (GPUDirect RDMA) fails to load, crashing the driver container.
+
+    What it does: Finds `could not insert 'nvidia_peermem'` in the driver container's logs and decides
+    which of three known causes the rest of the artifacts show: (a) MOFED was not ready when the driver
+    container loaded the module (the Network Operator's MOFED pod unset /run/mellanox/drivers/.driver-ready
+    and set it again after the failure, or restarted around it: a race after a kernel upgrade); (b) the module
+    was built against a different MOFED than the one loaded (dmesg: `nvidia_peermem: disagrees about version of
+    symbol ib_register_peer_memory_client`); (c) GPUDirect RDMA is enabled (ClusterPolicy
+    driver.rdma.enabled, GPU_DIRECT_RDMA_ENABLED=true) with no MOFED at all (no Network Operator, no
+    /run/mellanox/drivers, useHostMofed off). It cites the failing line and both sides of the evidence.
+    Why it matters: nvidia-driver-ctr loads nvidia-peermem right after nvidia.ko and exits when it fails, so
+    the driver pod crash-loops, never writes .driver-ctr-ready, and every GPU operand on the node stays blocked
+    in Init (seed 000: 1 failed, 7 blocked, 1 running with errors).
+    How to fix: (a) once the MOFED pod is Running and /run/mellanox/drivers/.driver-ready exists, delete the
+    driver pod; it reloads cleanly. (b) rebuild against the loaded MOFED (delete the driver pod after MOFED is
+    ready; keep MOFED and driver upgrades in step). (c) deploy MOFED (Network Operator NicClusterPolicy
+    ofedDriver, or driver.rdma.useHostMofed=true for a host MOFED) or turn driver.rdma.enabled off. Disabling
+    RDMA is the workaround for all three, at the cost of GPUDirect RDMA.
+    References: seeds 000-002; https://github.com/NVIDIA/gpu-operator/issues/2868; https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-rdma.html
+    """
+    for side in _group_failures(logs, graph):
+        yield _peermem_hit(side, logs, graph, cluster, config)
+
+
+def _peermem_hit(side: _Side, logs: Logs, graph: OperandGraph | None, cluster: Cluster | None, config: Configuration | None) -> Hit:
+    last = side.failures[-1]
+    evidence: list[Evidence] = []
+    trace = _nearby(last.log, last.line, "modprobe")
+    if trace is not None and trace.line != last.line.line:
+        evidence.append(trace.evidence())
+    evidence.append(last.line.evidence())
+    comp = _driver_component(graph, side.pod)
+    if comp is not None and comp.evidence:
+        evidence.append(comp.evidence[0])  # the pod's status line: CrashLoopBackOff, restarts
+    facts: dict = {"failures": len(side.failures), "pod": side.pod, "namespace": side.namespace}
+
+    symver = [m for m in _peermem(logs, SIG_PEERMEM_SYMVER) if _same_node(m, side.node)]
+    unknown = [m for m in _peermem(logs, SIG_PEERMEM_UNKNOWN) if _same_node(m, side.node)]
+    unset = [m for m in logs.matches(SIG_MOFED_UNSET) if _same_node(m, side.node)]
+    ready = [m for m in logs.matches(SIG_MOFED_SET) if _same_node(m, side.node)]
+    waited = [m for m in logs.matches(SIG_WAIT_MOFED) if (m.line.pod or m.log.pod) in (side.pod, None)]
+    sources = [m for m in logs.matches(SIG_MOFED_SOURCES) if (m.line.pod or m.log.pod) in (side.pod, None)]
+    rdma_lines = [m for m in logs.matches(SIG_RDMA_ON) if (m.line.pod or m.log.pod) in (side.pod, None)]
+    mofed, mofed_pod = _mofed(graph, side.node)
+    rdma = config.setting("driver.rdma.enabled") if config else None
+    host = config.setting("driver.rdma.useHostMofed") if config else None
+    rdma_on = rdma is not None and truthy(rdma.value) is True
+    host_mofed = host is not None and truthy(host.value) is True
+    mofed_seen = bool(mofed and mofed.pod) or bool(unset or ready) or _network_operator_seen(graph)
+
+    if symver:
+        kind = "symbol-mismatch"
+        evidence += [m.line.evidence() for m in symver[-2:]]
+        title = "nvidia_peermem was built against a different MOFED than the one loaded (symbol version mismatch)"
+        explanation = (
+            f"The kernel refused nvidia_peermem because its symbol versions for the InfiniBand peer-memory API do not "
+            f"match the loaded ib_core ({symver[-1].line.message.strip()}); modprobe reports that as 'Invalid argument'. "
+            "The module was compiled against MOFED sources (or a host /usr/src/ofa_kernel) of another MOFED build than the "
+            "one now in the kernel, typically after MOFED was upgraded or reloaded without rebuilding the GPU driver."
+        )
+        confidence = 0.85
+    elif mofed_seen:
+        kind = "mofed-not-ready"
+        title = "nvidia_peermem failed to load: MOFED was not ready when the driver container loaded it"
+        confidence, explanation = _race_explanation(last.line, unset, ready, waited, mofed, mofed_pod, unknown, evidence, facts)
+    elif rdma_on or rdma_lines:
+        kind = "no-mofed"
+        title = "nvidia_peermem failed to load: GPUDirect RDMA is enabled but no MOFED driver is present"
+        absent = []
+        if graph is not None and _all_namespaces(cluster):
+            absent.append("no Network Operator / MOFED pod in the cluster's pod listing")
+        elif graph is not None:
+            absent.append("no Network Operator / MOFED pod in the pods shown (the listing may not cover every namespace)")
+        if not sources:
+            absent.append("the driver log never links /run/mellanox/drivers sources")
+        if not host_mofed:
+            absent.append("driver.rdma.useHostMofed is not true")
+        if unknown:
+            absent.append("the kernel has no peer-memory symbols (inbox ib_core)")
+            evidence += [m.line.evidence() for m in unknown[-1:]]
+        explanation = (
+            "nvidia-peermem needs the MOFED ib_core peer-memory API (ib_register_peer_memory_client); GPUDirect RDMA is "
+            f"enabled but nothing provides MOFED: {'; '.join(absent) or 'no MOFED evidence at all'}."
+        )
+        confidence = 0.8 if _all_namespaces(cluster) else 0.65
+    else:
+        kind = "undetermined"
+        title = "nvidia_peermem failed to load (Invalid argument); the artifacts do not show why"
+        explanation = (
+            "The driver container could not insert nvidia_peermem. No MOFED pod or log, no ClusterPolicy and no kernel log "
+            "are in the artifacts, so the three known causes (MOFED not ready yet, MOFED symbol mismatch, no MOFED at all) "
+            "cannot be told apart. Add `dmesg | grep -i peermem`, the Network Operator pods and the MOFED pod log."
+        )
+        confidence = 0.6
+    if rdma is not None and rdma.evidence is not None:
+        evidence.append(rdma.evidence)
+    evidence += [m.line.evidence() for m in rdma_lines[-1:]]
+    facts["cause"] = kind
+    where = f" ({side.pod})" if side.pod else ""
+    return Hit(
+        title=title,
+        explanation=explanation + f" nvidia-driver-ctr exits on this error{where}, so the driver pod crash-loops and never "
+        "writes /run/nvidia/validations/.driver-ctr-ready; the operands that wait for it stay in Init.",
+        severity=Severity.CRITICAL,
+        role=Role.ROOT_CAUSE,
+        evidence=tuple(dict.fromkeys(evidence)),
+        fixes=_peermem_fixes(kind, side, mofed, mofed_pod, config),
+        node=side.node,
+        component=DRIVER,
+        confidence=confidence,
+        facts=facts,
+    )
+
+
+def _race_explanation(failure: LogLine, unset, ready, waited, mofed, mofed_pod, unknown, evidence: list, facts: dict):
+    """Class (a): decide from what is visible, citing both sides; the timeline proves the ordering."""
+    said = []
+    confidence = 0.7
+    mofed_side = ""
+    if unset:
+        evidence.append(unset[-1].line.evidence())
+        mofed_side = f"the MOFED container unset /run/mellanox/drivers/.driver-ready ({unset[-1].line.evidence().cite()})"
+    if ready:
+        r = ready[-1].line
+        evidence.append(r.evidence())
+        order = _before(failure, r)
+        if order:
+            confidence = 0.9
+            facts["ready_after_failure_s"] = round((r.time - failure.time).total_seconds())
+            when = f"only at {r.time:%H:%M:%S} ({r.evidence().cite()}), after the failure at {failure.time:%H:%M:%S}"
+        else:
+            confidence = max(confidence, 0.75)
+            when = (f"at {r.time:%H:%M:%S} ({r.evidence().cite()}); the failure line carries no comparable time, the "
+                    "timeline orders the two") if r.time else f"later in its log ({r.evidence().cite()})"
+        mofed_side = (f"{mofed_side}, then set it again {when}" if mofed_side
+                      else f"the MOFED container set /run/mellanox/drivers/.driver-ready {when}")
+    if mofed_side:
+        said.append(mofed_side)
+    if waited:
+        evidence.append(waited[-1].line.evidence())
+        said.append("k8s-driver-manager had been 'Waiting for MOFED to be installed', so MOFED was (re)installing while the driver started")
+        confidence = max(confidence, 0.75)
+    if mofed_pod is not None and mofed_pod.evidence:
+        evidence.append(mofed_pod.evidence)
+        if mofed_pod.restarts:
+            said.append(f"the MOFED pod {mofed_pod.name} restarted {mofed_pod.restarts} time(s)")
+    if unknown:
+        evidence.append(unknown[-1].line.evidence())
+        said.append("the kernel did not yet export the MOFED peer-memory symbols")
+    state = f" (MOFED pod now {mofed.status})" if mofed is not None and mofed.status else ""
+    text = (
+        "nvidia-driver-ctr loads nvidia-peermem right after nvidia.ko without waiting for the Network Operator's MOFED driver "
+        "to be ready (only the nvidia-peermem-ctr sidecar and k8s-driver-manager wait for it). "
+        + ("Here " + "; ".join(said) + "." if said else "The MOFED driver is deployed next to it, but its readiness transition is not in the artifacts.")
+        + f" The failure came in the window where MOFED was not loaded yet or was being reloaded{state}."
+    )
+    if not (unset or ready or waited):
+        confidence = 0.6
+    return confidence, text
+
+
+def _ns(ns: str | None) -> str:
+    return f" -n {ns}" if ns else " -A"
+
+
+def _daemonset_of(pod: str | None) -> str | None:
+    """DaemonSet pods are named <daemonset>-<5 characters>."""
+    if pod and len(pod) > 6 and pod[-6] == "-":
+        return pod[:-6]
+    return None
+
+
+def _disable_rdma(config: Configuration | None) -> tuple[tuple[str, ...], str]:
+    """Commands that turn driver.rdma off: the ClusterPolicy now, and the Helm values so that the next
+    `helm upgrade` does not turn it back on; names from the artifacts, looked up when they are not there."""
+    cp = config.cluster_policy if config else None
+    rel = config.release if config else None
+    cmds = []
+    note = ""
+    if cp is not None and cp.name:
+        cmds.append(f"kubectl patch clusterpolicy/{cp.name} --type merge -p '{RDMA_OFF}'")
+    else:
+        cmds.append(f"kubectl patch $(kubectl get clusterpolicy -o name) --type merge -p '{RDMA_OFF}'")
+        note = " (the ClusterPolicy's name is not in the artifacts; the command looks it up)"
+    if rel is not None and rel.name:
+        ns = f" -n {rel.namespace}" if rel.namespace else ""
+        cmds.append(f"helm upgrade {rel.name} nvidia/gpu-operator{ns} --reuse-values --set driver.rdma.enabled=false")
+    return tuple(cmds), note
+
+
+def _peermem_fixes(kind: str, side: _Side, mofed: Component | None, mofed_pod: Pod | None, config: Configuration | None) -> tuple[Fix, ...]:
+    ns = side.namespace
+    pod = side.pod
+    ds = _daemonset_of(pod)
+    net_ns = mofed_pod.namespace if mofed_pod is not None else None
+    check_net = f"kubectl get pods -n {net_ns} -o wide" if net_ns else "kubectl get pods -A -o wide | grep -i -E 'mofed|doca'"
+    delete = f"kubectl delete pod {pod}{_ns(ns)}" if pod else f"kubectl delete pod{_ns(ns)} -l app=nvidia-driver-daemonset"
+    follow = f"kubectl logs -f daemonset/{ds}{_ns(ns)} -c {DRIVER_CTR}" if ds and ns else f"kubectl logs -f{_ns(ns)} -l app=nvidia-driver-daemonset -c {DRIVER_CTR}"
+    where = f"on {side.node}" if side.node else "on the node"
+    disable, unnamed = _disable_rdma(config)
+    pod_note = "" if pod else " (the driver pod's name is not in the artifacts; the label selector finds it)"
+    workaround = Fix(
+        FixKind.WORKAROUND,
+        "If GPUDirect RDMA is not needed, disable it so the driver container stops loading nvidia-peermem" + unnamed
+        + ". Impact: no GPU-to-NIC peer-to-peer DMA on any node of the policy; NCCL and other RDMA traffic is staged through "
+        "host memory, which cuts multi-node bandwidth. Set it back once the cause is fixed.",
+        disable,
+        RDMA_OFF_VALUES,
+        "yaml",
+    )
+    if kind == "mofed-not-ready":
+        ready_now = f" ({mofed_pod.name} shows {mofed.status})" if mofed is not None and mofed_pod is not None and mofed.status else ""
+        return (
+            Fix(
+                FixKind.IMMEDIATE,
+                f"Wait until the Network Operator's MOFED pod is Running and ready{ready_now} and "
+                f"/run/mellanox/drivers/.driver-ready exists {where}, then delete the crash-looping driver pod{pod_note}; "
+                f"the new pod loads nvidia_peermem against the finished MOFED. Follow its {DRIVER_CTR} log.",
+                (check_net, "ls -l /run/mellanox/drivers/.driver-ready", delete, follow),
+            ),
+            workaround,
+            Fix(
+                FixKind.PERMANENT,
+                "Make nvidia-peermem loading wait for MOFED: nvidia-driver-ctr must check /run/mellanox/drivers/.driver-ready "
+                "before `modprobe nvidia-peermem`, as the nvidia-peermem-ctr sidecar already does (seed 001, Option 3); until the "
+                "driver container does, sequence kernel upgrades so the MOFED driver pod is ready before the GPU driver pod "
+                "starts (an init container that waits for the marker, or upgrading the Network Operator's driver first). No "
+                "driver-container release that adds this wait was found; check the GPU Operator release notes' known issues.",
+                (),
+                MOFED_WAIT,
+                "bash",
+            ),
+        )
+    if kind == "symbol-mismatch":
+        return (
+            Fix(
+                FixKind.IMMEDIATE,
+                f"Check which MOFED is loaded, then delete the driver pod{pod_note} so nvidia-peermem is rebuilt against the "
+                "loaded MOFED's sources (/run/mellanox/drivers/usr/src/ofa_kernel).",
+                (check_net, "modinfo ib_core | grep -E '^(version|srcversion)'", delete, follow),
+            ),
+            workaround,
+            Fix(
+                FixKind.PERMANENT,
+                "Keep MOFED and the GPU driver in step: upgrade or reload the Network Operator's MOFED and the GPU driver "
+                "together, and with driver.rdma.useHostMofed=true make sure the host's /usr/src/ofa_kernel matches the loaded "
+                "modules (ofed_info -s). A precompiled driver image cannot carry an nvidia-peermem matching every MOFED.",
+            ),
+        )
+    if kind == "no-mofed":
+        return (
+            Fix(
+                FixKind.IMMEDIATE,
+                "Confirm that no MOFED driver exists for this node (no Network Operator, no NicClusterPolicy, no host MOFED); "
+                "if GPUDirect RDMA is not required, disable it as below and the driver pod recovers.",
+                ("kubectl get nicclusterpolicy -A", "kubectl get pods -A -o wide | grep -i -E 'mofed|doca|network-operator'",
+                 "ls /run/mellanox/drivers"),
+            ),
+            workaround,
+            Fix(
+                FixKind.PERMANENT,
+                "Provide MOFED before enabling GPUDirect RDMA: deploy the Network Operator with a NicClusterPolicy ofedDriver, "
+                "or, when MOFED is installed on the host, set driver.rdma.useHostMofed=true.",
+                (),
+                "driver:\n  rdma:\n    enabled: true\n    useHostMofed: true   # only when MOFED is installed on the host\n",
+                "yaml",
+            ),
+        )
+    return (
+        Fix(
+            FixKind.IMMEDIATE,
+            "Collect what tells the causes apart: the kernel log of the node, the Network Operator pods and the MOFED pod's log.",
+            ("dmesg -T | grep -i -E 'peermem|ib_core|peer_mem'", check_net,
+             f"kubectl logs --previous {pod}{_ns(ns)} -c {DRIVER_CTR}" if pod else f"kubectl logs --previous{_ns(ns)} -l app=nvidia-driver-daemonset -c {DRIVER_CTR}"),
+        ),
+        workaround,
+    )
+
+
+@check("KD002", "precompiled-package-missing-modules")
+def precompiled_package_missing_modules(logs: Logs, graph: OperandGraph | None = None) -> Iterable[Hit]:
+    """The driver container's precompiled package lacks kernel modules (nvidia-peermem.ko, nvidia-drm.ko).
+
+    What it does: Finds nvidia-installer's `Required file 'nvidia-peermem.ko' not found in package` (and the
+    same for nvidia-drm.ko) in the driver container's log and cites the `mkprecompiled --pack` line that built
+    the package without them.
+    Why it matters: the package is what nvidia-installer installs from; a module missing from it is rebuilt
+    during installation or not installed at all, which makes an nvidia-peermem load failure more likely and
+    harder to read. It is a contributing finding, not the root cause: the driver can still load from it.
+    How to fix: build the precompiled package with every module the node needs (add `--kernel-module
+    nvidia-peermem.ko` and `--kernel-module nvidia-drm.ko` to the mkprecompiled call of the driver container
+    build) or use a driver image whose package includes them.
+    References: seed 001 (Option 5)
+    """
+    by_pod: dict[str | None, list[Match]] = defaultdict(list)
+    for m in logs.matches(SIG_PACKAGE_MISSING):
+        by_pod[m.line.pod or m.log.pod].append(m)
+    packs = logs.matches(SIG_MKPRECOMPILED)
+    for pod, ms in by_pod.items():
+        modules = sorted({_module_named(m.line.message) for m in ms} - {None})
+        pack = [p for p in packs if (p.line.pod or p.log.pod) == pod and p.log is ms[0].log] or [p for p in packs if (p.line.pod or p.log.pod) == pod]
+        evidence = [p.line.evidence() for p in pack[-1:]] + [m.line.evidence() for m in ms]
+        comp = _driver_component(graph, pod)
+        yield Hit(
+            title=f"Precompiled driver package is missing {', '.join(modules) or 'kernel modules'}",
+            explanation=(
+                "mkprecompiled packed the driver build without "
+                + (", ".join(modules) or "some modules")
+                + ", so nvidia-installer reports them as not found in the package. On its own this does not stop the "
+                "driver, but with GPUDirect RDMA the nvidia-peermem module then comes from outside the tested package."
+            ),
+            severity=Severity.WARNING,
+            role=Role.CONTRIBUTING,
+            evidence=tuple(dict.fromkeys(evidence)),
+            fixes=(
+                Fix(
+                    FixKind.PERMANENT,
+                    "Pack every module into the precompiled package (seed 001, Option 5), or use a driver image whose package "
+                    "includes them.",
+                    (),
+                    "../mkprecompiled --pack nvidia-modules-$(uname -r) \\\n"
+                    "  --kernel-module nvidia-uvm.ko --target-directory . \\\n"
+                    "  --kernel-module nvidia-peermem.ko --target-directory . \\\n"
+                    "  --kernel-module nvidia-drm.ko --target-directory .\n",
+                    "bash",
+                ),
+            ),
+            node=comp.node if comp else ms[-1].log.node,
+            component=DRIVER,
+            confidence=0.9,
+            facts={"missing": modules, "pod": pod or (comp.pod if comp else None)},
+        )
+
+
+def _module_named(message: str) -> str | None:
+    start = message.find("'")
+    end = message.find("'", start + 1)
+    return message[start + 1 : end] if 0 <= start < end else None

@@ -1,0 +1,491 @@
+"""The GPU Operator and Network Operator operands, per node: which one failed, which are blocked behind it
+(by whom, waiting on which marker), which run but log errors, and the root of each cascade.
+
+Knowledge comes from knowledge/operands.toml (what each operand runs, which marker files it creates and
+which container waits on which marker); observations come from the artifacts: pod and container states
+(Cluster) and waiting / error lines (Logs). Blocked is never invented: a component is blocked only when its
+own state says it has not started (Init:N/M, an init container running, a container not ready) and what it
+waits on is known (from its waiting log line, or from the table for the init container it is stuck in).
+A component with no pod in the artifacts is listed only when another one waits on it, as `unknown`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cache
+
+from gpusleuth.errors import NotApplicable
+from gpusleuth.facts.cluster import Cluster
+from gpusleuth.facts.logs import Logs, Signature
+from gpusleuth.facts.store import Facts, combiner
+from gpusleuth.knowledge import table
+from gpusleuth.model.evidence import Evidence
+from gpusleuth.model.finding import Component, ComponentState
+from gpusleuth.model.k8s import ContainerStatus, Pod
+from gpusleuth.model.layers import Layer
+from gpusleuth.model.logs import ContainerLog, LogLine
+
+# Pod / container states that mean "it ran and failed", as kubectl prints them.
+CRASH_REASONS = frozenset({"CrashLoopBackOff", "Error", "OOMKilled", "RunContainerError", "StartError", "ContainerCannotRun"})
+_FAILED_REASONS = CRASH_REASONS | {
+    "ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerError", "CreateContainerConfigError",
+    "UnexpectedAdmissionError", "Evicted", "Failed", "ContainerStatusUnknown", "ErrImageNeverPull",
+}
+_INIT = re.compile(r"^Init:(\d+)/(\d+)$")
+_READY = re.compile(r"^(\d+)/(\d+)$")
+_ERROR_SEVERITIES = frozenset({"error", "critical"})
+_ERROR_LEVELS = frozenset({"error", "fatal", "critical", "panic"})
+# A running pod is "degraded" when errors keep coming or are still at the end of its log, not for one old line.
+_REPEATED_ERRORS = 3
+_RECENT_TAIL = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """One thing one container of an operand waits for (a marker file, a node label or a condition)."""
+
+    container: str
+    marker: str | None = None
+    node_label: str | None = None
+    condition: str | None = None
+    when: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OperandSpec:
+    """A row of knowledge/operands.toml."""
+
+    name: str
+    operator: str
+    layer: Layer
+    patterns: tuple[re.Pattern, ...]
+    app_labels: tuple[tuple[str, str], ...]
+    containers: tuple[str, ...]
+    init_containers: tuple[str, ...]
+    produces: tuple[str, ...]
+    waits: tuple[Wait, ...]
+
+    def matches(self, pod: Pod) -> bool:
+        if any(pod.labels.get(k) == v for k, v in self.app_labels if v):
+            return True
+        return any(p.search(pod.name) for p in self.patterns)
+
+    def marker_waits(self, container: str | None = None) -> list[Wait]:
+        return [w for w in self.waits if w.marker and (container is None or w.container == container)]
+
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    path: str
+    producers: tuple[str, ...]  # produced_by first, then also_produced_by
+    meaning: str = ""
+
+
+@cache
+def operand_table() -> tuple[tuple[OperandSpec, ...], dict[str, Marker]]:
+    """knowledge/operands.toml as typed rows, loaded and compiled once."""
+    raw = table("operands")
+    specs = []
+    for row in raw.get("component", []):
+        specs.append(
+            OperandSpec(
+                name=row["name"],
+                operator=row.get("operator", ""),
+                layer=Layer(row["layer"]),
+                patterns=tuple(re.compile(p) for p in row.get("pod_name_patterns", [])),
+                app_labels=tuple(tuple(s.split("=", 1)) for s in row.get("app_labels", []) if "=" in s and "<" not in s),
+                containers=tuple(row.get("containers", [])),
+                init_containers=tuple(row.get("init_containers", [])),
+                produces=tuple(row.get("produces", [])),
+                waits=tuple(
+                    Wait(w["container"], w.get("marker"), w.get("node_label"), w.get("condition"), w.get("when"), w.get("note"))
+                    for w in row.get("waits_on", [])
+                ),
+            )
+        )
+    markers = {
+        m["path"]: Marker(m["path"], (m["produced_by"], *m.get("also_produced_by", [])), m.get("meaning", ""))
+        for m in raw.get("marker", [])
+    }
+    return tuple(specs), markers
+
+
+def spec_for(pod: Pod) -> OperandSpec | None:
+    """The operand a pod belongs to (first table row whose labels or name pattern match)."""
+    specs, _ = operand_table()
+    return next((s for s in specs if s.matches(pod)), None)
+
+
+def _is_error(ln: LogLine, sigs: list[Signature]) -> bool:
+    return any(s.severity in _ERROR_SEVERITIES for s in sigs) or (ln.level or "").lower() in _ERROR_LEVELS
+
+
+def _is_wait(sig: Signature) -> bool:
+    return bool(sig.marker) and "wait" in sig.tag
+
+
+@dataclass(frozen=True, slots=True)
+class PodLog:
+    """The lines of one log artifact that belong to one pod (a must-gather log mixes containers)."""
+
+    log: ContainerLog
+    lines: tuple[LogLine, ...]
+
+    @property
+    def container(self) -> str | None:
+        return self.log.container or next((ln.container for ln in self.lines if ln.container), None)
+
+
+@dataclass
+class OperandGraph:
+    """Every operand component seen, per node, classified."""
+
+    components: list[Component]
+    pods: dict[tuple[str, str | None], Pod]  # (component name, node) -> pod
+    logs: dict[str, list[PodLog]]  # pod name -> its log lines
+    signatures: dict[tuple[str, int], list[Signature]]  # (artifact, line) -> signatures that matched it
+    specs: dict[str, OperandSpec] = field(default_factory=dict)
+    observed: dict[tuple[str, str | None], Observation] = field(default_factory=dict)  # (name, node) -> own state
+
+    def get(self, name: str, node: str | None = None) -> Component | None:
+        same = [c for c in self.components if c.name == name]
+        return next((c for c in same if c.node == node), None) or next((c for c in same if c.node is None or node is None), None)
+
+    def by_state(self, state: ComponentState) -> list[Component]:
+        return [c for c in self.components if c.state == state]
+
+    def observation(self, c: Component) -> Observation | None:
+        return self.observed.get((c.name, c.node)) if c.pod else None
+
+    def crashlooping(self, c: Component) -> bool:
+        """Failed by crashing (CrashLoopBackOff, Error, OOMKilled...), not by never starting."""
+        o = self.observation(c)
+        return c.state == ComponentState.FAILED and o is not None and (o.reason in CRASH_REASONS or "CrashLoopBackOff" in (o.status or ""))
+
+    def pod_of(self, c: Component) -> Pod | None:
+        return self.pods.get((c.name, c.node)) if c.pod else None
+
+    def chain(self, c: Component) -> list[Component]:
+        """c, what blocks it, what blocks that... up to the end of the chain (cycle-safe)."""
+        out, seen = [c], {(c.name, c.node)}
+        while out[-1].blocked_by:
+            nxt = self.get(out[-1].blocked_by, out[-1].node)
+            if nxt is None or (nxt.name, nxt.node) in seen:
+                break
+            seen.add((nxt.name, nxt.node))
+            out.append(nxt)
+        return out
+
+    def root_of(self, c: Component) -> Component | None:
+        end = self.chain(c)[-1]
+        return end if end.state == ComponentState.FAILED else None
+
+    def roots(self) -> list[Component]:
+        """Failed components whose own dependencies are ok or unknown: where a cascade starts."""
+        out = []
+        for c in self.by_state(ComponentState.FAILED):
+            spec = self.specs.get(c.name)
+            deps = [self.get(p, c.node) for w in (spec.marker_waits() if spec else []) for p in _producers(w.marker)]
+            if not any(d and d.state in (ComponentState.FAILED, ComponentState.BLOCKED) and d.name != c.name for d in deps):
+                out.append(c)
+        return out
+
+    def blocked_behind(self, root: Component) -> list[Component]:
+        return [c for c in self.by_state(ComponentState.BLOCKED) if c is not root and self.root_of(c) is root]
+
+    def pod_logs(self, pod: str, container: str | None = None) -> list[PodLog]:
+        return [pl for pl in self.logs.get(pod, []) if container is None or pl.container in (None, container)]
+
+    def decisive_lines(self, pod: str, container: str | None = None, n: int = 3) -> list[LogLine]:
+        """The last error lines before the crash, the decisive one last (see _decisive)."""
+        return _decisive(self.logs.get(pod, []), self.signatures, container, n)
+
+
+def _producers(marker: str | None) -> tuple[str, ...]:
+    if not marker:
+        return ()
+    m = operand_table()[1].get(marker)
+    return m.producers if m else ()
+
+
+def marker(path: str | None) -> Marker | None:
+    return operand_table()[1].get(path) if path else None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Observing one pod
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What one pod shows by itself, before the graph is consulted."""
+
+    phase: str  # failed | waiting | not-ready | running | done | pending | unknown
+    status: str | None
+    container: str | None = None  # the container that failed or is stuck
+    reason: str | None = None
+    evidence: tuple[Evidence, ...] = ()
+
+
+def _status_text(pod: Pod) -> str | None:
+    parts = [p for p in (pod.ready, pod.status) if p]
+    text = " ".join(parts)
+    if pod.restarts:
+        text += f" ({pod.restarts} restart{'s' if pod.restarts > 1 else ''})"
+    return text or None
+
+
+def _observe(pod: Pod, spec: OperandSpec) -> Observation:
+    status = pod.status or pod.phase or ""
+    ev = tuple(e for e in [pod.evidence] if e)
+    shown = _status_text(pod)
+    inits = [c for c in pod.containers if c.init]
+    mains = [c for c in pod.containers if not c.init]
+    bad = next((c for c in [*inits, *mains] if _container_failed(c)), None)
+    init_reason = status.removeprefix("Init:") if status.startswith("Init:") else None
+    if bad is not None or status in _FAILED_REASONS or (init_reason in _FAILED_REASONS):
+        name = bad.name if bad else None
+        cev = (bad.evidence,) if bad is not None and bad.evidence else ()
+        reason = (bad.reason or bad.last_reason) if bad else (init_reason or status)
+        return Observation("failed", shown, name, reason, ev + cev)
+    m = _INIT.match(status)
+    if m or any(c.state in ("running", "waiting") for c in inits):
+        stuck = next((c for c in inits if c.state != "terminated"), None)
+        name = stuck.name if stuck else None
+        if name is None and m and int(m.group(1)) < len(spec.init_containers):
+            name = spec.init_containers[int(m.group(1))]
+        cev = (stuck.evidence,) if stuck is not None and stuck.evidence else ()
+        return Observation("waiting", shown, name, f"stuck in init container {name}" if name else f"stuck in {status}", ev + cev)
+    if status in ("Completed", "Succeeded"):
+        return Observation("done", shown, evidence=ev)
+    if status in ("ContainerCreating", "Pending", "PodInitializing") or (not status and pod.phase == "Pending"):
+        return Observation("pending", shown, reason=f"not started ({status or pod.phase})", evidence=ev)
+    if status == "Running" or pod.phase == "Running":
+        ready = _READY.match(pod.ready or "")
+        unready = [c for c in mains if c.ready is False]
+        if unready or (ready and ready.group(1) != ready.group(2)):
+            name = unready[0].name if unready else None
+            cev = (unready[0].evidence,) if unready and unready[0].evidence else ()
+            return Observation("not-ready", shown, name, "running but not ready", ev + cev)
+        return Observation("running", shown, evidence=ev)
+    return Observation("unknown", shown, reason=f"pod status {status}" if status else "pod status not shown", evidence=ev)
+
+
+def _container_failed(c: ContainerStatus) -> bool:
+    if c.reason in CRASH_REASONS or c.reason in _FAILED_REASONS:
+        return True
+    return c.state == "terminated" and c.exit_code not in (None, 0)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Building the graph
+
+
+def _index_logs(logs: Logs | None, pods: list[Pod]) -> tuple[dict[str, list[PodLog]], dict[tuple[str, int], list[Signature]]]:
+    """Pod name -> its log lines; a log naming no pod goes to the only pod of the operand its signatures name."""
+    sig_at: dict[tuple[str, int], list[Signature]] = defaultdict(list)
+    by_pod: dict[str, list[PodLog]] = defaultdict(list)
+    if logs is None:
+        return by_pod, sig_at
+    for m in logs.all_matches():
+        sig_at[(m.line.artifact, m.line.line)].append(m.signature)
+    pods_of: dict[str, list[str]] = defaultdict(list)
+    for p in pods:
+        spec = spec_for(p)
+        if spec:
+            pods_of[spec.name].append(p.name)
+    for log in logs.logs:
+        if log.kind not in ("container", "operator"):
+            continue
+        groups: dict[str | None, list[LogLine]] = defaultdict(list)
+        for ln in log.lines:
+            groups[ln.pod or log.pod].append(ln)
+        for pod, lines in groups.items():
+            if pod is None:
+                # waiting lines are printed alike by many operands: only the others say whose log it is
+                named = {s.component for ln in lines for s in sig_at.get((ln.artifact, ln.line), []) if s.component and not _is_wait(s)}
+                owners = [p for comp in named for p in pods_of.get(comp, [])]
+                if len(owners) != 1:
+                    continue
+                pod = owners[0]
+            by_pod[pod].append(PodLog(log, tuple(lines)))
+    return by_pod, sig_at
+
+
+def _error_lines(plogs: list[PodLog], sig_at: dict, container: str | None, previous: bool | None) -> list[LogLine]:
+    out = []
+    for pl in plogs:
+        if previous is not None and pl.log.previous != previous:
+            continue
+        for ln in pl.lines:
+            if (container is None or (ln.container or pl.container) in (None, container)) and _is_error(ln, sig_at.get((ln.artifact, ln.line), [])):
+                out.append(ln)
+    return out
+
+
+def _decisive(plogs: list[PodLog], sig_at: dict, container: str | None = None, n: int = 3) -> list[LogLine]:
+    """The last error lines before the crash, the decisive one last: a known signature wins over a bare
+    error level, and the crashed instance (`--previous`) is read before the current one."""
+    for previous in (True, False):
+        lines = _error_lines(plogs, sig_at, container, previous)
+        if lines:
+            known = [ln for ln in lines if any(s.severity in _ERROR_SEVERITIES for s in sig_at.get((ln.artifact, ln.line), []))]
+            decisive = (known or lines)[-1]
+            before = lines[: lines.index(decisive)]
+            return [*before[-(n - 1):], decisive] if n > 1 else [decisive]
+    return []
+
+
+def _wait_lines(pod_logs: list[PodLog], sig_at: dict) -> list[tuple[LogLine, Signature]]:
+    return [(ln, s) for pl in pod_logs for ln in pl.lines for s in sig_at.get((ln.artifact, ln.line), []) if _is_wait(s)]
+
+
+def _degraded(pod_logs: list[PodLog], sig_at: dict) -> list[LogLine]:
+    """Error lines of the current (not --previous) logs, when they keep coming or are still at the end."""
+    out = []
+    for pl in pod_logs:
+        if pl.log.previous:
+            continue
+        errs = [(i, ln) for i, ln in enumerate(pl.lines) if _is_error(ln, sig_at.get((ln.artifact, ln.line), []))]
+        if len(errs) >= _REPEATED_ERRORS or (errs and errs[-1][0] >= len(pl.lines) - _RECENT_TAIL):
+            out.extend(ln for _, ln in errs)
+    return out
+
+
+def build(cluster: Cluster | None, logs: Logs | None) -> OperandGraph:
+    specs, _ = operand_table()
+    spec_by_name = {s.name: s for s in specs}
+    pods = [(p, spec_for(p)) for p in (cluster.pods if cluster else [])]
+    pods = [(p, s) for p, s in pods if s is not None]
+    if not pods:
+        raise NotApplicable("no GPU Operator or Network Operator operand pods in the artifacts")
+    pod_logs, sig_at = _index_logs(logs, [p for p, _ in pods])
+    observed = {p.name: _observe(p, s) for p, s in pods}
+
+    # First pass: the state each pod shows by itself.
+    first: dict[tuple[str, str | None], tuple[Pod, OperandSpec, Observation]] = {}
+    for p, s in pods:
+        key = (s.name, p.node)
+        if key in first:  # two pods of one DaemonSet on one node (or node unknown): keep the one in trouble
+            if _rank(observed[p.name].phase) <= _rank(first[key][2].phase):
+                continue
+        first[key] = (p, s, observed[p.name])
+
+    def producer(marker_path: str, node: str | None) -> tuple[str, tuple[Pod, OperandSpec, Observation] | None]:
+        names = _producers(marker_path)
+        seen = [(n, first.get((n, node)) or next((v for (k, nd), v in first.items() if k == n and (nd is None or node is None)), None)) for n in names]
+        for n, v in seen:  # prefer a producer that is itself in trouble: it is the one that explains the wait
+            if v is not None and v[2].phase not in ("running", "done"):
+                return n, v
+        for n, v in seen:
+            if v is not None:
+                return n, v
+        return (names[0], None) if names else ("", None)
+
+    components: list[Component] = []
+    unknown_needed: dict[tuple[str, str | None], list[str]] = {}
+    for (name, node), (p, s, o) in first.items():
+        plogs = pod_logs.get(p.name, [])
+        state, blocked_by, waiting_on, reason, ev = _classify(p, s, o, plogs, sig_at, cluster, producer, node)
+        if blocked_by and blocked_by not in {k for k, _ in first}:
+            unknown_needed.setdefault((blocked_by, node), []).append(f"{name} waits on {waiting_on}")
+        components.append(
+            Component(name, node, s.layer, state, p.name, p.namespace, o.status, blocked_by, waiting_on, reason, ev)
+        )
+    for (name, node), why in unknown_needed.items():
+        spec = spec_by_name.get(name)
+        if spec is None:
+            continue
+        components.append(
+            Component(name, node, spec.layer, ComponentState.UNKNOWN, reason=f"no pod in the artifacts; {'; '.join(why)}")
+        )
+    components.sort(key=lambda c: (c.node or "", _STATE_ORDER[c.state], c.layer.rank, c.name))
+    return OperandGraph(
+        components=components,
+        pods={(n, nd): v[0] for (n, nd), v in first.items()},
+        logs=dict(pod_logs),
+        signatures=dict(sig_at),
+        specs=spec_by_name,
+        observed={k: v[2] for k, v in first.items()},
+    )
+
+
+_STATE_ORDER = {ComponentState.FAILED: 0, ComponentState.BLOCKED: 1, ComponentState.DEGRADED: 2, ComponentState.OK: 3, ComponentState.UNKNOWN: 4}
+
+
+def _rank(phase: str) -> int:
+    return {"failed": 5, "waiting": 4, "not-ready": 3, "pending": 2, "unknown": 1}.get(phase, 0)
+
+
+def _classify(p: Pod, s: OperandSpec, o: Observation, plogs: list[PodLog], sig_at: dict, cluster: Cluster | None, producer, node):
+    """(state, blocked_by, waiting_on, reason, evidence) of one pod."""
+    ev = list(o.evidence)
+    if o.phase == "failed":
+        lines = _decisive(plogs, sig_at, o.container)
+        ev.extend(ln.evidence() for ln in lines)
+        where = o.container or (lines[-1].container if lines else None)
+        reason = f"{o.reason} in {where}" if where else o.reason
+        if lines:
+            reason = f"{reason}: {lines[-1].message.strip()[:160]}"
+        return ComponentState.FAILED, None, None, reason, tuple(ev)
+    if o.phase in ("running", "done"):
+        errors = _degraded(plogs, sig_at)
+        if errors:
+            ev.extend(ln.evidence() for ln in errors[-3:])
+            return ComponentState.DEGRADED, None, None, f"running, but its log shows errors: {errors[-1].message.strip()[:160]}", tuple(ev)
+        return ComponentState.OK, None, None, None, tuple(ev)
+    if o.phase in ("waiting", "not-ready"):
+        marker_path, wait_ev = _waiting_on(s, o, plogs, sig_at, producer, node)
+        ev.extend(wait_ev)
+        if marker_path:
+            who, prod = producer(marker_path, node)
+            short = marker_path.rsplit("/", 1)[-1]
+            if prod is not None and prod[2].phase in ("running", "done"):
+                return (ComponentState.BLOCKED, None, marker_path,
+                        f"{o.reason}, waiting on {short} although {who} looks healthy", tuple(ev))
+            return ComponentState.BLOCKED, who or None, marker_path, f"{o.reason}, waiting on {short} from {who}", tuple(ev)
+        if o.phase == "waiting":
+            return ComponentState.BLOCKED, None, None, f"{o.reason}; what it waits for is not in the artifacts", tuple(ev)
+        return ComponentState.DEGRADED, None, None, o.reason, tuple(ev)
+    if o.phase == "pending" and cluster is not None:
+        warnings = [e for e in cluster.events_for(p.name) if (e.type or "").lower() == "warning"]
+        if warnings:
+            ev.extend(e.evidence for e in warnings[-2:] if e.evidence)
+            return ComponentState.FAILED, None, None, f"{o.reason}: {warnings[-1].reason}: {warnings[-1].message[:160]}", tuple(ev)
+    return ComponentState.UNKNOWN, None, None, o.reason, tuple(ev)
+
+
+def _waiting_on(s: OperandSpec, o: Observation, plogs: list[PodLog], sig_at: dict, producer, node) -> tuple[str | None, list[Evidence]]:
+    """The marker a stuck pod waits on: its own latest waiting line says so best; else the table's wait of
+    the container it is stuck in (a producer in trouble preferred when that container waits on several)."""
+    lines = _wait_lines(plogs, sig_at)
+    known = {w.marker for w in s.marker_waits()}
+    if lines:
+        ln, sig = lines[-1]
+        if sig.marker in known or not known:
+            return sig.marker, [ln.evidence()]
+    waits = s.marker_waits(o.container) if o.container else []
+    if not waits and o.container is None:
+        waits = [w for w in s.marker_waits() if w.container in s.init_containers[:1]] if o.phase == "waiting" else []
+    if not waits:
+        return None, []
+    for w in waits:
+        _, prod = producer(w.marker, node)
+        if prod is None or prod[2].phase not in ("running", "done"):
+            return w.marker, []
+    return waits[0].marker, []
+
+
+@combiner(OperandGraph)
+def build_operand_graph(facts: Facts) -> OperandGraph:
+    return build(_optional(facts, Cluster), _optional(facts, Logs))
+
+
+def _optional(facts: Facts, cls):
+    try:
+        return facts.get(cls)
+    except NotApplicable:
+        return None

@@ -1,0 +1,333 @@
+"""Helm: `helm get values` (user-supplied or `--all` computed), plain values files, `helm list`, and the
+release Secrets / ConfigMaps Helm stores (decoded; no other Secret data is ever kept).
+
+A values file is recognised by its content (GPU Operator top-level keys or the `USER-SUPPLIED VALUES:`
+header), never by its name. Every dotted key keeps the line that set it, so evidence reads
+`values.yaml:42 toolkit.env`. A `| grep -A20 toolkit:` paste is read from its first top-level key on and
+marked partial.
+
+Samples:
+
+    USER-SUPPLIED VALUES:
+    toolkit:
+      env:
+      - name: CONTAINERD_CONFIG
+        value: /var/lib/k8s-containerd/k8s-containerd/etc/containerd/config.toml
+
+    NAME                     NAMESPACE     REVISION  UPDATED                                  STATUS    CHART                 APP VERSION
+    gpu-operator-1758912452  gpu-operator  3         2025-09-26 18:47:47.362536 +0000 UTC     deployed  gpu-operator-v25.3.4  v25.3.4
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import json
+import re
+import shlex
+import zlib
+from typing import Iterable
+
+import yaml
+
+from gpusleuth.errors import UnusableData
+from gpusleuth.model.document import Document
+from gpusleuth.model.evidence import Evidence
+from gpusleuth.model.runtime import HelmRelease
+from gpusleuth.parsers.base import LIKELY, NO, SURE, WEAK, parser
+
+try:
+    _Loader = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - PyYAML built without libyaml
+    _Loader = yaml.SafeLoader
+
+# Top-level keys of the GPU Operator chart's values.yaml (deployments/gpu-operator/values.yaml).
+OPERATOR_KEYS = frozenset({
+    "driver", "toolkit", "devicePlugin", "operator", "nfd", "mig", "migManager", "dcgmExporter", "dcgm", "cdi",
+    "gfd", "validator", "nodeStatusExporter", "psa", "daemonsets", "sandboxWorkloads", "vgpuManager",
+    "vgpuDeviceManager", "node-feature-discovery", "ccManager", "gds", "gdrcopy", "kataManager", "vfioManager",
+    "sandboxDevicePlugin", "hostPaths", "platform",
+})
+_HEADER = re.compile(r"^(?P<kind>USER-SUPPLIED|COMPUTED) VALUES:\s*$")
+_TOP_KEY = re.compile(r"^(?P<key>[A-Za-z][\w-]*):(?:\s|$)")
+_PIPE_FILTER = re.compile(r"\|\s*(?:grep|egrep|head|tail|sed|awk)\b")
+_LIST_ROW = re.compile(
+    r"^(?P<name>\S+)\s+(?P<ns>\S+)\s+(?P<rev>\d+)\s+(?P<updated>.+?)\s+"
+    r"(?P<status>deployed|failed|pending-install|pending-upgrade|pending-rollback|superseded|uninstalling|uninstalled|unknown)\s+"
+    r"(?P<chart>\S+)(?:\s+(?P<app>\S+))?\s*$"
+)
+_LIST_HEADER = re.compile(r"^NAME\s+NAMESPACE\s+REVISION\s+UPDATED\s+STATUS\s+CHART\s+APP VERSION\s*$")
+_CHART_VERSION = re.compile(r"^(?P<name>.+?)-(?P<version>v?\d+\.\d+[\w.+-]*)$")
+_RELEASE_TYPE = re.compile(r"""(?:^|\s|")type"?\s*:\s*"?helm\.sh/release\.v1""")
+_RELEASE_NAME = re.compile(r"^(?P<base>sh\.helm\.release\.v1\.(?P<rel>.+)\.v(?P<rev>\d+))(?:\.(?P<chunk>\d+))?$")
+
+
+def deep_merge(base: dict, over: dict) -> dict:
+    """Helm's coalescing: maps merge key by key, anything else is replaced; a null removes the key."""
+    out = dict(base)
+    for k, v in over.items():
+        if v is None:
+            out.pop(k, None)
+        elif isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = deep_merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def _key_lines(node, offset: int, prefix: str = "", out: dict | None = None) -> dict[str, int]:
+    """Dotted key ('toolkit.env.0.value') -> line number in the document (1-based, absolute)."""
+    out = {} if out is None else out
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if not isinstance(key, yaml.ScalarNode):
+                continue
+            path = f"{prefix}.{key.value}" if prefix else str(key.value)
+            out.setdefault(path, offset + key.start_mark.line)
+            _key_lines(value, offset, path, out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            path = f"{prefix}.{i}"
+            out.setdefault(path, offset + item.start_mark.line)
+            _key_lines(item, offset, path, out)
+    return out
+
+
+def load_yaml_with_lines(lines: list[str], first_line: int) -> tuple[object, dict[str, int]]:
+    """(data, key lines) of one YAML document; raises yaml.YAMLError."""
+    loader = _Loader("\n".join(lines))
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, {}
+        return loader.construct_document(node), _key_lines(node, first_line)
+    finally:
+        loader.dispose()
+
+
+def _operator_keys(lines) -> set[str]:
+    return {m.group("key") for ln in lines if (m := _TOP_KEY.match(ln))} & OPERATOR_KEYS
+
+
+def _release_from_command(cmd: str) -> tuple[str | None, str | None, bool]:
+    """(release, namespace, --all) of `helm get values REL -n NS -a -o yaml | ...`."""
+    try:
+        tokens = shlex.split(cmd.split("|", 1)[0])
+    except ValueError:
+        tokens = cmd.split("|", 1)[0].split()
+    release = namespace = None
+    every = False
+    positional = []
+    takes_value = {"-n", "--namespace", "-o", "--output", "--revision", "--kube-context", "--kubeconfig", "--template"}
+    i = 1
+    while i < len(tokens):
+        t = tokens[i]
+        if t in ("-n", "--namespace") and i + 1 < len(tokens):
+            namespace = tokens[i + 1]
+            i += 2
+            continue
+        if t.startswith("--namespace="):
+            namespace = t.split("=", 1)[1]
+        elif t in ("-a", "--all"):
+            every = True
+        elif t in takes_value:
+            i += 2
+            continue
+        elif not t.startswith("-"):
+            positional.append(t)
+        i += 1
+    if positional[:2] in (["get", "values"], ["get", "all"]) and len(positional) > 2:
+        release = positional[2]
+    return release, namespace, every
+
+
+def sniff_values(doc: Document) -> int:
+    cmd = doc.command or ""
+    if re.match(r"^helm\b.*\bget\s+(?:values|all)\b", cmd):
+        return SURE
+    head = doc.head(3)
+    if head and _HEADER.match(head[0]):
+        return SURE
+    if any(ln.lstrip().startswith(("apiVersion:", "kind:")) and not ln.startswith(" ") for ln in doc.lines[:200]):
+        return NO  # a Kubernetes object: the generic object parser reads it
+    keys = _operator_keys(doc.lines)
+    if len(keys) >= 2:
+        return LIKELY + 10
+    return WEAK + 10 if keys & {"toolkit", "driver", "devicePlugin"} else NO
+
+
+def _values_body(doc: Document) -> tuple[list[str], int, str | None]:
+    """The YAML lines (header and grep separators blanked, count kept), and the header kind."""
+    lines = list(doc.lines)
+    kind = None
+    for i, ln in enumerate(lines):
+        if not ln.strip():
+            continue
+        m = _HEADER.match(ln)
+        if m:
+            kind = m.group("kind")
+            lines[i] = ""
+        break
+    lines = ["" if ln.strip() == "--" else ln for ln in lines]
+    return lines, doc.first_line, kind
+
+
+@parser("helm.values", "helm get values (user-supplied / --all computed) and GPU Operator values files", sniff=sniff_values)
+def parse_values(doc: Document) -> Iterable[HelmRelease]:
+    lines, first, header = _values_body(doc)
+    release, namespace, every = _release_from_command(doc.command or "") if doc.command else (None, None, False)
+    partial = bool(doc.command and _PIPE_FILTER.search(doc.command))
+    try:
+        data, key_lines = load_yaml_with_lines(lines, first)
+    except yaml.YAMLError:
+        # a grep/head cut: read from the first top-level key on
+        start = next((i for i, ln in enumerate(lines) if _TOP_KEY.match(ln)), None)
+        if start is None or start == 0:
+            raise UnusableData("Helm values are not valid YAML and no top-level key could be read") from None
+        try:
+            data, key_lines = load_yaml_with_lines(lines[start:], first + start)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {first + start + mark.line}" if mark else ""
+            raise UnusableData(f"Helm values are not valid YAML{where}") from None
+        partial = True
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise UnusableData("Helm values are not a YAML mapping")
+    computed = every or header == "COMPUTED"
+    source = "helm get values" + (" --all" if computed else "") if (doc.command or header) else "values file"
+    yield HelmRelease(
+        name=release,
+        namespace=namespace,
+        values=data if computed else None,
+        user_values=None if computed else data,
+        computed=computed,
+        partial=partial,
+        source=source,
+        artifact=doc.artifact,
+        key_lines=key_lines,
+        evidence=doc.evidence(0),
+    )
+
+
+def sniff_list(doc: Document) -> int:
+    head = doc.head(2)
+    return SURE if head and _LIST_HEADER.match(head[0]) else NO
+
+
+@parser("helm.list", "`helm list` table: release names, namespaces, chart versions, status", sniff=sniff_list)
+def parse_list(doc: Document) -> Iterable[HelmRelease]:
+    for i, ln in enumerate(doc.lines):
+        m = _LIST_ROW.match(ln)
+        if not m or _LIST_HEADER.match(ln):
+            continue
+        chart = _CHART_VERSION.match(m.group("chart"))
+        yield HelmRelease(
+            name=m.group("name"),
+            namespace=m.group("ns"),
+            chart=chart.group("name") if chart else m.group("chart"),
+            chart_version=chart.group("version") if chart else None,
+            app_version=m.group("app"),
+            revision=int(m.group("rev")),
+            status=m.group("status"),
+            source="helm list",
+            artifact=doc.artifact,
+            evidence=doc.evidence(i),
+        )
+
+
+def sniff_release_secret(doc: Document) -> int:
+    head = doc.lines[:400]
+    if any(_RELEASE_TYPE.search(ln) for ln in head):
+        return SURE + 5  # ahead of the generic object parser: the release is decoded, nothing else is kept
+    if any("sh.helm.release.v1." in ln for ln in head) and any("owner" in ln and "helm" in ln for ln in head):
+        return SURE + 5
+    return NO
+
+
+def _b64(text: str) -> bytes:
+    text = re.sub(r"\s+", "", text)
+    return base64.b64decode(text + "=" * (-len(text) % 4))
+
+
+def decode_release(helm_text: str) -> dict:
+    """Helm's storage encoding (after the API's own base64 layer of a Secret is removed):
+    base64 -> gzip (magic 1f 8b 08) -> JSON."""
+    raw = _b64(helm_text)
+    if raw[:3] == b"\x1f\x8b\x08":
+        raw = gzip.decompress(raw)
+    return json.loads(raw)
+
+
+def _items(data) -> list[dict]:
+    if isinstance(data, dict) and isinstance(data.get("items"), list):
+        return [i for i in data["items"] if isinstance(i, dict)]
+    return [data] if isinstance(data, dict) else []
+
+
+def _line_of(doc: Document, needle: str) -> int:
+    return next((i for i, ln in enumerate(doc.lines) if needle in ln), 0)
+
+
+@parser("helm.release-secret", "Helm release Secrets/ConfigMaps (sh.helm.release.v1.*), decoded", sniff=sniff_release_secret)
+def parse_release_secret(doc: Document) -> Iterable[HelmRelease]:
+    try:
+        docs = [d for d in yaml.load_all(doc.text, Loader=_Loader) if d is not None]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise UnusableData(f"not valid YAML/JSON{f' at line {doc.lineno(mark.line)}' if mark else ''} (truncated paste?)") from None
+    # group chunks: sh.helm.release.v1.REL.vN, sh.helm.release.v1.REL.vN.2, ... (tolerated MultiSecret layout)
+    groups: dict[str, list[tuple[int, str, bool, dict]]] = {}
+    for item in (i for d in docs for i in _items(d)):
+        meta = item.get("metadata") or {}
+        name = str(meta.get("name") or "")
+        m = _RELEASE_NAME.match(name)
+        is_secret = item.get("kind") == "Secret" or item.get("type") == "helm.sh/release.v1"
+        payload = (item.get("data") or {}).get("release")
+        if not m or not isinstance(payload, str):
+            continue  # not a Helm release: its data is never looked at
+        labels = meta.get("labels") or {}
+        chunk = int(m.group("chunk") or labels.get("chunk") or 1)
+        groups.setdefault(m.group("base"), []).append((chunk, payload, is_secret, labels))
+    latest: dict[tuple, HelmRelease] = {}
+    skipped = []
+    for base, parts in groups.items():
+        parts.sort(key=lambda p: p[0])
+        expected = int(parts[0][3].get("chunks") or len(parts))
+        if len(parts) < expected:
+            skipped.append(f"{base}: {len(parts)} of {expected} chunks")
+            continue
+        try:
+            # a Secret's data carries the API's base64 layer on top of Helm's; a ConfigMap's does not
+            rel = decode_release("".join(_b64(p).decode("ascii") if secret else p for _, p, secret, _ in parts))
+        except (binascii.Error, ValueError, OSError, EOFError, zlib.error, UnicodeDecodeError):
+            skipped.append(f"{base}: release data does not decode")
+            continue
+        chart = (rel.get("chart") or {})
+        meta = chart.get("metadata") or {}
+        config = rel.get("config") or {}
+        info = rel.get("info") or {}
+        line = _line_of(doc, base)
+        release = HelmRelease(
+            name=rel.get("name"),
+            namespace=rel.get("namespace"),
+            chart=meta.get("name"),
+            chart_version=meta.get("version"),
+            app_version=meta.get("appVersion"),
+            revision=rel.get("version"),
+            status=info.get("status"),
+            values=deep_merge(chart.get("values") or {}, config),
+            user_values=config,
+            computed=True,
+            source="release secret",
+            artifact=doc.artifact,
+            evidence=Evidence(doc.artifact, doc.lineno(line), f"{base} (Helm release, decoded; status {info.get('status')})"),
+        )
+        key = (release.name, release.namespace)
+        if key not in latest or (release.revision or 0) > (latest[key].revision or 0):
+            latest[key] = release
+    if not latest:
+        raise UnusableData("no decodable Helm release" + (f" ({'; '.join(skipped)})" if skipped else ""))
+    yield from latest.values()

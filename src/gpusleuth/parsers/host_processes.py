@@ -1,0 +1,243 @@
+"""What runs on the node: containerd instances and the endpoint kubelet uses, from `ps -ef` / `ps aux` /
+`pgrep -a`, `systemctl status` / `systemctl list-units`, kubelet argument files; plus `crictl info`,
+`containerd --version` and `ls`/`stat` probes of single files.
+
+Samples:
+
+    root  242547  1  2 Sep27 ?  00:41:07 /snap/k8s/3421/bin/containerd --config /var/lib/k8s-containerd/k8s-containerd/etc/containerd/config.toml --address /var/lib/k8s-containerd/k8s-containerd/run/containerd/containerd.sock
+    root    1021  1  0 Sep27 ?  00:03:10 /usr/bin/containerd
+    root  242711  1  4 Sep27 ?  01:10:52 /snap/k8s/3421/bin/kubelet --container-runtime-endpoint=/var/lib/k8s-containerd/k8s-containerd/run/containerd/containerd.sock ...
+    ● snap.k8s.containerd.service - Service for snap application k8s.containerd
+         CGroup: /system.slice/snap.k8s.containerd.service
+                 └─242547 /snap/k8s/3421/bin/containerd --config ...
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from functools import cache
+from typing import Iterable
+
+from gpusleuth.errors import UnusableData
+from gpusleuth.knowledge import table
+from gpusleuth.model.document import Document
+from gpusleuth.model.runtime import (
+    ContainerdConfig,
+    ContainerdInstance,
+    ContainerdVersion,
+    HostPath,
+    KubeletRuntime,
+    RuntimeHandler,
+)
+from gpusleuth.parsers.base import LIKELY, NO, SURE, WEAK, parser
+from gpusleuth.parsers.containerd_config import normalise_path
+
+# The containerd daemon itself (not containerd-shim-*, not `snap.k8s.containerd.service`, not a flag value).
+_CONTAINERD = re.compile(r"(?<![\w/.=@-])(?P<bin>(?:/[\w.@+-]+)*/containerd|containerd)(?=\s|$)")
+_KUBELET = re.compile(r"(?<![\w/.=@-])(?P<bin>(?:/[\w.@+-]+)*/kubelet|kubelet)(?=\s|$)")
+_ENDPOINT = re.compile(r"--container-runtime-endpoint(?:=|\s+)(?P<ep>[^\s\"']+)")
+_PS_HEADER = re.compile(r"^\s*(?:UID|USER)\s+PID\s+")
+_PS_ROW = re.compile(r"^\s*\S+\s+(?P<pid>\d+)\s+")
+_PGREP_ROW = re.compile(r"^\s*(?P<pid>\d+)\s+/")
+_TREE_ROW = re.compile(r"^\s*[│├└─|`\s-]*(?P<pid>\d+)\s+(?P<cmd>\S.*)$")
+_UNIT_HEADER = re.compile(r"^\s*[●*○×↻]?\s*(?P<unit>[\w@.:-]+\.service)\s+-\s")
+_UNIT_ROW = re.compile(r"^\s*[●*]?\s*(?P<unit>[\w@.:-]*containerd[\w@.:-]*\.service)\s+(?P<load>\S+)\s+(?P<active>\S+)\s+(?P<sub>\S+)")
+# The daemon's name as an argument of another command (`grep containerd`, `$ pgrep -a containerd`).
+_NOT_DAEMON = re.compile(r"(?:^\s*[$#%>]\s|(?:^|[\s/])(?:e?grep|pgrep|pkill|pidof|systemctl|journalctl|crictl|ctr|snap|which|man)\s)")
+_VERSION = re.compile(r"^\s*containerd\s+\S+\s+v?(?P<v>\d+\.\d+\.\d+[\w.+~-]*)")
+_CANNOT = re.compile(r"^(?:ls|stat|test|file): cannot (?:access|stat|statx) ['‘\"]?(?P<path>/[^'’\"]+)['’\"]?: No such file or directory")
+_LISTED = re.compile(r"^[-lcsbdp][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+[\d,]+\s+\w{3}\s+\d+\s+[\d:]+\s+(?P<path>/\S+)")
+
+
+@cache
+def _defaults() -> tuple[str, str]:
+    t = table("runtimes")["containerd"]
+    return t["default_config"], t["default_socket"]
+
+
+def _instance(cmd: str, doc: Document, index: int, pid: int | None, service: str | None) -> ContainerdInstance | None:
+    m = _CONTAINERD.search(cmd)
+    if not m or _NOT_DAEMON.search(cmd[: m.start()]):
+        return None
+    try:
+        args = shlex.split(cmd[m.end():])
+    except ValueError:
+        args = cmd[m.end():].split()
+    config = socket = None
+    for i, arg in enumerate(args):
+        name, eq, value = arg.partition("=")
+        if not eq:
+            value = args[i + 1] if i + 1 < len(args) else ""
+        if name in ("--config", "-c"):
+            config = value
+        elif name in ("--address", "-a"):
+            socket = value
+    if args and args[0] in ("config", "--version", "-v", "-h", "--help"):
+        return None  # `containerd config dump` run by someone, not the daemon
+    default_config, default_socket = _defaults()
+    return ContainerdInstance(
+        config_path=normalise_path(config) or default_config,
+        socket=normalise_path(socket) or default_socket,
+        service=service,
+        binary=m.group("bin"),
+        pid=pid,
+        config_flag=config is not None,
+        socket_flag=socket is not None,
+        evidence=doc.evidence(index),
+    )
+
+
+def sniff_processes(doc: Document) -> int:
+    prog = (doc.command or "").split()[0].rsplit("/", 1)[-1] if doc.command else ""
+    head = doc.lines[:300]
+    daemons = any(_CONTAINERD.search(ln) and not _NOT_DAEMON.search(ln) for ln in head) or any(_ENDPOINT.search(ln) for ln in head)
+    if prog in ("ps", "pgrep", "systemctl") and (daemons or any(_UNIT_ROW.match(ln) for ln in head)):
+        return SURE
+    if any(_PS_HEADER.match(ln) for ln in head[:3]) and daemons:
+        return SURE
+    flags = [ln for ln in head if ln.strip()]
+    if flags and sum(1 for ln in flags if ln.lstrip().startswith("--")) >= 0.6 * len(flags) and any(_ENDPOINT.search(ln) for ln in flags):
+        return SURE  # kubelet args file (k8s-snap /var/snap/k8s/common/args/kubelet)
+    if any(_UNIT_HEADER.match(ln) and "containerd" in ln for ln in head):
+        return LIKELY
+    if any(re.search(r"containerd\s+(?:--config|-c)\s+/\S+", ln) for ln in head):
+        return LIKELY
+    return NO
+
+
+@parser("host.processes", "ps / pgrep / systemctl output and kubelet args: containerd instances, kubelet endpoint", sniff=sniff_processes)
+def parse_processes(doc: Document) -> Iterable[ContainerdInstance | KubeletRuntime]:
+    unit = None
+    found = 0
+    for i, ln in enumerate(doc.lines):
+        if not ln.strip():
+            continue
+        header = _UNIT_HEADER.match(ln)
+        if header:
+            unit = header.group("unit")
+            continue
+        row = _UNIT_ROW.match(ln)
+        if row and row.group("active") == "active":
+            found += 1
+            yield ContainerdInstance(config_path=None, socket=None, service=row.group("unit"), evidence=doc.evidence(i))
+            continue
+        ep = _ENDPOINT.search(ln)
+        if ep and (_KUBELET.search(ln) or ln.lstrip().startswith("--") or "KUBELET" in ln) and not _NOT_DAEMON.search(ln[: ep.start()]):
+            found += 1
+            yield KubeletRuntime(endpoint=ep.group("ep"), evidence=doc.evidence(i))
+            continue
+        pid, service = None, None
+        tree = _TREE_ROW.match(ln) if unit and ("─" in ln or "`-" in ln or "|-" in ln) else None
+        if tree:
+            pid, service = int(tree.group("pid")), unit
+        else:
+            m = _PS_ROW.match(ln) or _PGREP_ROW.match(ln)
+            pid = int(m.group("pid")) if m else None
+        inst = _instance(ln, doc, i, pid, service)
+        if inst:
+            found += 1
+            yield inst
+    if not found:
+        raise UnusableData("no containerd or kubelet process in this output")
+
+
+def sniff_crictl(doc: Document) -> int:
+    cmd = doc.command or ""
+    if re.match(r"^crictl\b.*\binfo\b", cmd):
+        return SURE
+    head = doc.lines[:400]
+    if head and head[0].lstrip().startswith("{") and any('"containerdEndpoint"' in ln or '"lastCNILoadStatus"' in ln for ln in head):
+        return SURE
+    return NO
+
+
+def _json_line(doc: Document, key: str, start: int = 0) -> int:
+    needle = re.compile(rf'"{re.escape(key)}"\s*:')
+    return next((i for i in range(start, len(doc.lines)) if needle.search(doc.lines[i])), start)
+
+
+@parser("host.crictl-info", "`crictl info`: the runtimes a running containerd's CRI plugin actually loaded", sniff=sniff_crictl)
+def parse_crictl(doc: Document) -> Iterable[ContainerdConfig | ContainerdInstance]:
+    try:
+        data = json.loads(doc.text)
+    except json.JSONDecodeError as exc:
+        raise UnusableData(f"not valid JSON at line {doc.lineno(exc.lineno - 1)}: {exc.msg} (truncated paste?)") from None
+    cfg = data.get("config") if isinstance(data, dict) else None
+    if not isinstance(cfg, dict):
+        raise UnusableData("no `config` object: not the output of `crictl info` against containerd")
+    ctd = cfg.get("containerd") or {}
+    flag = re.search(r"(?:--runtime-endpoint|-r)[= ](\S+)", doc.command or "")
+    socket = normalise_path(cfg.get("containerdEndpoint") or (flag.group(1) if flag else None))
+    at = _json_line(doc, "runtimes")
+    handlers = {}
+    for name, body in (ctd.get("runtimes") or {}).items():
+        if not isinstance(body, dict):
+            continue
+        opts = body.get("options") or {}
+        binary = next((v for k, v in opts.items() if k.lower() in ("binaryname", "binary_name")), None)
+        line = _json_line(doc, name, at)
+        handlers[name] = RuntimeHandler(
+            name=name,
+            runtime_type=body.get("runtimeType"),
+            binary=binary or None,
+            binary_key="BinaryName" if binary else None,
+            options=dict(opts),
+            evidence=doc.evidence(line),
+            binary_evidence=doc.evidence(_json_line(doc, "BinaryName", line)) if binary else None,
+        )
+    default = ctd.get("defaultRuntimeName")
+    cdi = cfg.get("enableCDI")
+    yield ContainerdConfig(
+        engine="containerd",
+        artifact=doc.artifact,
+        path=None,
+        path_source="crictl info",
+        runtimes=handlers,
+        default_runtime=default if isinstance(default, str) else None,
+        default_runtime_evidence=doc.evidence(_json_line(doc, "defaultRuntimeName")) if isinstance(default, str) else None,
+        evidence=doc.evidence(0),
+        version=0,
+        enable_cdi=cdi if isinstance(cdi, bool) else None,
+        enable_cdi_evidence=doc.evidence(_json_line(doc, "enableCDI")) if isinstance(cdi, bool) else None,
+        cdi_spec_dirs=tuple(cfg.get("cdiSpecDirs") or ()),
+        live=True,
+        socket=socket,
+    )
+    if socket:
+        yield ContainerdInstance(config_path=None, socket=socket, evidence=doc.evidence(_json_line(doc, "containerdEndpoint")))
+
+
+def sniff_version(doc: Document) -> int:
+    lines = [ln for ln in doc.lines if ln.strip()]
+    return SURE if 0 < len(lines) <= 3 and _VERSION.match(lines[0]) else NO
+
+
+@parser("host.containerd-version", "`containerd --version`", sniff=sniff_version)
+def parse_version(doc: Document) -> Iterable[ContainerdVersion]:
+    for i, ln in enumerate(doc.lines):
+        m = _VERSION.match(ln)
+        if m:
+            yield ContainerdVersion(m.group("v"), doc.evidence(i))
+
+
+def sniff_probe(doc: Document) -> int:
+    prog = (doc.command or "").split()[0] if doc.command else ""
+    lines = [ln for ln in doc.lines if ln.strip()]
+    hits = sum(1 for ln in lines if _CANNOT.match(ln) or _LISTED.match(ln))
+    if prog in ("ls", "stat", "test", "file") and hits:
+        return LIKELY
+    return WEAK if lines and hits == len(lines) else NO
+
+
+@parser("host.file-probe", "`ls -l` / `stat` of single files: whether a path exists on the node", sniff=sniff_probe)
+def parse_probe(doc: Document) -> Iterable[HostPath]:
+    for i, ln in enumerate(doc.lines):
+        m = _CANNOT.match(ln)
+        if m:
+            yield HostPath(normalise_path(m.group("path")), False, doc.evidence(i))
+            continue
+        m = _LISTED.match(ln)
+        if m:
+            yield HostPath(normalise_path(m.group("path").split(" -> ")[0]), True, doc.evidence(i))

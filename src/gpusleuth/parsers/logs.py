@@ -1,0 +1,367 @@
+"""Container, kernel and journal logs -> one ``ContainerLog`` of ``LogLine``s per document.
+
+Reads what people actually have: must-gather's per-pod files (every line prefixed `[pod/<pod>/<container>] `
+by `kubectl logs --all-containers --prefix`), `kubectl logs` with or without `--timestamps`, CRI log files
+(`… stderr F …`, partial `P` lines joined), klog, logrus (quoted, unquoted, `ERRO[0003]`), Go's log package,
+JSON lines, the MOFED entrypoint's `[21-Nov-25_11:51:13]`, `set -x` traces, installer paragraphs whose
+indented continuation lines belong to the line above, `dmesg` (uptime and `-T`), journald and syslog.
+
+Times come from the one registry in parsers/timestamps.py. A line whose stamp is malformed keeps its text and
+loses only its time. Year-less and zone-less times are left as the registry gives them (placeholder year,
+naive datetime); facts/timeline.py infers both from the other sources and states how.
+
+Who wrote the log (pod, namespace, container, previous instance) comes from the lines themselves, the
+command that printed them, and, as hints only, the file name.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import re
+import shlex
+from collections import Counter
+from typing import Iterator
+
+from gpusleuth.model.document import Document
+from gpusleuth.model.logs import ContainerLog, LogLine
+from gpusleuth.parsers.base import LIKELY, NO, SURE, WEAK, parser
+from gpusleuth.parsers.timestamps import BY_ID, candidates
+
+MAX_FOLDED_LINES = 40  # continuation lines folded into one LogLine; the rest start new LogLines
+MAX_FOLDED_CHARS = 4000
+
+_OUTER = frozenset(("cri", "rfc3339", "journal", "syslog"))  # prefixes that wrap another program's line
+_HOST_LINES = frozenset(("journal", "syslog"))
+_KERNEL_FORMATS = frozenset(("dmesg", "dmesg-T"))
+_DMESG = BY_ID["dmesg"]
+
+_LEVELS = {
+    "i": "info", "info": "info", "information": "info", "notice": "info",
+    "w": "warning", "warn": "warning", "warning": "warning",
+    "e": "error", "erro": "error", "err": "error", "error": "error",
+    "f": "fatal", "fata": "fatal", "fatal": "fatal", "pani": "fatal", "panic": "fatal", "crit": "fatal", "critical": "fatal", "dpanic": "fatal",
+    "d": "debug", "debu": "debug", "debug": "debug", "trac": "debug", "trace": "debug",
+}
+# Plain-text severity words at the start of a message, possibly after the program's name ("modprobe: ERROR:").
+_LEVEL_WORD = re.compile(r"^(?:[\w.\-]{1,40}: )?(ERROR|Error|error|FATAL|Fatal|fatal|WARNING|Warning|WARN)\b")
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+# Name and command hints (never decisive on their own; content wins).
+_MG_OPERAND = re.compile(r"(?:^|/)(?:gpu|network)_operand_pod_(?P<pod>[^/]+?)(?P<prev>\.previous)?\.log$")
+_MG_OPERATOR = re.compile(r"(?:^|/)(?:gpu|network)_operator_pod(?P<prev>\.previous)?\.log$")
+_OCP_MG = re.compile(r"(?:^|/)namespaces/(?P<ns>[^/]+)/pods/(?P<pod>[^/]+)/(?P<ctr>[^/]+)/[^/]+/logs/(?P<which>current|previous)(?:\.insecure)?\.log$")
+_POD_DIR = re.compile(r"(?:^|/)pods/(?P<ns>[a-z0-9-]+)_(?P<pod>[a-z0-9][a-z0-9.-]*)_[0-9a-f-]{8,}/(?P<ctr>[a-z0-9-]+)/\d+\.log(?:\.\d+)?$")
+_CONTAINERS_DIR = re.compile(r"(?:^|/)(?P<pod>[a-z0-9][a-z0-9.-]*)_(?P<ns>[a-z0-9-]+)_(?P<ctr>[a-z0-9-]+)-[0-9a-f]{64}\.log$")
+_KERNEL_NAME = re.compile(r"(?:^|/|_|-)(?:dmesg|kern(?:el)?|journal(?:ctl)?-?k|messages|syslog)[^/]*$", re.I)
+_LOG_NAME = re.compile(r"\.log(?:\.\d+)?$", re.I)
+_DEFAULTED = re.compile(r'^Defaulted container "(?P<ctr>[^"]+)" out of:')
+_LOG_PROGRAMS = {"kubectl", "k", "oc", "microk8s.kubectl"}
+_VALUE_OPTIONS = {
+    "--tail", "--since", "--since-time", "--limit-bytes", "-l", "--selector", "--context", "--kubeconfig",
+    "--max-log-requests", "--pod-running-timeout", "--cluster", "--user", "-s", "--server", "--request-timeout",
+}
+
+
+def _level(word: str | None) -> str | None:
+    return _LEVELS.get(word.lower()) if word else None
+
+
+def _match(text: str, last):
+    """(format, match) of the stamp text starts with, trying the previous line's format first."""
+    if last is not None:
+        m = last.regex.match(text)
+        if m is not None:
+            return last, m
+    for f in candidates(text):
+        m = f.regex.match(text)
+        if m is not None:
+            return f, m
+    return None, None
+
+
+def _convert(fmt, m):
+    try:
+        return fmt.convert(m)
+    except (ValueError, OverflowError, KeyError):
+        return None  # the shape without a real time: keep the line, drop its time
+
+
+def _logrus_message(rest: str) -> str:
+    """The msg value after `msg=` (quoted or not) plus the fields that follow it."""
+    if rest.startswith('"'):
+        q = _QUOTED.match(rest)
+        if q:
+            value = q.group(1).replace('\\"', '"').replace("\\n", " ").replace("\\t", " ").replace("\\\\", "\\")
+            tail = rest[q.end():].strip()
+            return f"{value} {tail}" if tail else value
+    return rest
+
+
+def _json_message(line: str) -> tuple[str, str | None]:
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return line, None
+    if not isinstance(obj, dict):
+        return line, None
+    msg = next((obj[k] for k in ("msg", "message", "MESSAGE", "log") if isinstance(obj.get(k), str)), None)
+    level = next((obj[k] for k in ("level", "lvl", "severity", "levelname") if isinstance(obj.get(k), str)), None)
+    if msg is None:
+        return line, _level(level)
+    extra = " ".join(f"{k}={obj[k]}" for k in ("error", "err") if k in obj)
+    return (f"{msg} {extra}" if extra else msg), _level(level)
+
+
+def _body(fmt, m, text: str) -> tuple[str, str | None]:
+    """Message and level of a line whose stamp fmt matched as m."""
+    fid = fmt.id
+    if fid == "logrus":
+        return _logrus_message(text[m.end():]), _level(m.group("level"))
+    if fid == "json":
+        return _json_message(text)
+    if fid in ("klog", "logrus-tty"):
+        return text[m.end():], _level(m.group("level"))
+    return text[m.end():], None
+
+
+def _hints(doc: Document) -> dict:
+    """pod / namespace / container / previous / kind from the command and the artifact's name."""
+    h: dict = {}
+    for name in filter(None, (doc.artifact, doc.path_hint)):
+        if m := _MG_OPERAND.search(name):
+            h.update(pod=m.group("pod"), previous=bool(m.group("prev")))
+        elif m := _MG_OPERATOR.search(name):
+            h.update(previous=bool(m.group("prev")))
+        elif m := _OCP_MG.search(name):
+            h.update(pod=m.group("pod"), namespace=m.group("ns"), container=m.group("ctr"), previous=m.group("which") == "previous")
+        elif m := _POD_DIR.search(name) or _CONTAINERS_DIR.search(name):
+            h.update(pod=m.group("pod"), namespace=m.group("ns"), container=m.group("ctr"))
+        elif _KERNEL_NAME.search(name):
+            h.setdefault("kind", "kernel")
+    if doc.command:
+        h.update(_command_hints(doc.command))
+    return h
+
+
+def _command_hints(cmd: str) -> dict:
+    try:
+        argv = shlex.split(cmd)
+    except ValueError:
+        argv = cmd.split()
+    if not argv:
+        return {}
+    prog = argv[0].rsplit("/", 1)[-1]
+    if prog in ("dmesg",) or (prog == "journalctl" and ("-k" in argv or "--dmesg" in argv)):
+        return {"kind": "kernel"}
+    if prog == "journalctl":
+        return {"kind": "journal"}
+    if prog not in _LOG_PROGRAMS or "logs" not in argv:
+        return {}
+    h: dict = {}
+    positional: list[str] = []
+    args = argv[argv.index("logs") + 1:]
+    i = 0
+    while i < len(args):
+        a = args[i]
+        key, eq, val = a.partition("=")
+        if key in ("-n", "--namespace", "-c", "--container"):
+            if not eq:
+                i += 1
+                val = args[i] if i < len(args) else ""
+            h["namespace" if key in ("-n", "--namespace") else "container"] = val
+        elif a.startswith("-n") and len(a) > 2 and not a.startswith("--"):
+            h["namespace"] = a[2:]
+        elif key in ("-p", "--previous"):
+            h["previous"] = val.lower() != "false" if eq else True
+        elif key in _VALUE_OPTIONS:
+            i += 0 if eq else 1
+        elif not a.startswith("-"):
+            positional.append(a)
+        i += 1
+    if positional:
+        kind, _, name = positional[0].rpartition("/")
+        if kind in ("", "pod", "pods", "po"):
+            h["pod"] = name
+        if len(positional) > 1 and "container" not in h:
+            h["container"] = positional[1]
+    return h
+
+
+def parse_log(doc: Document) -> ContainerLog:
+    gc_was_on = gc.isenabled()
+    gc.disable()  # millions of acyclic objects: the cycle collector would rescan them over and over
+    try:
+        return _parse_log(doc)
+    finally:
+        if gc_was_on:
+            gc.enable()
+
+
+def _parse_log(doc: Document) -> ContainerLog:
+    hints = _hints(doc)
+    pod0, ctr0 = hints.get("pod"), hints.get("container")
+    artifact, first = doc.artifact, doc.first_line
+    out: list[LogLine] = []
+    append = out.append
+    n_kernel = n_journal = n_container = 0
+    hosts: Counter = Counter()
+    pods: set = set()
+    ctrs: set = set()
+    last = None  # the previous line's format: tried first, logs rarely switch
+    prev_i = -2  # source index of the line out[-1] ends on: a continuation must follow it directly
+    partial = False  # out[-1] is a CRI `P` line waiting for the rest of its text
+    folded = 0  # continuation lines folded into out[-1]
+    level_word = _LEVEL_WORD.match
+
+    for i, raw in enumerate(doc.lines):
+        if not raw or raw.isspace():
+            continue
+        text, pod, ctr = raw, pod0, ctr0
+        if raw.startswith("[pod/"):
+            end = raw.find("] ")
+            if end > 5:
+                parts = raw[5:end].split("/")
+                if len(parts) == 2:
+                    pod, ctr = parts
+                    pods.add(pod)
+                    ctrs.add(ctr)
+                    text = raw[end + 2:]
+                    if not text or text.isspace():
+                        continue
+        if i == 0 and ctr is None and (d := _DEFAULTED.match(text)):
+            ctr0 = ctr = d.group("ctr")
+        fmt, m = _match(text, last)
+        if fmt is None:
+            # set -x traces, installer text and continuation lines: no stamp of their own
+            if text[0] in " \t" and prev_i == i - 1 and not partial and folded < MAX_FOLDED_LINES:
+                head = out[-1]
+                if head.pod == pod and head.container == ctr and len(head.message) < MAX_FOLDED_CHARS:
+                    out[-1] = LogLine(artifact, head.line, head.raw, f"{head.message} {text.strip()}", head.time,
+                                      head.time_format, head.level, pod, ctr, head.elapsed)
+                    prev_i, folded = i, folded + 1
+                    continue
+            w = level_word(text)
+            append(LogLine(artifact, first + i, raw, text, None, None, _level(w.group(1)) if w else None, pod, ctr))
+            prev_i, partial, folded = i, False, 0
+            continue
+        last = fmt
+        fid = fmt.id
+        t = _convert(fmt, m)
+        elapsed = None
+        if fid in _OUTER:
+            rest = text[m.end():]
+            if fid == "cri":
+                if partial and prev_i == i - 1 and out[-1].pod == pod and out[-1].container == ctr:
+                    head = out[-1]
+                    msg = head.message + rest
+                    w = level_word(msg) if head.level is None else None
+                    out[-1] = LogLine(artifact, head.line, head.raw, msg, head.time, head.time_format,
+                                      _level(w.group(1)) if w else head.level, pod, ctr, head.elapsed)
+                    prev_i, partial = i, m.group("tag") == "P"
+                    continue
+                partial = m.group("tag") == "P"
+            else:
+                partial = False
+            if fid in _HOST_LINES:
+                hosts[m.group("host")] += 1
+                level = None
+                if m.group("ident") == "kernel":
+                    n_kernel += 1
+                    dm = _DMESG.regex.match(rest)
+                    if dm is not None:
+                        elapsed, rest = float(dm.group("secs")), rest[dm.end():]
+                else:
+                    n_journal += 1
+                msg = rest
+            else:
+                n_container += 1
+                inner, im = _match(rest, None)
+                if inner is not None and inner.id not in _OUTER:
+                    msg, level = _body(inner, im, rest)
+                    if t is None:
+                        t = _convert(inner, im)
+                else:
+                    msg, level = rest, None
+        else:
+            partial = False
+            msg, level = _body(fmt, m, text)
+            if fid in _KERNEL_FORMATS:
+                n_kernel += 1
+            else:
+                n_container += 1
+        if t.__class__ is float:
+            elapsed, t = t, None
+        if level is None:
+            w = level_word(msg)
+            level = _level(w.group(1)) if w else None
+        append(LogLine(artifact, first + i, raw, msg, t, fid, level, pod, ctr, elapsed))
+        prev_i, folded = i, 0
+
+    counts = {"kernel": n_kernel, "journal": n_journal, "container": n_container}
+    kind = max(counts, key=counts.get) if any(counts.values()) else hints.get("kind", "container")
+    pod = pod0 if pod0 else (next(iter(pods)) if len(pods) == 1 else None)
+    ctr = ctr0 if ctr0 else (next(iter(ctrs)) if len(ctrs) == 1 else None)
+    return ContainerLog(
+        artifact=artifact, lines=tuple(out), pod=pod, namespace=hints.get("namespace"), container=ctr,
+        node=hosts.most_common(1)[0][0] if hosts else None, previous=bool(hints.get("previous")), kind=kind,
+    )
+
+
+# ---- sniffing -------------------------------------------------------------------------------------------------
+
+_SHELL_TRACE = re.compile(r"^\++ \S")
+
+
+def _sample(lines: tuple[str, ...], n: int = 60) -> list[str]:
+    """The first n non-blank lines and n more spread over the rest: a log's head is often a banner."""
+    head = [ln for ln in lines[: n * 3] if ln.strip()][:n]
+    step = max(1, len(lines) // n)
+    spread = [ln for ln in lines[n * 3 :: step] if ln.strip()][:n]
+    return head + spread
+
+
+def _shaped(line: str) -> bool:
+    if line.startswith("[pod/") and "] " in line:
+        line = line[line.find("] ") + 2:]
+        if not line.strip():
+            return True
+    if _SHELL_TRACE.match(line):
+        return True
+    fmt, _m = _match(line, None)
+    return fmt is not None
+
+
+def _signature_hits(lines: list[str]) -> int:
+    try:
+        from gpusleuth.facts.logs import signatures
+
+        _sigs, matcher = signatures()
+    except (OSError, KeyError, ValueError):  # no signature table yet: no signature evidence
+        return 0
+    return sum(1 for ln in lines if matcher.Match(ln))
+
+
+def sniff(doc: Document) -> int:
+    """LIKELY when most lines have a log shape; higher when a `kubectl logs` command or must-gather's prefix
+    says so; WEAK for free text with known signatures or a log-like name. Tables, describe output and configs
+    have no log shape, so their own parsers win on them."""
+    if doc.command and _command_hints(doc.command):
+        return SURE - 10
+    sample = _sample(doc.lines)
+    if not sample:
+        return NO
+    if sum(1 for ln in sample if ln.startswith("[pod/")) * 2 >= len(sample):
+        return LIKELY + 15
+    shaped = sum(1 for ln in sample if _shaped(ln))
+    if shaped * 2 >= len(sample):
+        return LIKELY
+    name_hint = bool(_LOG_NAME.search(doc.artifact) or _hints(doc))
+    if shaped >= 3 or _signature_hits(sample):
+        return WEAK + 10 if name_hint else WEAK
+    return WEAK if name_hint else NO
+
+
+@parser("logs", "container, kernel and journal logs (must-gather, kubectl logs, CRI files, klog, logrus, JSON, MOFED, dmesg, journald)", sniff=sniff)
+def parse(doc: Document) -> Iterator[ContainerLog]:
+    yield parse_log(doc)

@@ -1,0 +1,201 @@
+"""Helm values (user-supplied, computed, grep'd, plain files), helm list, release Secrets/ConfigMaps."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+
+import pytest
+
+from conftest import doc_from_text
+from gpusleuth.errors import UnusableData
+from gpusleuth.model.document import Document
+from gpusleuth.parsers.base import LIKELY, NO, SURE
+from gpusleuth.parsers.helm import (
+    deep_merge,
+    parse_list,
+    parse_release_secret,
+    parse_values,
+    sniff_list,
+    sniff_release_secret,
+    sniff_values,
+)
+
+USER_SUPPLIED = """\
+root@192-18-132-31:~# helm get values gpu-operator-1758912452 -n gpu-operator
+USER-SUPPLIED VALUES:
+driver:
+  enabled: false
+toolkit:
+  env:
+  - name: CONTAINERD_CONFIG
+    value: /var/lib/k8s-containerd/k8s-containerd/etc/containerd/config.toml
+  - name: CONTAINERD_SOCKET
+    value: /var/lib/k8s-containerd/k8s-containerd/run/containerd/containerd.sock
+  - name: CONTAINERD_SET_AS_DEFAULT
+    value: true
+"""
+
+
+def test_user_supplied_values_with_release_from_the_command():
+    doc = doc_from_text(USER_SUPPLIED)
+    assert sniff_values(doc) == SURE
+    (rel,) = parse_values.parse(doc)
+    assert (rel.name, rel.namespace, rel.computed, rel.partial) == ("gpu-operator-1758912452", "gpu-operator", False, False)
+    assert rel.values is None and rel.user_values["driver"] == {"enabled": False}
+    assert rel.key_lines["toolkit.env"] == 6
+    assert rel.key_lines["toolkit.env.0.value"] == 8 and rel.key_lines["toolkit.env.2.value"] == 12
+    assert rel.cite("toolkit.env.1.value").line == 10
+    assert rel.get("toolkit.env")[2]["value"] is True  # unquoted: YAML bool, which TK002 reports
+
+
+def test_computed_values_grep_cut_is_read_from_the_first_top_level_key():
+    text = """\
+root@192-18-132-31:~# helm get values gpu-operator-1758912452 -n gpu-operator --all -o yaml | grep -A20 -i "toolkit:"
+  use_ocp_driver_toolkit: false
+platform:
+  openshift: false
+--
+toolkit:
+  enabled: true
+  env: []
+  installDir: /usr/local/nvidia
+  version: v1.17.5-ubuntu20.04
+"""
+    (rel,) = parse_values.parse(doc_from_text(text))
+    assert rel.computed and rel.partial and rel.source == "helm get values --all"
+    assert rel.get("toolkit.env") == [] and rel.key_lines["toolkit.env"] == 8
+    assert rel.key_lines["platform.openshift"] == 4
+
+
+def test_computed_header_and_json_output():
+    text = 'COMPUTED VALUES:\n{"toolkit": {"enabled": true, "env": []}, "driver": {"enabled": true}}\n'
+    (rel,) = parse_values.parse(Document("helm-all.txt", tuple(text.splitlines())))
+    assert rel.computed and rel.values["driver"]["enabled"] is True
+
+
+def test_null_user_values():
+    (rel,) = parse_values.parse(doc_from_text("$ helm get values gpu-operator -n gpu-operator\nUSER-SUPPLIED VALUES:\nnull\n"))
+    assert rel.user_values == {} and rel.name == "gpu-operator"
+
+
+def test_values_file_recognised_by_content_not_name():
+    text = """\
+operator:
+  defaultRuntime: containerd
+driver:
+  enabled: true
+  rdma:
+    enabled: true
+    useHostMofed: true
+devicePlugin:
+  config:
+    name: time-slicing-config
+    default: any
+cdi:
+  enabled: true
+"""
+    doc = Document("whatever.txt", tuple(text.splitlines()))
+    assert sniff_values(doc) >= LIKELY
+    (rel,) = parse_values.parse(doc)
+    assert rel.source == "values file" and rel.name is None
+    assert rel.key_lines["driver.rdma.useHostMofed"] == 7 and rel.get("devicePlugin.config.name") == "time-slicing-config"
+
+
+def test_sniff_values_leaves_other_yaml_alone():
+    k8s = Document("values.yaml", ("apiVersion: v1", "kind: ConfigMap", "data:", "  driver: x", "  toolkit: y"))
+    assert sniff_values(k8s) == NO
+    assert sniff_values(Document("values.yaml", ("replicaCount: 1", "image:", "  tag: x"))) == NO
+
+
+def test_broken_yaml_is_unusable():
+    with pytest.raises(UnusableData):
+        list(parse_values.parse(doc_from_text("USER-SUPPLIED VALUES:\ntoolkit: [\n  env: {\n")))
+
+
+HELM_LIST = """\
+root@192-18-132-31:~# helm list -A
+NAME                   \tNAMESPACE   \tREVISION\tUPDATED                                \tSTATUS  \tCHART               \tAPP VERSION
+gpu-operator-1758912452\tgpu-operator\t3       \t2025-09-28 03:31:09.512853 +0000 UTC\tdeployed\tgpu-operator-v25.3.4\tv25.3.4
+network-operator       \tnvidia-network-operator\t1 \t2025-09-20 11:02:44.10 +0000 UTC   \tfailed  \tnetwork-operator-25.4.0\tv25.4.0
+"""
+
+
+def test_helm_list_table():
+    doc = doc_from_text(HELM_LIST)
+    assert sniff_list(doc) == SURE
+    gpu, net = parse_list.parse(doc)
+    assert (gpu.name, gpu.namespace, gpu.chart, gpu.chart_version, gpu.revision, gpu.status) == (
+        "gpu-operator-1758912452", "gpu-operator", "gpu-operator", "v25.3.4", 3, "deployed")
+    assert gpu.evidence.line == 3
+    assert (net.chart, net.chart_version, net.status) == ("network-operator", "25.4.0", "failed")
+
+
+def _release(name="gpu-operator-1758912452", rev=4, config=None) -> dict:
+    return {
+        "name": name, "namespace": "gpu-operator", "version": rev,
+        "info": {"status": "deployed", "first_deployed": "2025-09-26T18:47:47Z", "last_deployed": "2025-09-29T09:09:04Z"},
+        "chart": {"metadata": {"name": "gpu-operator", "version": "v25.3.4", "appVersion": "v25.3.4"},
+                  "values": {"toolkit": {"enabled": True, "env": [], "installDir": "/usr/local/nvidia"}, "cdi": {"enabled": True}}},
+        "config": config if config is not None else {"toolkit": {"env": [{"name": "CONTAINERD_SOCKET", "value": "/run/k3s/containerd/containerd.sock"}]}, "cdi": None},
+        "manifest": "---\n# Source: gpu-operator/templates/clusterpolicy.yaml\n",
+    }
+
+
+def _helm_layer(rel: dict) -> str:
+    return base64.b64encode(gzip.compress(json.dumps(rel).encode())).decode()
+
+
+def _secret(name: str, payload: str, labels: dict) -> dict:
+    return {"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
+            "metadata": {"name": name, "namespace": "gpu-operator", "labels": labels},
+            "data": {"release": base64.b64encode(payload.encode()).decode()}}
+
+
+def test_release_secret_two_layers_of_base64_and_gzip_and_other_secrets_never_kept():
+    other = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": {"name": "registry-creds"},
+             "data": {"password": base64.b64encode(b"hunter2-very-secret").decode()}}
+    old = _secret("sh.helm.release.v1.gpu-operator-1758912452.v3", _helm_layer(_release(rev=3)), {"owner": "helm", "version": "3"})
+    new = _secret("sh.helm.release.v1.gpu-operator-1758912452.v4", _helm_layer(_release(rev=4)), {"owner": "helm", "version": "4"})
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": [other, old, new]}, indent=2)
+    doc = Document("secrets.json", tuple(text.splitlines()))
+    assert sniff_release_secret(doc) > SURE
+    (rel,) = parse_release_secret.parse(doc)
+    assert (rel.name, rel.revision, rel.chart, rel.chart_version) == ("gpu-operator-1758912452", 4, "gpu-operator", "v25.3.4")
+    assert rel.values["toolkit"]["installDir"] == "/usr/local/nvidia"  # chart default kept
+    assert rel.values["toolkit"]["env"][0]["value"] == "/run/k3s/containerd/containerd.sock"  # user override wins
+    assert "cdi" not in rel.values  # a null in the user's values removes the key
+    assert "hunter2" not in repr(rel) and "registry-creds" not in repr(rel)
+    assert rel.evidence.text.startswith("sh.helm.release.v1.gpu-operator-1758912452.v4")
+
+
+def test_configmap_driver_has_only_helms_base64():
+    cm = {"apiVersion": "v1", "kind": "ConfigMap",
+          "metadata": {"name": "sh.helm.release.v1.gpu-operator.v1", "namespace": "kube-system", "labels": {"OWNER": "TILLER", "owner": "helm"}},
+          "data": {"release": _helm_layer(_release(name="gpu-operator", rev=1))}}
+    import yaml
+    doc = Document("cm.yaml", tuple(yaml.safe_dump(cm).splitlines()))
+    assert sniff_release_secret(doc) > SURE
+    (rel,) = parse_release_secret.parse(doc)
+    assert rel.name == "gpu-operator" and rel.status == "deployed"
+
+
+def test_chunked_release_is_joined_in_order():
+    text = _helm_layer(_release())
+    half = len(text) // 2
+    parts = [
+        _secret("sh.helm.release.v1.gpu-operator-1758912452.v4.2", text[half:], {"owner": "helm", "chunk": "2", "chunks": "2"}),
+        _secret("sh.helm.release.v1.gpu-operator-1758912452.v4", text[:half], {"owner": "helm", "chunk": "1", "chunks": "2"}),
+    ]
+    doc = Document("s.json", tuple(json.dumps({"kind": "List", "items": parts}, indent=1).splitlines()))
+    (rel,) = parse_release_secret.parse(doc)
+    assert rel.revision == 4
+    missing = Document("s.json", tuple(json.dumps({"kind": "List", "items": parts[:1]}, indent=1).splitlines()))
+    with pytest.raises(UnusableData, match="1 of 2 chunks"):
+        list(parse_release_secret.parse(missing))
+
+
+def test_deep_merge_is_helm_coalescing():
+    assert deep_merge({"a": {"b": 1, "c": 2}, "l": [1, 2]}, {"a": {"b": 3}, "l": [9]}) == {"a": {"b": 3, "c": 2}, "l": [9]}
+    assert deep_merge({"a": 1, "b": 2}, {"a": None}) == {"b": 2}
