@@ -114,7 +114,8 @@ def chart_wanted(release: dict) -> bool:
 
 def log_targets(pod: dict) -> list[tuple[str, bool, bool]]:
     """(container, init, previous) for every log the pod has: current logs of containers that started,
-    previous logs of containers that restarted. Containers that never ran have none (the API says 400)."""
+    previous logs where the status records a terminated previous instance (the kubelet sets lastState on
+    every restart). Containers that never ran have none (the API would answer 400)."""
     status = pod.get("status") or {}
     out: list[tuple[str, bool, bool]] = []
     for key, init in (("initContainerStatuses", True), ("containerStatuses", False)):
@@ -126,6 +127,6 @@ def log_targets(pod: dict) -> list[tuple[str, bool, bool]]:
             last = cs.get("lastState") or {}
             if "running" in state or "terminated" in state or (cs.get("restartCount") or 0) > 0:
                 out.append((name, init, False))
-            if "terminated" in last or (cs.get("restartCount") or 0) > 0:
+            if "terminated" in last:
                 out.append((name, init, True))
     return out

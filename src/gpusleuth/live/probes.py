@@ -23,7 +23,7 @@ from functools import cache
 from gpusleuth.knowledge import table
 from gpusleuth.live import probe_format
 from gpusleuth.live.api import Api, ApiFailure
-from gpusleuth.live.plan import is_gpu_node
+from gpusleuth.live.plan import is_gpu_node, is_operand, requests_accelerators
 from gpusleuth.live.resources import BY_KIND
 
 MANAGED_BY = ("app.kubernetes.io/managed-by", "gpusleuth")
@@ -140,6 +140,14 @@ async def sweep(api: Api, namespace: str | None, selector: str) -> tuple[list[st
     return [f"{ns}/{n}" for (ns, n), ok in zip(found, results) if ok], [f"{ns}/{n}" for (ns, n), ok in zip(found, results) if not ok]
 
 
+def targets(c) -> list[str]:
+    """GPU nodes by their labels or capacity, and every node running an operand or a GPU pod (a node the
+    API would not list, or whose labels NFD never wrote, is still where the problem is)."""
+    nodes = {n for n, obj in c.nodes.items() if is_gpu_node(obj)}
+    nodes.update((p.get("spec") or {}).get("nodeName") for p in c.pods.values() if is_operand(p) or requests_accelerators(p))
+    return sorted(n for n in nodes if n)
+
+
 async def run_probes(c) -> None:
     """Probe every GPU node of the collection `c` (a Collector); artifacts and gaps go into it."""
     t = settings()
@@ -148,7 +156,7 @@ async def run_probes(c) -> None:
     image = opts.probe_image or t["image"]
     timeout = float(opts.probe_timeout or t["timeout_seconds"])
     run_id = uuid.uuid4().hex[:10]
-    nodes = sorted(n for n, obj in c.nodes.items() if is_gpu_node(obj))
+    nodes = targets(c)
     record = {"run_id": run_id, "namespace": namespace, "image": image, "nodes": len(nodes), "pods": {}}
     c.probe_record = record
     c.progress.task("probes", "node probes", len(nodes))

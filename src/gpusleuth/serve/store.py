@@ -22,11 +22,12 @@ from gpusleuth.live.resources import BY_KIND, RESOURCES, Resource, resource_for
 from gpusleuth.model.document import Document
 from gpusleuth.model.k8s import DaemonSet, Event, K8sObject, Node, Pod
 from gpusleuth.model.logs import ContainerLog
+from gpusleuth.model.runtime import HelmRelease
 from gpusleuth.parsers.base import WEAK
 from gpusleuth.serve import synth
 from gpusleuth.sources import Source
 
-_API_TYPES = (K8sObject, Pod, Node, Event, DaemonSet)
+_API_TYPES = (K8sObject, Pod, Node, Event, DaemonSet, HelmRelease)
 _NODE_DIR = re.compile(r"(?:^|/)nodes/(?P<node>[^/]+)/")
 _RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)\s")
 DEFAULT_VERSION = {"major": "1", "minor": "31", "gitVersion": "v1.31.0+gpusleuth-serve", "platform": "linux/amd64"}
@@ -174,12 +175,34 @@ class Store:
         for ds in cluster.daemonsets:
             if ds.name and not self.has("DaemonSet", ds.namespace, ds.name):
                 self.add(synth.daemonset_json(ds, self.now))
+        self._add_helm(facts)
         events = self.items(BY_KIND["Event"])
         known = {(e.get("reason"), e.get("message"), (e.get("involvedObject") or {}).get("name")) for e in events}
         for i, ev in enumerate(cluster.events):
             obj = (ev.object or "").rsplit("/", 1)[-1]
             if (ev.reason, ev.message, obj) not in known:
                 self.add(synth.event_json(ev, self.now, i))
+
+    def _add_helm(self, facts: Facts) -> None:
+        """Releases seen as values or decoded Secrets are served as the release Secret Helm keeps."""
+        from gpusleuth.live.helm import encode_release
+
+        stored = {((o.get("metadata") or {}).get("labels") or {}).get("name") for o in self.items(BY_KIND["Secret"])}
+        for rel in facts.all(HelmRelease):
+            if not rel.name or rel.name in stored or (rel.values is None and rel.user_values is None):
+                continue
+            ns, rev = rel.namespace or "gpu-operator", rel.revision or 1
+            release = {
+                "name": rel.name, "namespace": ns, "version": rev, "info": {"status": rel.status or "deployed"},
+                "chart": {"metadata": {"name": rel.chart or "gpu-operator", "version": rel.chart_version, "appVersion": rel.app_version},
+                          "values": rel.values or {}},
+                "config": rel.user_values or {},
+            }
+            self.add({"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
+                      "metadata": {"name": f"sh.helm.release.v1.{rel.name}.v{rev}", "namespace": ns,
+                                   "labels": {"owner": "helm", "name": rel.name, "status": rel.status or "deployed", "version": str(rev)}},
+                      "data": {"release": encode_release(release)}})
+            stored.add(rel.name)
 
     @staticmethod
     def _pod_log_containers(facts: Facts) -> dict[str, dict[str, bool]]:

@@ -81,8 +81,6 @@ def container_status(c: ContainerStatus) -> dict:
         if c.last_finished_at:
             last["finishedAt"] = rfc3339(c.last_finished_at)
         out["lastState"] = {"terminated": last}
-    elif (c.restarts or 0) > 0:
-        out["lastState"] = {"terminated": {"exitCode": 1, "reason": "Error"}}
     return out
 
 
