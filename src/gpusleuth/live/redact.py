@@ -25,12 +25,22 @@ class _Rules:
     secret_key: re.Pattern
     reference_key: re.Pattern
     values: tuple[re.Pattern, ...]
+    any_value: re.Pattern  # all value patterns in one: most strings match none, and are scanned once
+
+
+def _scoped(pattern: str) -> str:
+    """One alternative of the combined pattern: leading flags scoped to it, group names dropped."""
+    pattern = re.sub(r"\(\?P<\w+>", "(", pattern)
+    m = re.match(r"\(\?([aiLmsux]+)\)", pattern)
+    return f"(?{m.group(1)}:{pattern[m.end():]})" if m else f"(?:{pattern})"
 
 
 @cache
 def _rules() -> _Rules:
     t = table("live")["redact"]
-    return _Rules(re.compile(t["secret_keys"]), re.compile(t["reference_keys"]), tuple(re.compile(p) for p in t["secret_values"]))
+    values = tuple(re.compile(p) for p in t["secret_values"])
+    combined = re.compile("|".join(_scoped(p.pattern) for p in values))
+    return _Rules(re.compile(t["secret_keys"]), re.compile(t["reference_keys"]), values, combined)
 
 
 def _sub(pattern: re.Pattern, text: str) -> tuple[str, int]:
@@ -58,8 +68,11 @@ class Redactor:
 
     def text(self, text: str, artifact: str, where: str = "text") -> str:
         """Credential-shaped values in free text (logs, config files, command output)."""
+        rules = _rules()
+        if not rules.any_value.search(text):
+            return text
         total = 0
-        for i, pattern in enumerate(_rules().values):
+        for i, pattern in enumerate(rules.values):
             if pattern.search(text):
                 text, n = _sub(pattern, text)
                 total += n
