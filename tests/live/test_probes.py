@@ -144,7 +144,7 @@ def test_no_probe_pod_survives_an_interruption_at_any_request(monkeypatch):
     assert k > 20 and runs_with_pods >= 10  # the interruptions did hit runs with probe pods alive
 
 
-def test_probe_timeout_and_unpullable_image_are_gaps_and_pods_still_go(monkeypatch):
+def test_a_probe_that_times_out_is_a_gap_and_its_pod_still_goes(monkeypatch):
     monkeypatch.setattr(probes, "POLL", 0.01)
     st = _cluster(nodes=1)
     with serving(st, probe_namespace=NS, probe_seconds=60) as srv:
