@@ -21,6 +21,7 @@ from gpusleuth.live.api import Api
 from gpusleuth.live.collect import Collector, Options
 from gpusleuth.live.probe_format import Section
 from gpusleuth.live.resources import BY_KIND
+from gpusleuth.model.document import Document
 from gpusleuth.serve.synthetic import build
 from tests.live.helpers import FAST, serving
 
@@ -64,7 +65,12 @@ def test_probe_script_reads_a_host_root(tmp_path):
     cmds = {s.ref: s for s in parsed.sections if s.kind == "cmd"}
     assert {"uname-r.txt", "lsmod.txt", "nvidia-smi-q-x.xml", "dmesg-nvidia.txt", "processes.txt"} <= set(cmds)
     listing = cmds["ls_run_nvidia_validations.txt"]
-    assert any(ln.endswith("driver-ready") for ln in listing.lines) and not any(str(root) in ln for ln in listing.lines)
+    assert len(listing.lines) == 1 and listing.lines[0].endswith(" /run/nvidia/validations/driver-ready") and listing.rc == 0
+    assert cmds["ls_run_mellanox_drivers_.driver-ready.txt"].lines == ["ls: cannot access '/run/mellanox/drivers/.driver-ready': No such file or directory"]
+    from gpusleuth.parsers.host_processes import parse_probe
+
+    doc = Document("ls.txt", tuple(listing.lines + cmds["ls_run_mellanox_drivers_.driver-ready.txt"].lines), 1, command="ls -la /run/nvidia/validations/*")
+    assert [(h.path, h.exists) for h in parse_probe.parse(doc)] == [("/run/nvidia/validations/driver-ready", True), ("/run/mellanox/drivers/.driver-ready", False)]
 
 
 def test_probe_format_round_trip():

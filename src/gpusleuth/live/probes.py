@@ -60,8 +60,10 @@ def script() -> str:
         else:
             out.append(f"emit {_q(path)}")
     for path in t["listings"]:
-        name = "ls" + re.sub(r"[^\w.-]+", "_", path.replace("*", "")) + ".txt"
-        out.append(f'echo "$M begin cmd {name} ls -la {path}"; ls -la $H{path} 2>&1 | sed "s#$H##g"; printf "\\n%s end %s\\n" "$M" "$?"')
+        name = "ls" + re.sub(r"[^\w.-]+", "_", path.replace("*", "")).rstrip("_") + ".txt"
+        out.append(f'echo "$M begin cmd {name} ls -la {path}"; n=0; for f in $H{path}; do if [ -e "$f" ] || [ -L "$f" ]; then '
+                   f'ls -lad "$f" | sed "s#$H##g"; n=1; fi; done; [ $n -eq 1 ] || echo "ls: cannot access \'{path}\': No such file or directory"; '
+                   f'printf "\\n%s end %s\\n" "$M" "$((1 - n))"')
     for cmd in t["commands"]:
         run = cmd["run"]
         out.append(f'echo "$M begin cmd {cmd["name"]} {run}"')

@@ -49,6 +49,7 @@ _COMMANDS = (
 )
 _VARIABLE = re.compile(r"_(?:operand_pod|operand_ds)_(?P<x>.+?)(?:\.previous)?\.(?:log|descr)$")
 METADATA = ("must-gather.log", "must-gather.stderr.log", "version")
+REDUNDANT = ("gpu_operand_pod_images.txt",)  # `name:\timage ...`: the images gpu_operand_pods.yaml holds too
 
 
 def base(name: str) -> str:
@@ -143,6 +144,8 @@ def read(texts: list[tuple[str, list[str]]], empty: list[str], fallback) -> tupl
         b = base(name)
         if b in METADATA:
             gaps.extend(Gap("must-gather", ln.strip(), name) for ln in lines if b == "must-gather.log" and ln.startswith("FATAL"))
+            continue
+        if b in REDUNDANT:
             continue
         bug = _BUG_REPORT.match(b)
         if bug and bugreport.is_bug_report(lines):
