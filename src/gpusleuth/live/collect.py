@@ -122,6 +122,7 @@ class Collector:
         self.discovered: dict[str, str] = {}  # namespace -> why it is an operator namespace
         self.probe_record: dict | None = None
         self.version: dict = {}
+        self._resources_done = 0
         self._all_nodes: dict[str, dict] = {}  # non-GPU nodes, until we know which ones run GPU pods
         self._nodes_record: dict | None = None  # None: the node list could not be read
         self._pods_record: dict = {"source": "api", "api": "/api/v1/pods"}
@@ -225,8 +226,10 @@ class Collector:
         ]
         if not self.options.namespaces:
             jobs.extend(self.guarded(f"namespace {ns}", self.probe_namespace, ns) for ns in rules().default_namespaces)
+        self.progress.total("resources", len(jobs))
         await asyncio.gather(*jobs)
         self.progress.advance("resources", len(jobs))
+        self._resources_done = len(jobs)
         # Namespaces found only now (operands outside the defaults): read all their pods too.
         if not self.options.namespaces:
             extra = sorted(set(self.discovered) - wanted_ns)
@@ -263,6 +266,7 @@ class Collector:
             return False
 
         got = await self.list_all(BY_KIND["Node"], keep=keep)
+        self.progress.total("nodes", len(self.nodes) + len(self._all_nodes))
         if got is not None:
             self._nodes_record = {**got[1], "filter": "GPU nodes and nodes running collected pods"}
 
@@ -275,12 +279,16 @@ class Collector:
 
     async def get_pods(self, namespaces: set[str]) -> None:
         self.progress.task("pods", "pods", None)
+        seen = 0
 
         def keep(pod: dict) -> bool:
+            nonlocal seen
+            seen += 1
             self.progress.advance("pods")
             return is_gpu_related(pod, namespaces)
 
         got = await self.list_all(BY_KIND["Pod"], keep=keep, what="pods in all namespaces")
+        self.progress.total("pods", seen)
         if got:
             for pod in got[0]:
                 self._add_pod(pod)
@@ -325,7 +333,7 @@ class Collector:
         workload_ns = sorted({p["metadata"].get("namespace") for p in self.pods.values()} - set(self.operator_namespaces) - {None})
         jobs.extend(self.guarded(f"events in {ns}", self.get_pod_events, ns) for ns in workload_ns)
         jobs.append(self.guarded("node events", self.get_node_events))
-        self.progress.total("resources", 7 + len(jobs))
+        self.progress.total("resources", self._resources_done + len(jobs))
         await asyncio.gather(*jobs)
         self.progress.advance("resources", len(jobs))
 
