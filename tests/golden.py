@@ -25,7 +25,7 @@ def report(spec: str) -> dict:
 def disguised(name: str, tmp: Path, quote: bool = False) -> Path:
     """The example's artifacts under meaningless names (and, with quote, pasted as Markdown quotes)."""
     out = tmp / "paste"
-    out.mkdir()
+    out.mkdir(parents=True)
     files = sorted(p for p in example_dir(name).rglob("*") if p.is_file() and p.name != "example.toml")
     for i, p in enumerate(files):
         target = out / f"file{i:02d}.txt"

@@ -98,7 +98,6 @@ def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str
     file, or example:NAME. Without SOURCE: the cluster of the current kubeconfig context (read-only)."""
     from gpusleuth.analysis.diagnose import diagnose as run
     from gpusleuth.analysis.engine import Selection
-    from gpusleuth.report import renderer
     from gpusleuth.sources import SourceError, open_source
 
     try:
@@ -118,6 +117,13 @@ def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str
     if not report.source.get("recognised"):
         reasons = "; ".join(str(g) for g in report.gaps[:5]) or "no files"
         _fail(f"{source}: nothing gpusleuth can read ({reasons})")
+    _emit(report, fmt, output, color)
+
+
+def _emit(report, fmt: str, output: str | None, color: bool | None) -> None:
+    """Render a report like `diagnose` does and exit with its code."""
+    from gpusleuth.report import renderer
+
     render = renderer(fmt)
     if fmt == "text":
         use_color = color if color is not None else (output is None and sys.stdout.isatty())
@@ -126,6 +132,59 @@ def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str
         text = render(report)
     _write(text, output)
     sys.exit(EXIT_FINDINGS if report.worst() >= 2 else EXIT_OK)
+
+
+@cli.command()
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE instead of stdout.")
+@click.option("--save", "save_dir", type=click.Path(file_okay=False), help="Also write what was read to DIR (diagnose DIR gives the same findings).")
+@click.option("--kernel-log", type=click.Path(exists=True, dir_okay=False), help="Read kernel messages from FILE (saved dmesg / journalctl -k) instead of this machine's.")
+@click.option("--node-name", help="Name the node in the report and in fix commands (default: $NODE_NAME, else the host name).")
+@click.option("--color/--no-color", default=None, help="Colour the text report (default: when stdout is a terminal).")
+def node(fmt: str, output: str | None, save_dir: str | None, kernel_log: str | None, node_name: str | None, color: bool | None) -> None:
+    """Probe this node: every GPU through NVML, and the kernel log for Xids; report like diagnose."""
+    try:
+        import pynvml  # the node path only: the offline commands never load it
+    except ImportError:
+        _fail("gpusleuth node needs nvidia-ml-py: pip install 'gpusleuth[node]'")
+    from pathlib import Path
+
+    from gpusleuth.analysis.diagnose import diagnose as run
+    from gpusleuth.sources.node import probe, read_kernel_log, save
+
+    def from_file() -> tuple[str | None, list[str]]:
+        try:
+            return Path(kernel_log).read_text(encoding="utf-8", errors="replace"), []
+        except OSError as exc:
+            return None, [f"{kernel_log}: {exc.strerror}"]
+
+    try:
+        src = probe(pynvml, from_file if kernel_log else read_kernel_log, node_name)
+    except pynvml.NVMLError as exc:
+        _fail(f"no usable NVIDIA GPU or driver on this machine (NVML: {exc})")
+    report = run(src)
+    if save_dir:
+        try:
+            written = save(src, Path(save_dir))
+        except OSError as exc:
+            _fail(f"cannot write {save_dir}: {exc.strerror or exc}")
+        click.echo(f"gpusleuth: saved {', '.join(str(p) for p in written)}", err=True)
+    _emit(report, fmt, output, color)
+
+
+@cli.command()
+@click.argument("codes", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def xid(codes: tuple[str, ...], fmt: str) -> None:
+    """Explain Xid CODES from the catalogue: meaning, immediate action, app vs hardware, and the ladder."""
+    from gpusleuth.report.xid import explain_json, explain_text
+
+    numbers = []
+    for c in codes:
+        if not c.strip().isdigit():
+            _fail(f"{c!r} is not an Xid code (a number, e.g. gpusleuth xid 79 94)")
+        numbers.append(int(c))
+    click.echo(explain_json(numbers) if fmt == "json" else explain_text(numbers), nl=False)
 
 
 @cli.command()

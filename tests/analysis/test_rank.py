@@ -45,3 +45,8 @@ def test_findings_caused_by_a_demoted_fallback_point_at_the_specific_cause():
     by = {f.code: f for f in ordered}
     assert by["OP001"].caused_by == ("KD001",)
     assert by["OP002"].caused_by == ("KD001",)
+
+
+def test_a_warning_low_in_the_stack_does_not_outrank_a_breaking_cause_above_it():
+    roots, _ = rank([F("RT008", Layer.CONTAINER_RUNTIME, sev=Severity.WARNING, node=None), F("DP001", Layer.DEVICE_PLUGIN, sev=Severity.CRITICAL)])
+    assert [f.code for f in roots] == ["DP001", "RT008"]

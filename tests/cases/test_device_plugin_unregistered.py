@@ -4,8 +4,6 @@ import pytest
 from golden import disguised, report
 
 NAME = "device-plugin-unregistered"
-# The bundled example comes from branch `examples`; remove this marker once it is merged.
-pytestmark = pytest.mark.xfail(strict=False, reason="needs branch examples")
 
 
 @pytest.fixture(scope="module")

@@ -51,3 +51,12 @@ def test_seed003_reads_in_the_terminal(diagnose_dir):
     text = renderer("text")(diagnose_dir(SEED), color=False)
     assert "snap.k8s.containerd.service" in text and "CONTAINERD_SOCKET" in text
     assert "helm upgrade gpu-operator-1758912452" in text
+
+
+def test_seed003_pasted_as_markdown_quotes_under_other_names(tmp_path, diagnose_dir):
+    for i, p in enumerate(sorted(SEED.iterdir())):
+        text = p.read_text(encoding="utf-8")
+        (tmp_path / f"paste{i}.md").write_text("".join("> " + ln for ln in text.splitlines(keepends=True)), encoding="utf-8")
+    report = diagnose_dir(tmp_path)
+    top = report.root_causes[0]
+    assert top.code == "RT002" and {e.artifact for e in top.evidence} >= {"paste0.md", "paste1.md", "paste2.md", "paste4.md"}

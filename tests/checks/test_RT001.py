@@ -57,6 +57,7 @@ def test_journal_line_with_escaped_quotes(tmp_path):
 def test_crio_lists_the_handlers_it_has(tmp_path):
     (f,) = fired(facts_from({"events.txt": CRIO_EVENTS}, tmp_path), "RT001")
     assert "crun:0xc0004dd5f0" in f.explanation and "container runtime has no 'nvidia' handler" in f.title
+    assert "OCI prestart hook" in f.explanation
 
 
 def test_silent_on_other_sandbox_failures(tmp_path):

@@ -23,3 +23,11 @@ def test_silent_with_a_single_standard_containerd(tmp_path):
     ps = "root@n:~# ps -ef | grep [c]ontainerd\nroot  1187  1  0 Sep26 ?  00:03:41 /usr/bin/containerd\n"
     facts = facts_from({"ps.txt": ps, "helm.txt": HELM_DEFAULTS}, tmp_path)
     assert fired(facts, "RT003") == []
+
+
+def test_only_toolkit_pods_seen_means_assumed_defaults_and_low_confidence(tmp_path):
+    pods = ("root@192-18-132-31:~# kubectl get pods -n gpu-operator\n"
+            "NAME                                       READY   STATUS    RESTARTS   AGE\n"
+            "nvidia-container-toolkit-daemonset-bhqw6   1/1     Running   0          22m\n")
+    (f,) = fired(facts_from({"ps.txt": PS_TWO, "pods.txt": pods}, tmp_path), "RT003")
+    assert f.confidence == 0.5 and "these are its defaults" in f.explanation

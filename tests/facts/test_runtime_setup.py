@@ -155,3 +155,24 @@ def test_template_and_unknown_path_become_gaps(tmp_path):
     gaps = [str(g) for g in facts.gaps]
     assert any(g.startswith("tmpl.txt:2: Go template") for g in gaps)
     assert any(g.startswith("pasted.txt:1: which host file") for g in gaps)
+
+
+NIC_POLICY = """\
+root@gpu-1:~# kubectl get nicclusterpolicies.mellanox.com nic-cluster-policy -o yaml
+apiVersion: mellanox.com/v1alpha1
+kind: NicClusterPolicy
+metadata:
+  name: nic-cluster-policy
+spec:
+  ofedDriver:
+    image: doca-driver
+    repository: nvcr.io/nvidia/mellanox
+    version: 25.01-0.6.0.0-0
+"""
+
+
+def test_nic_cluster_policy_settings(tmp_path):
+    conf = facts_from({"ncp.yaml": NIC_POLICY}, tmp_path).get(Configuration)
+    s = conf.nic_setting("ofedDriver.version")
+    assert s.value == "25.01-0.6.0.0-0" and s.evidence.cite() == "ncp.yaml:10" and s.source == "NicClusterPolicy nic-cluster-policy"
+    assert conf.cluster_policy is None and conf.setting("driver.rdma.enabled") is None

@@ -98,3 +98,9 @@ def test_docker_truncated_json_is_unusable_with_line():
 def test_docker_sniff_leaves_kubernetes_json_alone():
     k8s = Document("pod.json", ("{", '  "apiVersion": "v1",', '  "kind": "Pod",', '  "runtimes": {}', "}"))
     assert sniff_docker(k8s) == NO
+
+
+def test_docker_sniff_leaves_crictl_info_alone():
+    crictl = doc_from_text('$ crictl info\n{\n  "config": {\n    "containerd": {\n      "defaultRuntimeName": "runc",\n'
+                           '      "runtimes": {"runc": {"runtimeType": "io.containerd.runc.v2"}}\n    }\n  }\n}\n')
+    assert sniff_docker(crictl) == NO

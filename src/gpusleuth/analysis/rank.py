@@ -4,8 +4,8 @@ debug from the bottom of the stack up).
 Rules, in order:
 1. A fallback finding (a check's generic guess, confidence <= FALLBACK) stops being a root cause when a
    specific root cause exists on the same node (or cluster-wide); it becomes a symptom of it.
-2. A higher-layer root cause on the same node as a lower-layer one is kept as a root cause only if the
-   check said nothing about its cause; it is linked to the lower one through caused_by.
+2. A higher-layer root cause on the same (known) node as a lower-layer one stays a root cause and is
+   linked to the lower one through caused_by, unless its check named its cause itself.
 3. A caused_by naming a finding that rule 1 demoted points at what that finding was demoted to (a blocked
    operand caused by "the driver crash-loops" is caused by the specific reason it crash-loops).
 4. Symptoms and blocked findings with no caused_by get the lowest root causes on their node.
@@ -22,6 +22,11 @@ FALLBACK = 0.5
 
 def _same_scope(a: Finding, b: Finding) -> bool:
     return a.node is None or b.node is None or a.node == b.node
+
+
+def _same_node(a: Finding, b: Finding) -> bool:
+    """Strict scope for linking one root cause to another: both on the same, known node."""
+    return a.node is not None and a.node == b.node
 
 
 def _key(f: Finding) -> tuple:
@@ -46,7 +51,8 @@ def rank(findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
     for f in out:
         if not f.caused_by and f.role in (Role.SYMPTOM, Role.BLOCKED, Role.ROOT_CAUSE, Role.CONTRIBUTING):
             below = sorted(
-                (g for g in roots if g is not f and _same_scope(f, g) and g.layer.rank < f.layer.rank and g.severity.weight >= Severity.ERROR.weight),
+                (g for g in roots if g is not f and g.layer.rank < f.layer.rank and g.severity.weight >= Severity.ERROR.weight
+                 and (_same_node(f, g) if f.role in (Role.ROOT_CAUSE, Role.CONTRIBUTING) else _same_scope(f, g))),
                 key=_key,
             )
             if below:
@@ -54,8 +60,9 @@ def rank(findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
         linked.append(f)
     linked.sort(key=lambda f: (_role_order(f.role), *_key(f)))
     roots = [f for f in linked if f.role == Role.ROOT_CAUSE]
-    # A root cause that is itself explained by a lower one reads after it; both stay listed.
-    roots.sort(key=lambda f: (bool(f.caused_by), *_key(f)))
+    # What breaks the GPUs reads before what merely looks wrong, then bottom-up; a root cause that is
+    # itself explained by a lower one reads after it; all stay listed.
+    roots.sort(key=lambda f: (f.severity.weight < Severity.ERROR.weight, bool(f.caused_by), *_key(f)))
     return roots, linked
 
 

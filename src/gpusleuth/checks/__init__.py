@@ -11,6 +11,9 @@ from gpusleuth.checks import kernel_driver  # noqa: E402
 from gpusleuth.checks import operator  # noqa: E402
 from gpusleuth.checks import device_plugin  # noqa: E402
 from gpusleuth.checks import scheduler  # noqa: E402
+from gpusleuth.checks import cuda_runtime, firmware, gpu_sharing, hardware, userspace_driver, workload  # noqa: E402
+from gpusleuth.checks import classes  # noqa: E402
+from gpusleuth.checks import allocation, feature_discovery, gpu_firmware, gpu_injection, host_state, operator_state, scheduling  # noqa: E402
 
 # Explicit, greppable registry: every module whose Check objects are part of the catalogue.
 _MODULES = (
@@ -20,13 +23,28 @@ _MODULES = (
     operator,
     device_plugin,
     scheduler,
+    hardware,
+    firmware,
+    userspace_driver,
+    cuda_runtime,
+    gpu_sharing,
+    workload,
+    classes,
+    allocation,
+    feature_discovery,
+    gpu_firmware,
+    gpu_injection,
+    host_state,
+    operator_state,
+    scheduling,
 )
 
 
 def all_checks() -> list[Check]:
     found: dict[str, Check] = {}
     for module in _MODULES:
-        for value in vars(module).values():
+        # decorated functions, plus the CHECKS a module builds from a table (checks/classes.py)
+        for value in [*vars(module).values(), *getattr(module, "CHECKS", ())]:
             if isinstance(value, Check):
                 if value.code in found and found[value.code] is not value:
                     raise RuntimeError(f"duplicate check code {value.code}")

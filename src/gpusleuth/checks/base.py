@@ -44,6 +44,7 @@ class Check:
     fix: str
     module: str
     references: tuple[str, ...] = ()
+    detects: tuple[str, ...] = ()  # knowledge/signatures.toml ids a table-driven check matches
 
     def __call__(self, **inputs: Any) -> Iterable[Hit]:
         return self.func(**inputs)
@@ -58,6 +59,7 @@ class Check:
             "why_it_matters": self.why,
             "how_to_fix": self.fix,
             "references": list(self.references),
+            "signatures": list(self.detects),
             "inputs": [t.__name__ for _, t in self.requires] + [t.__name__ + "?" for _, t in self.optional],
         }
 
@@ -77,37 +79,49 @@ def _sections(doc: str) -> tuple[str, dict[str, str]]:
     return summary.strip(), {k: " ".join(x for x in v if x).strip() for k, v in found.items()}
 
 
+def layer_of(code: str) -> Layer:
+    """The layer a check code names; a ValueError for a malformed code."""
+    if not _CODE.match(code):
+        raise ValueError(f"check code {code!r} must be two letters and three digits")
+    layer = Layer.from_prefix(code)
+    if layer is None:
+        raise ValueError(f"check code {code!r} does not start with a layer prefix")
+    return layer
+
+
+def inputs_of(func: Callable, code: str) -> tuple[tuple[tuple[str, type], ...], tuple[tuple[str, type], ...]]:
+    """(required, optional) inputs from the parameters' type hints; `= None` makes one optional."""
+    hints = typing.get_type_hints(func)
+    requires, optional = [], []
+    for pname, param in inspect.signature(func).parameters.items():
+        hint = hints.get(pname)
+        if hint is None:
+            raise ValueError(f"check {code}: parameter {pname} needs a type hint")
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        if param.default is None:
+            optional.append((pname, args[0] if args else hint))
+        else:
+            requires.append((pname, hint))
+    return tuple(requires), tuple(optional)
+
+
 def check(code: str, name: str):
     """Declare a check. Fails at import time, not at 3 a.m., if the code or the doc is incomplete."""
 
     def wrap(func: Callable[..., Iterable[Hit]]) -> Check:
-        if not _CODE.match(code):
-            raise ValueError(f"check code {code!r} must be two letters and three digits")
-        layer = Layer.from_prefix(code)
-        if layer is None:
-            raise ValueError(f"check code {code!r} does not start with a layer prefix")
+        layer = layer_of(code)
         summary, sections = _sections(func.__doc__ or "")
         missing = [s for s in _SECTIONS if not sections.get(s)]
         if not summary or missing:
             raise ValueError(f"check {code} docstring lacks: {', '.join(missing) or 'a summary line'}")
-        hints = typing.get_type_hints(func)
-        requires, optional = [], []
-        for pname, param in inspect.signature(func).parameters.items():
-            hint = hints.get(pname)
-            if hint is None:
-                raise ValueError(f"check {code}: parameter {pname} needs a type hint")
-            args = [a for a in typing.get_args(hint) if a is not type(None)]
-            if param.default is None:
-                optional.append((pname, args[0] if args else hint))
-            else:
-                requires.append((pname, hint))
+        requires, optional = inputs_of(func, code)
         return Check(
             code=code,
             name=name,
             layer=layer,
             func=func,
-            requires=tuple(requires),
-            optional=tuple(optional),
+            requires=requires,
+            optional=optional,
             summary=summary,
             what=sections["What it does"],
             why=sections["Why it matters"],

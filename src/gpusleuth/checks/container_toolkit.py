@@ -13,11 +13,11 @@ from functools import cache
 from typing import Iterable
 
 from gpusleuth.checks.base import check
-from gpusleuth.checks.container_runtime import handler_errors, main_handler, misdirected_only, missing_in_used, target_fixes
+from gpusleuth.checks.container_runtime import main_handler, misdirected_only, missing_in_used, target_fixes
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.configuration import Configuration
 from gpusleuth.facts.logs import Logs
-from gpusleuth.facts.runtime import TOOLKIT_DAEMONSET, RuntimeSetup, toolkit_knowledge
+from gpusleuth.facts.runtime import TOOLKIT_DAEMONSET, HandlerErrors, RuntimeSetup, toolkit_knowledge
 from gpusleuth.knowledge import table
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
@@ -43,8 +43,8 @@ def _failing(pod: Pod) -> str | None:
     return None
 
 
-def _decisive(logs: Logs | None, pod: str) -> tuple[dict, Evidence, str] | None:
-    """The most specific known failure line in the toolkit pod's logs: (row, evidence, matched path)."""
+def _decisive(logs: Logs | None, pod: str) -> tuple[dict, Evidence, str, str] | None:
+    """The most specific known failure line in the toolkit pod's logs: (row, evidence, matched path, meaning)."""
     if logs is None:
         return None
     lines = [ln for log in logs.logs for ln in log.lines
@@ -53,12 +53,15 @@ def _decisive(logs: Logs | None, pod: str) -> tuple[dict, Evidence, str] | None:
         for ln in lines:
             m = rx.search(ln.message)
             if m:
-                return row, ln.evidence(), m.groupdict().get("path") or ""
+                groups = {k: v or "" for k, v in m.groupdict().items()}
+                return row, ln.evidence(), groups.get("path", ""), row["meaning"].format(**groups)
     return None
 
 
 @check("TK001", "toolkit-daemonset-failing")
-def toolkit_daemonset_failing(cluster: Cluster, logs: Logs | None = None, setup: RuntimeSetup | None = None) -> Iterable[Hit]:
+def toolkit_daemonset_failing(
+    cluster: Cluster, logs: Logs | None = None, setup: RuntimeSetup | None = None, found: HandlerErrors | None = None
+) -> Iterable[Hit]:
     """The nvidia-container-toolkit daemonset pod is in Error or CrashLoopBackOff.
 
     What it does: Finds toolkit pods whose status or container state is Error, CrashLoopBackOff or a
@@ -74,7 +77,7 @@ def toolkit_daemonset_failing(cluster: Cluster, logs: Logs | None = None, setup:
     References: https://github.com/NVIDIA/gpu-operator/issues/522; https://github.com/NVIDIA/gpu-operator/issues/1323; https://github.com/NVIDIA/cloud-native-docs/pull/312
     """
     pods = [p for p in cluster.pods if (p.name or "").startswith(TOOLKIT_DAEMONSET) and _failing(p)]
-    errors = handler_errors(cluster, logs)
+    errors = found.errors if found else []
     handler = main_handler(setup, errors)
     cause = "RT002" if missing_in_used(setup, handler, errors) else "RT003" if misdirected_only(setup, handler, errors) else None
     tk = toolkit_knowledge()
@@ -91,8 +94,8 @@ def toolkit_daemonset_failing(cluster: Cluster, logs: Logs | None = None, setup:
         logs_cmd = f"kubectl logs -n {ns} {pod.name} -c {TOOLKIT_CONTAINER} --previous"
         text = f"Toolkit pod {ns}/{pod.name} is {state}."
         if found:
-            row, _, path = found
-            text += f" Its log says: {row['meaning']}."
+            row, _, path, meaning = found
+            text += f" Its log says: {meaning}."
             if path.startswith(tk["container_socket_dir"]) and target:
                 text += f" ({path} is the toolkit's mount of the host socket {target.socket.value}.)"
         else:
@@ -115,7 +118,7 @@ def toolkit_daemonset_failing(cluster: Cluster, logs: Logs | None = None, setup:
         fixes: tuple[Fix, ...] = ()
         if found and found[0]["cause"] in ("socket", "config") and setup and setup.kubelet_instance:
             fixes = target_fixes(setup, handler)
-        elif found and found[0]["id"] == "config-dump-failed":
+        elif found and found[0]["id"] == "config-dump-failed" and not (target and target.config_source and "file" in (target.config_source.value or "")):
             fixes = (Fix(FixKind.WORKAROUND, "Make the toolkit read the config file instead of running `containerd config dump` on the host.",
                          snippet="toolkit:\n  env:\n  - name: RUNTIME_CONFIG_SOURCE\n    value: file\n", snippet_language="yaml"),)
         fixes += (Fix(FixKind.IMMEDIATE, "Read the crashed toolkit container's log to its last lines.", (logs_cmd,)),)

@@ -9,8 +9,10 @@ from gpusleuth.facts.logs import Logs  # noqa: E402
 from gpusleuth.facts.operands import OperandGraph  # noqa: E402,F401
 from gpusleuth.facts.metrics import GpuMetrics  # noqa: E402
 from gpusleuth.facts.gpus import GpuInventory, KernelEvents  # noqa: E402
+from gpusleuth.facts.sharing import SharingConfigs  # noqa: E402
 from gpusleuth.facts.configuration import Configuration  # noqa: E402
 from gpusleuth.facts.runtime import RuntimeSetup  # noqa: E402
+from gpusleuth.facts.configs import CdiSpecs  # noqa: E402,F401
 
 __all__ = ["COMBINERS", "Cluster", "Configuration", "Facts", "GpuInventory", "GpuMetrics", "KernelEvents", "Logs", "Recognised",
-           "RuntimeSetup", "combiner"]
+           "RuntimeSetup", "SharingConfigs", "combiner"]

@@ -1,5 +1,5 @@
 """The GPU Operator's configuration: its Helm release (list, values, release Secret) and ClusterPolicy,
-merged, each setting with where it was read.
+merged, each setting with where it was read; and the Network Operator's NicClusterPolicy beside it.
 
 The ClusterPolicy is what the operator acts on; Helm values are what the next `helm upgrade` writes into
 it. A setting is read from the ClusterPolicy when one was given, else from the Helm values (computed
@@ -58,6 +58,7 @@ class Configuration:
     values_docs: list[HelmRelease] = field(default_factory=list)  # its values artifacts, computed first
     cluster_policy: K8sObject | None = None
     releases: list[HelmRelease] = field(default_factory=list)  # every release seen
+    nic_cluster_policy: K8sObject | None = None  # the Network Operator's (ofedDriver, rdmaSharedDevicePlugin, ...)
 
     @property
     def policy_name(self) -> str:
@@ -87,6 +88,14 @@ class Configuration:
         if value is None:
             return None
         return Setting(path, value, f"ClusterPolicy {self.policy_name}", cp.evidence(f"spec.{path}"))
+
+    def nic_setting(self, path: str) -> Setting | None:
+        """A NicClusterPolicy spec value (`ofedDriver.version`), cited at its line."""
+        ncp = self.nic_cluster_policy
+        value = ncp.get(f"spec.{path}") if ncp else None
+        if value is None:
+            return None
+        return Setting(path, value, f"NicClusterPolicy {ncp.name}", ncp.evidence(f"spec.{path}"))
 
     def setting(self, path: str) -> Setting | None:
         """The value the operator uses, ClusterPolicy first; None when no artifact speaks of it."""
@@ -167,14 +176,15 @@ def _merge_release(a: HelmRelease, b: HelmRelease) -> HelmRelease:
 @combiner(Configuration)
 def build_configuration(facts: Facts) -> Configuration:
     releases = facts.all(HelmRelease)
-    policies = [o for o in facts.all(K8sObject) if o.kind == "ClusterPolicy"]
+    objects = facts.all(K8sObject)
+    policies = [o for o in objects if o.kind == "ClusterPolicy"]
+    nic = next((o for o in objects if o.kind == "NicClusterPolicy"), None)
     operator = [r for r in releases if is_operator_release(r)]
-    if not operator and not policies:
-        raise NotApplicable("no GPU Operator Helm release or ClusterPolicy in the artifacts")
+    if not operator and not policies and nic is None:
+        raise NotApplicable("no GPU Operator Helm release, ClusterPolicy or NicClusterPolicy in the artifacts")
     named = [r for r in operator if r.name]
-    names = sorted({r.name for r in named})
     identity: HelmRelease | None = None
-    if names:
+    if named:
         # several names: prefer the one a `helm list` or release Secret describes as deployed
         best = sorted(named, key=lambda r: (r.status != "deployed", r.source not in ("helm list", "release secret"), r.name))[0]
         identity = best
@@ -198,4 +208,4 @@ def build_configuration(facts: Facts) -> Configuration:
         docs = [r for r in docs if r.name in (None, identity.name)]
     docs.sort(key=lambda r: (not r.computed, r.partial))
     policy = sorted(policies, key=lambda o: (o.name != DEFAULT_POLICY_NAME, o.name or ""))[0] if policies else None
-    return Configuration(release=identity, values_docs=docs, cluster_policy=policy, releases=releases)
+    return Configuration(release=identity, values_docs=docs, cluster_policy=policy, releases=releases, nic_cluster_policy=nic)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, fields, replace
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.cluster import GPU_RESOURCE, Cluster
@@ -25,7 +25,7 @@ from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Gap
 from gpusleuth.model.gpu import GpuDevice, GpuError, KernelEvent, NvidiaSmiReport, XidEvent, short_pci
 from gpusleuth.model.k8s import Node
-from gpusleuth.model.logs import ContainerLog, LogLine
+from gpusleuth.model.logs import ContainerLog
 
 # Labels GFD/NFD put on GPU nodes (the names drifted: cuda.driver.* -> cuda.driver-version.*).
 COUNT_LABEL = "nvidia.com/gpu.count"
@@ -84,12 +84,13 @@ class GpuInventory:
 
 
 def only_node(facts: Facts) -> str | None:
-    """The node name when the artifacts describe exactly one node (a probe or a one-node paste)."""
+    """The node name when the artifacts name exactly one node (a node probe, a one-node paste)."""
     try:
-        names = facts.get(Cluster).node_names()
+        names = set(facts.get(Cluster).node_names())
     except NotApplicable:
-        return None
-    return names[0] if len(names) == 1 else None
+        names = set()
+    names.update(r.node for r in facts.all(NvidiaSmiReport) if r.node)
+    return names.pop() if len(names) == 1 else None
 
 
 def _merge_gpu(a: GpuDevice, b: GpuDevice) -> GpuDevice:
@@ -137,6 +138,7 @@ def build_inventory(facts: Facts) -> GpuInventory:
         ng.reports.append(r)
         if r.truncated:
             facts.gaps.append(Gap("nvidia-smi", f"{r.source} output is truncated; GPUs after the cut were not seen", r.artifact))
+        facts.gaps.extend(Gap(r.source, note, r.artifact) for note in r.notes)
         for g in r.gpus:
             _add_gpu(ng, replace(g, node=name))
         ng.errors.extend(r.errors)
@@ -144,7 +146,8 @@ def build_inventory(facts: Facts) -> GpuInventory:
             ng.driver_version, ng.driver_evidence = r.driver_version, r.evidence
         if r.cuda_version and not ng.cuda_version:
             ng.cuda_version, ng.cuda_evidence = r.cuda_version, r.evidence
-        seen = max(len(r.gpus) + sum(1 for e in r.errors if e.pci_bus_id), r.attached_gpus or 0)
+        ids = {g.pci_bus_id or g.index for g in r.gpus} | {e.pci_bus_id or e.gpu_index for e in r.errors if e.pci_bus_id or e.gpu_index is not None}
+        seen = max(len(ids), r.attached_gpus or 0)
         if (r.gpus or r.errors) and not any(c.source == r.source for c in ng.counts):
             ng.counts.append(GpuCount(r.source, seen, r.evidence or Evidence(r.artifact, r.line, r.source)))
     try:
@@ -296,7 +299,7 @@ def _scan(log: ContainerLog, node, xids: list, events: list, uuids: dict) -> Non
             xids.append(XidEvent(
                 code=int(m.group("xid")), pci=short_pci(m.group("pci")), message=m.group("msg").strip(), evidence=ln.evidence(),
                 node=node, pid=(m.group("pid") or "").strip("'") or None, process=(m.group("name") or "").strip() or None,
-                time=ln.time, order=n, artifact=log.artifact,
+                time=ln.time, elapsed=ln.elapsed, order=n, artifact=log.artifact,
             ))
             continue
         u = _GPU_UUID.search(msg)
@@ -339,7 +342,7 @@ def _bursts(xids: list[XidEvent]) -> list[XidBurst]:
         groups.setdefault((e.node, e.pci), []).append(e)
     out = []
     for (node, pci), evs in groups.items():
-        evs.sort(key=lambda e: (e.time is None, e.time or datetime.min, e.artifact, e.order))
+        evs.sort(key=_order)
         current: list[XidEvent] = []
         for e in evs:
             if current and not _close(current[-1], e):
@@ -348,7 +351,12 @@ def _bursts(xids: list[XidEvent]) -> list[XidBurst]:
             current.append(e)
         if current:
             out.append(_burst(node, pci, current))
-    return sorted(out, key=lambda b: (b.node or "", b.pci or "", b.first.time or datetime.min, b.first.order))
+    return sorted(out, key=lambda b: (b.node or "", b.pci or "", _order(b.first)))
+
+
+def _order(e: XidEvent) -> tuple:
+    """Wall time first (naive and aware stamps both become epoch seconds), then uptime, then log position."""
+    return (e.time is None, e.time.timestamp() if e.time else 0.0, e.artifact, e.elapsed or 0.0, e.order)
 
 
 def _close(a: XidEvent, b: XidEvent) -> bool:
@@ -357,6 +365,8 @@ def _close(a: XidEvent, b: XidEvent) -> bool:
             return abs(b.time - a.time) <= BURST_GAP
         except TypeError:  # naive vs aware stamps from different sources
             return False
+    if a.elapsed is not None and b.elapsed is not None and a.artifact == b.artifact:
+        return abs(b.elapsed - a.elapsed) <= BURST_GAP.total_seconds()
     return a.artifact == b.artifact and abs(b.order - a.order) <= BURST_LINES
 
 

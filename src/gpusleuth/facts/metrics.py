@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import clock_reasons
-from gpusleuth.model.finding import Gap
 from gpusleuth.model.gpu import EccCounts, GpuDevice, GpuMetricSample, XidEvent, short_pci
 
 # GpuDevice field <- DCGM field(s), first present wins (DCGM renamed the throttle field in 3.x).
@@ -103,7 +102,4 @@ def build_metrics(facts: Facts) -> GpuMetrics:
     samples = facts.all(GpuMetricSample)
     if not samples:
         raise NotApplicable("no dcgm-exporter scrape in the artifacts")
-    for artifact, skipped in {(s.artifact, s.skipped_lines) for s in samples if s.skipped_lines}:
-        shown = ", ".join(map(str, skipped[:5])) + (" ..." if len(skipped) > 5 else "")
-        facts.gaps.append(Gap("metrics", f"{len(skipped)} malformed line(s) not read (line {shown})", artifact))
     return GpuMetrics(samples)

@@ -18,6 +18,7 @@ from functools import cache
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.configuration import Configuration, Setting
+from gpusleuth.facts.logs import Logs
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import table
 from gpusleuth.model.evidence import Evidence
@@ -109,6 +110,7 @@ class Instance:
     distribution: Distribution | None = None
     config: ContainerdConfig | None = None  # the file it reads, when that file was given
     socket_from_config: bool = False  # the socket was read from the config's [grpc] address
+    inferred: bool = False  # no process listing: assumed from a config file at a distribution's path
 
     @property
     def unit(self) -> str | None:
@@ -124,6 +126,8 @@ class Instance:
         parts = [f"{self.unit} ({self.binary})" if self.unit and self.binary else self.unit or self.binary or "containerd"]
         if self.socket:
             parts.append(f"socket {self.socket}")
+        if self.inferred:
+            parts.append(f"assumed from {self.config_path} (no process listing)")
         return ", ".join(parts)
 
     def absorb(self, other: ContainerdInstance) -> None:
@@ -229,6 +233,65 @@ class RuntimeSetup:
         return config, socket, dist
 
 
+@dataclass(frozen=True)
+class HandlerError:
+    """An event or log line saying the engine has no runtime handler of some name."""
+
+    handler: str
+    engine: str
+    evidence: Evidence
+    pod: str | None
+    namespace: str | None
+    node: str | None
+    known: str | None = None  # CRI-O lists the handlers it has
+    note: str | None = None  # knowledge about this engine's message
+
+
+@dataclass
+class HandlerErrors:
+    errors: list[HandlerError]
+
+
+@cache
+def _handler_patterns() -> tuple[tuple[dict, re.Pattern], ...]:
+    return tuple((row, re.compile(row["pattern"])) for row in table("runtimes")["handler_error"])
+
+
+@combiner(HandlerErrors)
+def build_handler_errors(facts: Facts) -> HandlerErrors:
+    """Every runtime-handler error in events and logs (knowledge/runtimes.toml [[handler_error]]), read once."""
+    try:
+        cluster = facts.get(Cluster)
+    except NotApplicable:
+        cluster = None
+    try:
+        logs = facts.get(Logs)
+    except NotApplicable:
+        logs = None
+    if cluster is None and logs is None:
+        raise NotApplicable("no events or logs to search for runtime handler errors")
+    out: list[HandlerError] = []
+    patterns = _handler_patterns()
+    for event in cluster.events if cluster else ():
+        for row, rx in patterns:
+            m = rx.search(event.message or "")
+            if m and event.evidence:
+                pod = event.object.rsplit("/", 1)[-1] if event.object else None
+                node = event.node or (event.source.split(",", 1)[1].strip() if event.source and "," in event.source else None)
+                if node is None and pod and cluster.pod(pod):
+                    node = cluster.pod(pod).node
+                out.append(HandlerError(m.group("handler"), row["engine"], event.evidence, pod, event.namespace, node,
+                                        m.groupdict().get("known"), row.get("note")))
+                break
+    for row, rx in patterns if logs else ():
+        for log, line in logs.grep(row["needle"]):
+            m = rx.search(line.message)
+            if m:
+                out.append(HandlerError(m.group("handler"), row["engine"], line.evidence(), line.pod or log.pod, log.namespace,
+                                        log.node, m.groupdict().get("known"), row.get("note")))
+    return HandlerErrors(out)
+
+
 def _distribution(inst: Instance) -> Distribution | None:
     dists = distributions()
     for d in dists:
@@ -239,7 +302,7 @@ def _distribution(inst: Instance) -> Distribution | None:
             return d
         if inst.config_path and any(inst.config_path.startswith(p) for p in d.process_paths if p.endswith("/")):
             return d
-    for d in sorted(dists, key=lambda d: d.id == "standard"):
+    for d in sorted(dists, key=lambda d: d.id != "standard"):  # the standard paths are the standard's first
         if any(layout.match(inst.config_path, inst.socket) is not None for layout in d.layouts):
             return d
     return None
@@ -265,6 +328,26 @@ def _merge_instances(found: list[ContainerdInstance]) -> list[Instance]:
         home.absorb(inst)
         home.distribution = home.distribution or _distribution(home)
     return merged
+
+
+def _instances_from_configs(configs: list[ContainerdConfig]) -> list[Instance]:
+    """Without any process listing, each config file at a distribution's main config path stands for the
+    containerd that reads it (socket from its [grpc] address or the layout)."""
+    out: list[Instance] = []
+    for cfg in configs:
+        if cfg.live or cfg.dump or not cfg.path:
+            continue
+        path = cfg.path[: -len(".tmpl")] if cfg.template and cfg.path.endswith(".tmpl") else cfg.path
+        for dist in sorted(distributions(), key=lambda d: d.id != "standard"):
+            layout, values = next(((lay, v) for lay in dist.layouts if (v := lay.match(path, None)) is not None), (None, None))
+            if layout is None:
+                continue
+            socket = cfg.grpc_address or layout.fill(layout.socket, values)
+            if socket and not any(i.socket == socket for i in out):
+                out.append(Instance(config_path=path, socket=socket, evidence=[cfg.evidence] if cfg.evidence else [],
+                                    distribution=dist, inferred=True))
+            break
+    return out
 
 
 def _attach_configs(instances: list[Instance], configs: list[ContainerdConfig]) -> None:
@@ -303,18 +386,24 @@ def _toolkit_daemonset_env(objects: list[K8sObject]) -> tuple[dict[str, tuple[st
     return out, ds
 
 
-def _target(config: Configuration | None, objects: list[K8sObject], toolkit_seen: bool) -> ToolkitTarget | None:
+def _target(config: Configuration | None, objects: list[K8sObject], toolkit_pods: list) -> ToolkitTarget | None:
     tk = toolkit_knowledge()
     ds_env, ds = _toolkit_daemonset_env(objects)
-    if config is None and ds is None and not toolkit_seen:
+    if config is None and ds is None and not toolkit_pods:
         return None
+    origin = f"DaemonSet {ds.name}" if ds else None
+    pod = next((p for p in toolkit_pods if p.env and p.evidence), None)
+    if ds is None and pod is not None:  # a describe of the toolkit pod shows its env (paths in-container)
+        origin = f"pod {pod.name}"
+        ds_env = {k: (v, Evidence(pod.evidence.artifact, pod.evidence.line, f"{k}={v} (env of pod {pod.name})"))
+                  for k, v in pod.env.items() if isinstance(v, str)}
 
     def pick(names: list[str] | str, default: str | None) -> TargetSetting | None:
         names = [names] if isinstance(names, str) else names
         for name in names:
             if name in ds_env and not ds_env[name][0].startswith(("/runtime/",)):
                 value, ev = ds_env[name]
-                return TargetSetting(name, value, f"DaemonSet {ds.name}", ev)
+                return TargetSetting(name, value, origin, ev)
         unset: Setting | None = None
         for name in names:
             s = config.env("toolkit", name) if config else None
@@ -327,7 +416,7 @@ def _target(config: Configuration | None, objects: list[K8sObject], toolkit_seen
             return TargetSetting(names[0], default, unset.source, unset.evidence, default=True)
         return TargetSetting(names[0], default, "toolkit default (no Helm values, ClusterPolicy or DaemonSet env seen)", None, default=True)
 
-    assumed = config is None and ds is None
+    assumed = config is None and not ds_env
     return ToolkitTarget(
         config=pick(tk["config_env"], tk["default_config"]),
         socket=pick(tk["socket_env"], tk["default_socket"]),
@@ -394,7 +483,7 @@ def build_runtime_setup(facts: Facts) -> RuntimeSetup:
         if cfg.path is None and not cfg.live:
             facts.gaps.append(Gap("containerd config", "which host file this config is was not shown (no `cat /path` "
                                   "prompt or `# /path` comment): it cannot be matched to a running containerd", where))
-    setup.instances = _merge_instances(found)
+    setup.instances = _merge_instances(found) if found else _instances_from_configs(configs)
     _attach_configs(setup.instances, configs)
     setup.kubelet = kubelets[0] if kubelets else _kubelet_from_objects(objects)
     if setup.kubelet:
@@ -408,13 +497,15 @@ def build_runtime_setup(facts: Facts) -> RuntimeSetup:
             _attach_configs([inst], configs)
             setup.kubelet_instance, setup.kubelet_instance_how = inst, "kubelet endpoint (no process seen for it)"
     elif len(setup.instances) == 1:
-        setup.kubelet_instance, setup.kubelet_instance_how = setup.instances[0], "only containerd running"
+        only = setup.instances[0]
+        how = "only containerd config given, no process listing" if only.inferred else "only containerd running"
+        setup.kubelet_instance, setup.kubelet_instance_how = only, how
     else:
         k8s_own = [i for i in setup.instances if i.distribution and i.distribution.id != "standard"]
         if len(k8s_own) == 1:
             setup.kubelet_instance, setup.kubelet_instance_how = k8s_own[0], f"distribution ({k8s_own[0].distribution.name} runs its own containerd for Kubernetes)"
 
-    setup.toolkit = _target(configuration, objects, bool(toolkit_pods))
+    setup.toolkit = _target(configuration, objects, toolkit_pods)
     if setup.toolkit:
         sock = setup.toolkit.socket.value
         cfg = setup.toolkit.config.value

@@ -125,7 +125,7 @@ class GpuError:
     """A GPU (or the whole NVML stack) that could not be read, as the tool said it."""
 
     kind: str  # gpu-lost | unknown-error | no-devices | driver-not-loaded | library-not-found |
-    # version-mismatch | insufficient-permissions | not-supported | reset-required | other
+    # version-mismatch | insufficient-permissions | not-supported | reset-required | inforom-corrupted | other
     message: str
     pci_bus_id: str | None = None
     gpu_index: int | None = None
@@ -149,6 +149,7 @@ class NvidiaSmiReport:
     timestamp: str | None = None
     line: int | None = None
     evidence: Evidence | None = None  # the line that names the driver version (or the output's first line)
+    notes: tuple[str, ...] = ()  # what the producer could not read (the node probe's kernel-log attempts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +162,7 @@ class XidEvent:
     pid: str | None = None
     process: str | None = None
     time: datetime | None = None
+    elapsed: float | None = None  # seconds since boot (dmesg without -T)
     source: str = "kernel"  # kernel | dcgm-exporter
     order: int = 0  # position in the log, for ordering when there is no time
     artifact: str = ""
@@ -249,7 +251,6 @@ class GpuMetricSample:
     container: str | None = None
     values: dict = field(default_factory=dict, hash=False, compare=False)  # DCGM field name -> value
     evidence: dict = field(default_factory=dict, hash=False, compare=False)  # DCGM field name -> Evidence
-    skipped_lines: tuple[int, ...] = ()  # lines of the scrape that were not valid exposition format
 
     @property
     def label(self) -> str:

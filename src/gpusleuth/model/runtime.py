@@ -29,9 +29,10 @@ class RuntimeHandler:
 class ConfigProblem:
     """Something in a config file that an engine reads differently from what its author meant."""
 
-    kind: str  # syntax | template | duplicate | ambiguous-key | misspelt-key | version-mismatch | truncated
+    kind: str  # syntax | template | duplicate | ambiguous-key | misspelt-key | version-mismatch
     message: str
     evidence: Evidence | None = None
+    also: tuple[Evidence, ...] = ()  # the other line(s) involved: a duplicate's first definition
 
 
 @dataclass(frozen=True)

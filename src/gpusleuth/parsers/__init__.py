@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from gpusleuth.parsers import logs
-from gpusleuth.parsers import nvidia_smi, prometheus
+from gpusleuth.parsers import gpu_sharing, node_probe, nvidia_smi, prometheus
 from gpusleuth.parsers import containerd_config
 from gpusleuth.parsers import engine_config
 from gpusleuth.parsers import helm
 from gpusleuth.parsers import host_processes
 from gpusleuth.parsers import k8s_objects, kubectl_describe, kubectl_table
+from gpusleuth.parsers import cdi
 from gpusleuth.parsers.base import Parser
 
 PARSERS: tuple[Parser, ...] = (
@@ -18,6 +19,8 @@ PARSERS: tuple[Parser, ...] = (
     nvidia_smi.parse_query,
     nvidia_smi.parse_xml,
     prometheus.parse,
+    node_probe.parse,
+    gpu_sharing.parse,
     containerd_config.parse,
     engine_config.parse_crio,
     engine_config.parse_docker,
@@ -37,4 +40,5 @@ PARSERS: tuple[Parser, ...] = (
     kubectl_table.node_labels,
     k8s_objects.parse_json,
     k8s_objects.parse_yaml,
+    cdi.parse,
 )

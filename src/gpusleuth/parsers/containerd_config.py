@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from itertools import islice
 import tomllib
 from functools import cache
 from typing import Iterable
@@ -109,6 +110,13 @@ def _ev(doc: Document, index: int | None, text: str | None = None) -> Evidence:
     return doc.evidence(index if index is not None and 0 <= index < len(doc.lines) else 0, text)
 
 
+def _in_file(doc: Document, *indexes: int) -> str:
+    """The same lines as the file on the node numbers them, when a prompt line above shifts the paste."""
+    if doc.first_line == 1 or not doc.path_hint:
+        return ""
+    return f"; {' and '.join(str(i + 1) for i in indexes)} of {doc.path_hint}"
+
+
 def _get(d, *path):
     for part in path:
         if not isinstance(d, dict):
@@ -193,6 +201,7 @@ def _case_collisions(doc: Document, sc: tomlscan.Scan, problems: list[ConfigProb
                 f"{tomlscan.dotted(path[:-1])}: {first} (line {doc.lineno(first_idx)}) and {path[-1]} (line {doc.lineno(idx)}) "
                 f"differ only by case; containerd reads them as one key",
                 _ev(doc, idx),
+                (_ev(doc, first_idx),),
             ))
         else:
             seen.setdefault(folded, (path[-1], idx))
@@ -212,11 +221,12 @@ def parse_config(doc: Document) -> ContainerdConfig:
             + ("; it starts from k3s's base template, so the rendered file also holds k3s's defaults" if base else ""),
             _ev(doc, min(blanked + stubbed)),
         ))
-    sc = tomlscan.scan(lines)
     try:
         data = tomllib.loads("\n".join(lines))
         syntax = None
+        sc = tomlscan.scan(lines, read_values=False)
     except tomllib.TOMLDecodeError as exc:
+        sc = tomlscan.scan(lines)
         data = sc.data
         m = _TOML_ERROR_AT.search(str(exc))
         syntax = (int(m.group("line")) - 1 if m else None, _TOML_ERROR_AT.sub("", str(exc)).strip())
@@ -228,12 +238,13 @@ def parse_config(doc: Document) -> ContainerdConfig:
             continue  # the keys of a table defined twice: the table is the problem
         problems.append(ConfigProblem(
             "duplicate",
-            f"{tomlscan.dotted(path)} is defined twice (lines {doc.lineno(first)} and {doc.lineno(again)}): "
+            f"{tomlscan.dotted(path)} is defined twice (lines {doc.lineno(first)} and {doc.lineno(again)}{_in_file(doc, first, again)}): "
             "containerd refuses to start with a duplicate key or table",
             _ev(doc, again),
+            (_ev(doc, first),),
         ))
     if syntax and syntax[0] not in dup_lines:
-        where = f" at line {doc.lineno(syntax[0])}" if syntax[0] is not None else ""
+        where = f" at line {doc.lineno(syntax[0])}{_in_file(doc, syntax[0])}" if syntax[0] is not None else ""
         problems.append(ConfigProblem("syntax", f"not valid TOML{where}: {syntax[1]}", _ev(doc, syntax[0])))
     _case_collisions(doc, sc, problems)
 
@@ -284,10 +295,7 @@ def parse_config(doc: Document) -> ContainerdConfig:
     cdi = section.get("enable_cdi")
     imports = data.get("imports") if isinstance(data.get("imports"), list) else []
     address = _get(data, "grpc", "address")
-    settings = {
-        ".".join(path): _ev(doc, sc.line(*base, *path))
-        for path, _ in list(_flatten(section))[:300]
-    }
+    settings = {".".join(path): _ev(doc, sc.line(*base, *path)) for path, _ in islice(_flatten(section), 300)}
     host, source = host_path_of(doc)
     dump = bool(doc.command and _DUMP.match(doc.command))
     if dump:
@@ -318,7 +326,7 @@ def parse_config(doc: Document) -> ContainerdConfig:
         imports_evidence=_ev(doc, sc.line("imports")) if imports else None,
         enable_cdi=cdi if isinstance(cdi, bool) else None,
         enable_cdi_evidence=_ev(doc, sc.line(*base, "enable_cdi")) if isinstance(cdi, bool) else None,
-        cdi_spec_dirs=tuple(str(d) for d in section.get("cdi_spec_dirs") or ()),
+        cdi_spec_dirs=tuple(str(d) for d in section.get("cdi_spec_dirs")) if isinstance(section.get("cdi_spec_dirs"), list) else (),
         grpc_address=normalise_path(address) if isinstance(address, str) else None,
         grpc_address_evidence=_ev(doc, sc.line("grpc", "address")) if isinstance(address, str) else None,
         cri_settings=settings,

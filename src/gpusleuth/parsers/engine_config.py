@@ -31,6 +31,7 @@ from gpusleuth.parsers.containerd_config import host_path_of
 _CRIO_HEADER = re.compile(r"^\s*\[crio(?:\.runtime(?:\.runtimes\.[\w\"'.-]+)?)?\]\s*(?:#.*)?$")
 _DOCKER_KEYS = re.compile(r'^\s*"(?:default-runtime|runtimes|exec-opts|log-driver|storage-driver|data-root|insecure-registries|registry-mirrors|cgroup-parent|live-restore|default-ulimits)"\s*:')
 _K8S_JSON = re.compile(r'^\s*"(?:apiVersion|kind|metadata)"\s*:')
+_CRICTL_KEYS = re.compile(r'"(?:containerdEndpoint|lastCNILoadStatus|cniconfig|defaultRuntimeName)"\s*:')
 _TOML_ERROR_AT = re.compile(r"\(at line (?P<line>\d+), column \d+\)")
 
 
@@ -48,11 +49,12 @@ def _ev(doc: Document, index: int | None):
 
 @parser("crio.config", "CRI-O crio.conf and crio.conf.d drop-ins: runtimes, default runtime, hooks_dir", sniff=sniff_crio)
 def parse_crio(doc: Document) -> Iterable[CrioConfig]:
-    sc = tomlscan.scan(doc.lines)
     problems: list[ConfigProblem] = []
     try:
         data = tomllib.loads(doc.text)
+        sc = tomlscan.scan(doc.lines, read_values=False)
     except tomllib.TOMLDecodeError as exc:
+        sc = tomlscan.scan(doc.lines)
         data = sc.data
         m = _TOML_ERROR_AT.search(str(exc))
         idx = int(m.group("line")) - 1 if m else None
@@ -90,7 +92,7 @@ def parse_crio(doc: Document) -> Iterable[CrioConfig]:
         default_runtime_evidence=_ev(doc, sc.line("crio", "runtime", "default_runtime")) if isinstance(default, str) else None,
         problems=tuple(problems),
         evidence=_ev(doc, 0),
-        hooks_dirs=tuple(str(h) for h in hooks) if isinstance(hooks, list) else (str(hooks),),
+        hooks_dirs=tuple(str(h) for h in hooks) if isinstance(hooks, (list, tuple)) else (str(hooks),),
     )
 
 
@@ -98,6 +100,8 @@ def sniff_docker(doc: Document) -> int:
     head = doc.head(30)
     if not head or not head[0].lstrip().startswith("{") or any(_K8S_JSON.match(ln) for ln in head):
         return NO
+    if (doc.command or "").startswith("crictl") or any(_CRICTL_KEYS.search(ln) for ln in doc.lines[:400]):
+        return NO  # `crictl info` also has "runtimes": the host parsers read it
     hits = sum(1 for ln in doc.lines[:200] if _DOCKER_KEYS.match(ln))
     if any('"default-runtime"' in ln or '"runtimes"' in ln for ln in doc.lines[:200]):
         return SURE if hits >= 1 else LIKELY

@@ -261,6 +261,10 @@ def decode_release(helm_text: str) -> dict:
     return json.loads(raw)
 
 
+def _mapping(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
 def _items(data) -> list[dict]:
     if isinstance(data, dict) and isinstance(data.get("items"), list):
         return [i for i in data["items"] if isinstance(i, dict)]
@@ -281,21 +285,22 @@ def parse_release_secret(doc: Document) -> Iterable[HelmRelease]:
     # group chunks: sh.helm.release.v1.REL.vN, sh.helm.release.v1.REL.vN.2, ... (tolerated MultiSecret layout)
     groups: dict[str, list[tuple[int, str, bool, dict]]] = {}
     for item in (i for d in docs for i in _items(d)):
-        meta = item.get("metadata") or {}
+        meta = _mapping(item.get("metadata"))
         name = str(meta.get("name") or "")
         m = _RELEASE_NAME.match(name)
         is_secret = item.get("kind") == "Secret" or item.get("type") == "helm.sh/release.v1"
-        payload = (item.get("data") or {}).get("release")
+        payload = _mapping(item.get("data")).get("release")
         if not m or not isinstance(payload, str):
             continue  # not a Helm release: its data is never looked at
-        labels = meta.get("labels") or {}
-        chunk = int(m.group("chunk") or labels.get("chunk") or 1)
+        labels = _mapping(meta.get("labels"))
+        chunk = int(m.group("chunk") or (str(labels.get("chunk")) if str(labels.get("chunk", "")).isdigit() else 1))
         groups.setdefault(m.group("base"), []).append((chunk, payload, is_secret, labels))
     latest: dict[tuple, HelmRelease] = {}
     skipped = []
     for base, parts in groups.items():
         parts.sort(key=lambda p: p[0])
-        expected = int(parts[0][3].get("chunks") or len(parts))
+        chunks = str(parts[0][3].get("chunks", ""))
+        expected = int(chunks) if chunks.isdigit() else len(parts)
         if len(parts) < expected:
             skipped.append(f"{base}: {len(parts)} of {expected} chunks")
             continue
@@ -305,10 +310,13 @@ def parse_release_secret(doc: Document) -> Iterable[HelmRelease]:
         except (binascii.Error, ValueError, OSError, EOFError, zlib.error, UnicodeDecodeError):
             skipped.append(f"{base}: release data does not decode")
             continue
-        chart = (rel.get("chart") or {})
-        meta = chart.get("metadata") or {}
-        config = rel.get("config") or {}
-        info = rel.get("info") or {}
+        if not isinstance(rel, dict):
+            skipped.append(f"{base}: release data is not a JSON object")
+            continue
+        chart = _mapping(rel.get("chart"))
+        meta = _mapping(chart.get("metadata"))
+        config = _mapping(rel.get("config"))
+        info = _mapping(rel.get("info"))
         line = _line_of(doc, base)
         release = HelmRelease(
             name=rel.get("name"),
@@ -318,7 +326,7 @@ def parse_release_secret(doc: Document) -> Iterable[HelmRelease]:
             app_version=meta.get("appVersion"),
             revision=rel.get("version"),
             status=info.get("status"),
-            values=deep_merge(chart.get("values") or {}, config),
+            values=deep_merge(_mapping(chart.get("values")), config),
             user_values=config,
             computed=True,
             source="release secret",

@@ -46,6 +46,7 @@ _NVML_INIT = re.compile(r"Failed to initialize NVML:\s*(?P<msg>.+?)\s*$")
 _NO_DRIVER = re.compile(r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver")
 _NO_LIB = re.compile(r"NVIDIA-SMI couldn't find libnvidia-ml\.so library")
 _NO_DEVICES = re.compile(r"^\s*No devices were found\s*$")
+_INFOROM = re.compile(rf"WARNING: infoROM is corrupted at gpu (?P<pci>{_PCI})", re.I)
 
 _HEADER = re.compile(r"NVIDIA-SMI\s+(?P<smi>\S+)\s+Driver Version:\s*(?P<driver>\S+)(?:\s+CUDA Version:\s*(?P<cuda>[\w.]+))?")
 _GPU_ROW1 = re.compile(r"^\s*(?P<idx>\d+)\s+(?P<name>.*?)\s+(?P<pm>On|Off|N/A|ERR!|TCC|WDDM)\s*$")
@@ -131,6 +132,9 @@ def _error_line(line: str) -> tuple[str, str, str | None] | None:
         return "library-not-found", line.strip(), None
     if _NO_DEVICES.match(line):
         return "no-devices", "No devices were found", None
+    m = _INFOROM.search(line)
+    if m:
+        return "inforom-corrupted", line.strip(), normalise_pci(m.group("pci"))
     return None
 
 
@@ -457,6 +461,9 @@ def _q_gpu(doc: Document, g: _Node, ordinal: int, driver, cuda) -> GpuDevice:
         )
         active = [n for n in reasons_sec.walk() if _yes(n.value)]
         ev["throttle"] = doc.evidence(active[0].index if active else reasons_sec.index)
+        for n in active:
+            if rid := clock_reasons.from_label(n.key):
+                ev[f"throttle:{rid}"] = doc.evidence(n.index)
     procs_sec = g.find("Processes")
     power = ("GPU Power Readings", "Power Readings")
     return GpuDevice(
@@ -630,9 +637,9 @@ def _xml_gpu(doc: Document, g: ET.Element, ordinal: int, start: int, end: int, d
         return None
 
     power = ("gpu_power_readings", "power_readings")
-    reasons, reasons_line = _xml_reasons(g, first_line)
-    if reasons_line is not None:
-        ev["throttle"] = doc.evidence(reasons_line)
+    reasons, reason_lines = _xml_reasons(g, first_line)
+    for key, line in reason_lines.items():
+        ev[key] = doc.evidence(line)
     return GpuDevice(
         index=ordinal,
         name=val("name", "product_name"),
@@ -684,16 +691,20 @@ def _xml_gpu(doc: Document, g: ET.Element, ordinal: int, start: int, end: int, d
     )
 
 
-def _xml_reasons(g: ET.Element, first_line: dict[str, int]) -> tuple[tuple[str, ...] | None, int | None]:
+def _xml_reasons(g: ET.Element, first_line: dict[str, int]) -> tuple[tuple[str, ...] | None, dict[str, int]]:
+    """Active reason ids, and evidence lines: "throttle" (the first active, or the block) and "throttle:<id>"."""
     for block, prefix in (("clocks_event_reasons", "clocks_event_reason_"), ("clocks_throttle_reasons", "clocks_throttle_reason_")):
         el = g.find(block)
         if el is None:
             continue
         active = [c.tag for c in el if c.tag.startswith(prefix) and _yes(c.text)]
         ids = tuple(t[len(prefix):] for t in active if t[len(prefix):] in clock_reasons.by_id())
-        line = first_line.get(active[0]) if active else first_line.get(block)
-        return ids, line
-    return None, None
+        lines = {f"throttle:{t[len(prefix):]}": first_line[t] for t in active if t in first_line}
+        block_line = first_line.get(active[0]) if active else first_line.get(block)
+        if block_line is not None:
+            lines["throttle"] = block_line
+        return ids, lines
+    return None, {}
 
 
 def _xml_ecc(doc: Document, g: ET.Element, first_line: dict[str, int], ev: dict) -> EccCounts:

@@ -13,6 +13,7 @@ from typing import Iterable
 
 from gpusleuth.errors import UnusableData
 from gpusleuth.model.document import Document
+from gpusleuth.model.finding import Gap
 from gpusleuth.model.gpu import GpuMetricSample, normalise_pci
 from gpusleuth.parsers.base import NO, SURE, parser
 
@@ -32,7 +33,7 @@ def _key(labels: dict) -> tuple:
 
 
 @parser("dcgm-exporter", "dcgm-exporter / Prometheus text scrape of DCGM_FI_* fields", sniff=_sniff)
-def parse(doc: Document) -> Iterable[GpuMetricSample]:
+def parse(doc: Document) -> Iterable[GpuMetricSample | Gap]:
     from prometheus_client.parser import text_string_to_metric_families
 
     kept: list[str] = []
@@ -78,5 +79,7 @@ def parse(doc: Document) -> Iterable[GpuMetricSample]:
             model=lab.get("modelName"), node=lab.get("Hostname"), driver_version=lab.get("DCGM_FI_DRIVER_VERSION"),
             mig_profile=lab.get("GPU_I_PROFILE"), gpu_instance_id=lab.get("GPU_I_ID"), pod=lab.get("pod"),
             namespace=lab.get("namespace"), container=lab.get("container"), values=entry["values"], evidence=entry["evidence"],
-            skipped_lines=tuple(dropped),
         )
+    if dropped:
+        shown = ", ".join(map(str, dropped[:5])) + (" ..." if len(dropped) > 5 else "")
+        yield Gap("artifact", f"dcgm-exporter: {len(dropped)} malformed line(s) not read (line {shown}); a scrape cut short?", doc.artifact)

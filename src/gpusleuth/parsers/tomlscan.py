@@ -113,7 +113,18 @@ def _balance(text: str) -> int:
     return depth
 
 
+_SIMPLE_STRING = re.compile(r'^"([^"\\]*)"\s*(?:#.*)?$|^\'([^\']*)\'\s*(?:#.*)?$')
+_SIMPLE_SCALAR = re.compile(r"^(true|false|[+-]?\d+)\s*(?:#.*)?$")
+
+
 def _value(text: str):
+    simple = _SIMPLE_STRING.match(text)
+    if simple:
+        return simple.group(1) if simple.group(1) is not None else simple.group(2), True
+    scalar = _SIMPLE_SCALAR.match(text)
+    if scalar:
+        word = scalar.group(1)
+        return (word == "true") if word in ("true", "false") else int(word), True
     try:
         return tomllib.loads(f"v = {text}")["v"], True
     except tomllib.TOMLDecodeError:
@@ -157,8 +168,9 @@ def untemplate(lines: list[str] | tuple[str, ...]) -> tuple[list[str], list[int]
     return out, blanked, stubbed
 
 
-def scan(lines: list[str] | tuple[str, ...]) -> Scan:
-    """Read TOML-shaped lines tolerantly (see module doc)."""
+def scan(lines: list[str] | tuple[str, ...], read_values: bool = True) -> Scan:
+    """Read TOML-shaped lines tolerantly (see module doc). Without read_values only the lines are
+    indexed (tomllib already gave the values)."""
     result = Scan()
     table: Path = ()
     i, n = 0, len(lines)
@@ -200,14 +212,18 @@ def scan(lines: list[str] | tuple[str, ...]) -> Scan:
             i += 1
             continue
         start = i
-        if _balance(value_text) > 0 or value_text.startswith(('"""', "'''")) and value_text.count(value_text[:3]) < 2:
+        depth = _balance(value_text)
+        if depth > 0 or value_text.startswith(('"""', "'''")) and value_text.count(value_text[:3]) < 2:
             closer = value_text[:3] if value_text.startswith(('"""', "'''")) else None
-            while i + 1 < n:
+            parts = [value_text]
+            while i + 1 < n:  # depth is kept per line: a hostile unclosed `[` stays linear
                 i += 1
-                value_text += "\n" + lines[i]
-                if (closer and lines[i].count(closer)) or (not closer and _balance(value_text) <= 0):
+                parts.append(lines[i])
+                depth += 0 if closer else _balance(lines[i])
+                if (closer and lines[i].count(closer)) or (not closer and depth <= 0):
                     break
-        value, ok = _value(value_text)
+            value_text = "\n".join(parts)
+        value, ok = _value(value_text) if read_values else (None, True)
         if not ok:
             result.errors.append((start, f"unreadable value for {'.'.join(key)}"))
         _assign(result, table + key, value, start)

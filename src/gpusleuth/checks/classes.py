@@ -1,0 +1,410 @@
+"""Failure classes as table rows: knowledge/failure_classes.toml -> one ``Check`` per row.
+
+A row names the log-line signatures (knowledge/signatures.toml) that detect a class, where such a line
+counts (kernel log, a container, a Kubernetes event; only in a failing pod; only in some operands' logs;
+not when a more specific signature is there too), and the text a finding needs: what, why, how to fix,
+the public threads the class was learned from, and fix templates. A template's placeholders ({pod},
+{namespace}, {node}, {container}, {image} and the signature's named groups) are filled from the lines
+that matched; a command whose placeholder the artifacts cannot fill is left out and its fix says what to
+fill in. A new failure class is a new row, not new code.
+
+Every matched line becomes evidence (artifact:line); one finding per class and pod (or node, or artifact
+when neither is known).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from functools import cache
+from typing import Iterable
+
+from gpusleuth.checks.base import Check, layer_of
+from gpusleuth.errors import NotApplicable
+from gpusleuth.facts.cluster import Cluster
+from gpusleuth.facts.logs import Logs, Signature, signatures
+from gpusleuth.facts.operands import operand_table, spec_for
+from gpusleuth.knowledge import table
+from gpusleuth.model.evidence import Evidence
+from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
+from gpusleuth.model.k8s import Pod
+from gpusleuth.model.layers import Layer
+
+KINDS = frozenset({"kernel", "journal", "container", "operator", "event"})
+CONTEXT = frozenset({"pod", "namespace", "node", "container", "container_flag", "image", "line", "where", "count"})
+MAX_EVIDENCE = 6
+_HEALTHY = frozenset({"Running", "Completed", "Succeeded"})
+# Faults of the node itself: one finding per node, whichever pod or log showed them.
+_NODE_LAYERS = frozenset({Layer.HARDWARE, Layer.FIRMWARE, Layer.KERNEL_DRIVER, Layer.USERSPACE_DRIVER})
+_FIELD = string.Formatter()
+
+
+@dataclass(frozen=True)
+class FixTemplate:
+    kind: FixKind
+    description: str
+    commands: tuple[str, ...] = ()
+    snippet: str | None = None
+    snippet_language: str | None = None
+
+
+@dataclass(frozen=True)
+class HintRow:
+    """Extra explanation (and fixes, first) when a matched line also matches `pattern`."""
+
+    pattern: re.Pattern
+    text: str
+    fixes: tuple[FixTemplate, ...] = ()
+
+
+@dataclass(frozen=True)
+class FailureClass:
+    code: str
+    name: str
+    summary: str
+    what: str
+    why: str
+    fix: str
+    references: tuple[str, ...]
+    severity: Severity
+    role: Role
+    confidence: float
+    signatures: tuple[str, ...]
+    title: str
+    explanation: str
+    fixes: tuple[FixTemplate, ...]
+    kinds: frozenset[str] = KINDS
+    components: frozenset[str] = frozenset()
+    failing: bool = False
+    unless: tuple[str, ...] = ()
+    hints: tuple[HintRow, ...] = ()
+    per_node: bool = False  # one finding per node (a node-level fault), else one per pod
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """One line (log line or event message) that matched one signature, with what is known around it."""
+
+    signature: Signature
+    text: str
+    evidence: Evidence
+    kind: str
+    artifact: str
+    pod: str | None = None
+    namespace: str | None = None
+    container: str | None = None
+    node: str | None = None
+    previous: bool = False
+    groups: dict = field(default_factory=dict, hash=False)
+
+    @property
+    def scope(self) -> tuple:
+        return ("pod", self.namespace, self.pod) if self.pod else ("node", self.node) if self.node else ("artifact", self.artifact)
+
+    def group(self, per_node: bool) -> tuple:
+        return ("node", self.node) if per_node else self.scope
+
+
+# ----------------------------------------------------------------------------------------------- loading
+
+
+def _fixes(rows: list[dict], where: str) -> tuple[FixTemplate, ...]:
+    out = []
+    for f in rows:
+        try:
+            kind = FixKind(f["kind"])
+        except (KeyError, ValueError):
+            raise ValueError(f"{where}: fix kind must be one of {[k.value for k in FixKind]}") from None
+        out.append(FixTemplate(kind, f["description"], tuple(f.get("commands", ())), f.get("snippet"), f.get("snippet_language")))
+    return tuple(out)
+
+
+def _placeholders(text: str) -> set[str]:
+    return {name for _, name, _, _ in _FIELD.parse(text) if name}
+
+
+def _load_row(row: dict, sigs: dict[str, Signature], operands: set[str]) -> FailureClass:
+    code = row.get("code", "?")
+    where = f"failure class {code}"
+    missing = [k for k in ("code", "name", "summary", "what", "why", "fix", "references", "layer", "severity", "role",
+                           "confidence", "signatures", "explanation", "fixes") if k not in row]
+    if missing:
+        raise ValueError(f"{where}: missing {', '.join(missing)}")
+    if layer_of(code).value != row["layer"]:
+        raise ValueError(f"{where}: layer {row['layer']!r} does not match the code's prefix ({layer_of(code).value})")
+    unknown = [s for s in [*row["signatures"], *row.get("unless", [])] if s not in sigs]
+    if unknown:
+        raise ValueError(f"{where}: unknown signature id(s) {unknown} (knowledge/signatures.toml)")
+    kinds = frozenset(row.get("in", KINDS))
+    if not kinds <= KINDS:
+        raise ValueError(f"{where}: `in` must be a subset of {sorted(KINDS)}")
+    comps = frozenset(row.get("components", ()))
+    if not comps <= operands:
+        raise ValueError(f"{where}: unknown operand component(s) {sorted(comps - operands)} (knowledge/operands.toml)")
+    if not row["references"] or not all(str(r).startswith("http") for r in row["references"]):
+        raise ValueError(f"{where}: references must be public URLs")
+    if not 0 < float(row["confidence"]) <= 1:
+        raise ValueError(f"{where}: confidence must be in (0, 1]")
+    group = row.get("group", "node" if layer_of(code) in _NODE_LAYERS else "pod")
+    if group not in ("node", "pod"):
+        raise ValueError(f"{where}: group must be node or pod")
+    fixes = _fixes(row["fixes"], where)
+    hints = tuple(HintRow(re.compile(h["match"]), h["text"], _fixes(h.get("fixes", []), f"{where} hint")) for h in row.get("hint", []))
+    known = set(CONTEXT)
+    for sid in row["signatures"]:
+        known |= set(re.compile(sigs[sid].pattern).groupindex)
+    texts = [row.get("title", ""), row["explanation"], *(f.description for f in fixes), *(c for f in fixes for c in f.commands),
+             *(h.text for h in hints), *(c for h in hints for f in h.fixes for c in (f.description, *f.commands))]
+    for t in texts:
+        bad = _placeholders(t) - known
+        if bad:
+            raise ValueError(f"{where}: unknown placeholder(s) {sorted(bad)} in {t!r}")
+    return FailureClass(
+        code=code, name=row["name"], summary=row["summary"], what=row["what"], why=row["why"], fix=row["fix"],
+        references=tuple(row["references"]), severity=Severity(row["severity"]), role=Role(row["role"]),
+        confidence=float(row["confidence"]), signatures=tuple(row["signatures"]),
+        title=row.get("title", "{summary}"), explanation=row["explanation"], fixes=fixes, kinds=kinds,
+        components=comps, failing=bool(row.get("failing", False)), unless=tuple(row.get("unless", ())), hints=hints,
+        per_node=group == "node",
+    )
+
+
+@cache
+def failure_classes() -> tuple[FailureClass, ...]:
+    """knowledge/failure_classes.toml, validated: a bad row fails at import, not at 3 a.m."""
+    sigs = {s.id: s for s in signatures()[0]}
+    operands = {s.name for s in operand_table()[0]}
+    rows = [_load_row(r, sigs, operands) for r in table("failure_classes").get("class", [])]
+    codes = [r.code for r in rows]
+    dupes = {c for c in codes if codes.count(c) > 1}
+    if dupes:
+        raise ValueError(f"failure_classes.toml: duplicate code(s) {sorted(dupes)}")
+    return tuple(rows)
+
+
+# ----------------------------------------------------------------------------------------------- matching
+
+
+@cache
+def _compiled(pattern: str) -> re.Pattern:
+    return re.compile(pattern)
+
+
+def named_groups(sig: Signature, text: str) -> dict:
+    """The values a signature's named groups captured in a line ({version}, {module}, ...)."""
+    m = _compiled(sig.pattern).search(text)
+    return {k: v for k, v in m.groupdict().items() if v} if m else {}
+
+
+def _seen_in_logs(logs: Logs | None, wanted: set[str], cluster: Cluster | None) -> list[Seen]:
+    out = []
+    if logs is None:
+        return out
+    for sid in wanted:
+        for m in logs.matches(sid):
+            ln, log = m.line, m.log
+            pod = ln.pod or log.pod
+            node = log.node or _pod_node(cluster, pod)
+            out.append(Seen(m.signature, ln.message, ln.evidence(), log.kind, ln.artifact, pod, log.namespace,
+                            ln.container or log.container, node, log.previous, named_groups(m.signature, ln.message)))
+    return out
+
+
+def _seen_in_events(cluster: Cluster | None, wanted: set[str]) -> list[Seen]:
+    """Kubernetes events are lines too: their messages are matched against the same signatures."""
+    out = []
+    if cluster is None or not cluster.events:
+        return out
+    sigs, matcher = signatures()
+    for e in cluster.events:
+        for i in matcher.Match(e.message) or ():
+            sig = sigs[i]
+            if sig.id not in wanted:
+                continue
+            kind, _, name = (e.object or "").rpartition("/")
+            pod = name if kind.lower() in ("pod", "pods", "") and name else None
+            node = e.node or _pod_node(cluster, pod)
+            ev = e.evidence or Evidence("events", None, e.message[:400])
+            out.append(Seen(sig, e.message, ev, "event", ev.artifact, pod, e.namespace, None, node, False, named_groups(sig, e.message)))
+    return out
+
+
+def _pod_node(cluster: Cluster | None, pod: str | None) -> str | None:
+    p = cluster.pod(pod) if cluster is not None and pod else None
+    return p.node if p is not None else None
+
+
+def _healthy(p: Pod) -> bool:
+    status = p.status or p.phase
+    if status not in _HEALTHY:
+        return False
+    if p.ready and "/" in p.ready:
+        have, want = p.ready.split("/", 1)
+        if status == "Running" and have != want:
+            return False
+    return not any(c.reason for c in p.containers if c.state == "waiting")
+
+
+def _component(s: Seen) -> str | None:
+    if s.pod:
+        spec = spec_for(Pod(s.pod, s.namespace))
+        if spec is not None:
+            return spec.name
+    return s.signature.component
+
+
+def _where(s: Seen) -> str:
+    if s.kind in ("kernel", "journal"):
+        return f"the {s.kind} log of {s.node}" if s.node else f"the {s.kind} log ({s.artifact})"
+    parts = []
+    if s.pod:
+        parts.append(f"pod {s.pod}" + (f" (container {s.container})" if s.container else ""))
+    elif s.container:
+        parts.append(f"container {s.container}")
+    if s.node:
+        parts.append(f"on node {s.node}")
+    return " ".join(parts) or s.artifact
+
+
+class _Missing(dict):
+    def __missing__(self, key):
+        raise KeyError(key)
+
+
+def _fill(template: str, ctx: dict, strict: bool) -> str | None:
+    try:
+        return template.format_map(_Missing(ctx))
+    except KeyError:
+        if strict:
+            return None
+        return template.format_map(_Lenient(ctx))
+
+
+class _Lenient(dict):
+    def __missing__(self, key):
+        return f"<{key}>"
+
+
+_WHAT_IS = {"pod": "the pod's name", "namespace": "its namespace", "node": "the node's name", "container": "the container's name",
+            "image": "the image"}
+
+
+def _render_fixes(templates: Iterable[FixTemplate], ctx: dict) -> tuple[Fix, ...]:
+    out = []
+    for t in templates:
+        commands, unfilled = [], set()
+        for c in t.commands:
+            done = _fill(c, ctx, strict=True)
+            if done is None:
+                unfilled |= {p for p in _placeholders(c) if p not in ctx}
+            else:
+                commands.append(done)
+        desc = _fill(t.description, ctx, strict=False) or t.description
+        if unfilled:
+            names = ", ".join(_WHAT_IS.get(p, p) for p in sorted(unfilled))
+            desc += f" (Commands that need {names} are left out: the artifacts do not show it; fill it in.)"
+        snippet = _fill(t.snippet, ctx, strict=False) if t.snippet else None
+        out.append(Fix(t.kind, desc, tuple(commands), snippet, t.snippet_language))
+    return tuple(out)
+
+
+def _evidence(seen: list[Seen]) -> tuple[Evidence, ...]:
+    ordered = sorted(dict.fromkeys(s.evidence for s in seen), key=lambda e: (e.artifact, e.line or 0))
+    if len(ordered) > MAX_EVIDENCE:
+        ordered = ordered[: MAX_EVIDENCE - 2] + ordered[-2:]
+    return tuple(ordered)
+
+
+def evaluate(fc: FailureClass, logs: Logs | None, cluster: Cluster | None) -> list[Hit]:
+    """The findings of one failure class over the artifacts' log lines and events."""
+    wanted = set(fc.signatures) | set(fc.unless)
+    seen = _seen_in_logs(logs, wanted, cluster) if fc.kinds - {"event"} else []
+    if "event" in fc.kinds:
+        seen += _seen_in_events(cluster, wanted)
+    only = _only_node(cluster)
+    if only:
+        seen = [s if s.node else replace(s, node=only) for s in seen]
+    blockers: set[tuple] = set()
+    for s in seen:
+        if s.signature.id in fc.unless:
+            blockers |= {s.scope, ("node", s.node)} if s.node else {s.scope}
+    groups: dict[tuple, list[Seen]] = defaultdict(list)
+    for s in seen:
+        if s.signature.id not in fc.signatures or s.kind not in fc.kinds:
+            continue
+        if s.scope in blockers or (s.node and ("node", s.node) in blockers):
+            continue
+        if fc.components and s.pod and _component(s) not in fc.components:
+            continue
+        if fc.failing and not s.previous and s.pod and cluster is not None:
+            p = cluster.pod(s.pod)
+            if p is not None and _healthy(p):
+                continue
+        groups[s.group(fc.per_node)].append(s)
+    return [_hit(fc, group, cluster) for group in groups.values()]
+
+
+def _only_node(cluster: Cluster | None) -> str | None:
+    """The node every line is on when the artifacts name exactly one node."""
+    names = cluster.node_names() if cluster is not None else []
+    return names[0] if len(names) == 1 else None
+
+
+def _hit(fc: FailureClass, group: list[Seen], cluster: Cluster | None) -> Hit:
+    group.sort(key=lambda s: (s.artifact, s.evidence.line or 0))
+    # the line that speaks for the finding: one in a pod (its commands can be filled) before a kernel line
+    last = max(group, key=lambda s: (bool(s.pod), s.previous, s.artifact, s.evidence.line or 0))
+    ctx = {k: v for k, v in (("pod", last.pod), ("namespace", last.namespace), ("container", last.container), ("node", last.node)) if v}
+    for s in group:
+        for k, v in s.groups.items():
+            ctx.setdefault(k, v)
+    ctx.update(line=last.text.strip()[:200], where=_where(last), count=len(group), summary=fc.summary,
+               container_flag=f" -c {last.container}" if last.container else "")
+    pod = cluster.pod(last.pod) if cluster is not None and last.pod else None
+    status_ev = (pod.evidence,) if pod is not None and pod.evidence and not _healthy(pod) else ()
+    explanation = _fill(fc.explanation, ctx, strict=False) or fc.explanation
+    fixes = list(fc.fixes)
+    for h in fc.hints:
+        if any(h.pattern.search(s.text) for s in group):
+            explanation += " " + (_fill(h.text, ctx, strict=False) or h.text)
+            fixes = [*h.fixes, *fixes]
+            break
+    title = _fill(fc.title, {**ctx, "line": ctx["line"][:100]}, strict=False) or fc.summary
+    return Hit(
+        title=title if len(title) <= 160 else title[:157] + "...",
+        explanation=explanation,
+        severity=fc.severity,
+        role=fc.role,
+        evidence=tuple(dict.fromkeys((*status_ev, *_evidence(group)))),
+        fixes=_render_fixes(fixes, ctx),
+        node=last.node,
+        component=_component(last) or (last.pod if last.pod else None),
+        confidence=fc.confidence,
+        facts={"class": fc.code, "signatures": sorted({s.signature.id for s in group}), "matched_lines": len(group),
+               **{k: ctx[k] for k in ("pod", "namespace", "container") if k in ctx}},
+    )
+
+
+# ----------------------------------------------------------------------------------------------- checks
+
+
+def _as_check(fc: FailureClass) -> Check:
+    events_only = fc.kinds == {"event"}
+
+    def run(logs: Logs | None = None, cluster: Cluster | None = None) -> list[Hit]:
+        events = "event" in fc.kinds and cluster is not None and bool(cluster.events)
+        if (logs is None or events_only) and not events:
+            raise NotApplicable("no Kubernetes events in the artifacts" if events_only else "no logs or events in the artifacts")
+        return evaluate(fc, logs, cluster)
+
+    run.__name__ = run.__qualname__ = fc.name.replace("-", "_")
+    return Check(
+        code=fc.code, name=fc.name, layer=layer_of(fc.code), func=run, requires=(),
+        optional=(("logs", Logs), ("cluster", Cluster)), summary=fc.summary, what=fc.what, why=fc.why, fix=fc.fix,
+        module=__name__, references=fc.references, detects=fc.signatures,
+    )
+
+
+CHECKS: tuple[Check, ...] = tuple(_as_check(fc) for fc in failure_classes())

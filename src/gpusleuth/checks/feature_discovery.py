@@ -1,0 +1,251 @@
+"""Feature-discovery layer: Node Feature Discovery and GPU Feature Discovery labels — missing on GPU
+nodes, missing because NFD never ran there, or stale after a driver change."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from gpusleuth.checks.base import check
+from gpusleuth.facts import Cluster, Configuration, GpuInventory, Logs
+from gpusleuth.facts.cluster import GPU_RESOURCE
+from gpusleuth.facts.configuration import truthy
+from gpusleuth.facts.gpus import COUNT_LABEL, PCI_PRESENT_LABEL
+from gpusleuth.facts.operands import spec_for
+from gpusleuth.model.evidence import Evidence
+from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
+from gpusleuth.model.k8s import Node, Pod
+
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+NFD_WORKER = "nfd-worker"
+_DRIVER_LABELS = (("nvidia.com/cuda.driver-version.full",),
+                  ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor", "nvidia.com/cuda.driver.rev"),
+                  ("nvidia.com/cuda.driver-version.major", "nvidia.com/cuda.driver-version.minor", "nvidia.com/cuda.driver-version.revision"))
+_NVIDIA_OPERANDS = frozenset({"nvidia-driver-daemonset", "nvidia-container-toolkit-daemonset", "nvidia-device-plugin-daemonset",
+                              "gpu-feature-discovery", "nvidia-operator-validator", "nvidia-dcgm-exporter"})
+
+
+def _ev(node: Node, key: str) -> Evidence:
+    return node.evidence.get(key) or Evidence(node.artifact or "", None, f"node {node.name} {key}")
+
+
+def _gpu_nodes(cluster: Cluster, inventory: GpuInventory | None) -> dict[str, tuple[str, Evidence | None]]:
+    """Nodes the artifacts show to have NVIDIA GPUs, with what shows it (not the NFD label itself)."""
+    out: dict[str, tuple[str, Evidence | None]] = {}
+    for ng in inventory.nodes if inventory else []:
+        if ng.node and ng.node in cluster.nodes and ng.visible and ng.visible.value:
+            out[ng.node] = (f"nvidia-smi shows {ng.visible.value} GPU(s)", ng.visible.evidence)
+    for name, node in cluster.nodes.items():
+        if name in out:
+            continue
+        if _int(node.capacity.get(GPU_RESOURCE)):
+            out[name] = (f"capacity {GPU_RESOURCE}: {node.capacity[GPU_RESOURCE]}", _ev(node, f"capacity:{GPU_RESOURCE}"))
+        elif COUNT_LABEL in node.labels:
+            out[name] = (f"label {COUNT_LABEL}={node.labels[COUNT_LABEL]}", _ev(node, f"label:{COUNT_LABEL}"))
+    return out
+
+
+def _int(v) -> int | None:
+    try:
+        return int(str(v).strip())
+    except (TypeError, ValueError):
+        return None
+
+
+def _pods_of(cluster: Cluster, component: str) -> list[Pod]:
+    return [p for p in cluster.pods if (s := spec_for(p)) is not None and s.name == component]
+
+
+# ------------------------------------------------------------------------------------------------ FD101
+
+
+@check("FD101", "nfd-labels-missing")
+def nfd_labels_missing(cluster: Cluster, inventory: GpuInventory | None = None, logs: Logs | None = None,
+                       configuration: Configuration | None = None) -> Iterable[Hit]:
+    """A GPU node lacks Node Feature Discovery's NVIDIA PCI label, so the GPU Operator deploys nothing there.
+
+    What it does: For nodes with GPUs (nvidia-smi output, nvidia.com/gpu capacity or GFD's gpu.count label)
+    whose labels are in the artifacts, looks for `feature.node.kubernetes.io/pci-10de.present=true` and
+    `nvidia.com/gpu.present`; when neither is there, says whether NFD runs at all (nfd-master/worker pods,
+    Helm nfd.enabled) and cites the operator's `Couldn't get kernelVersion, did you run the node feature
+    discovery?` line when present.
+    Why it matters: the operator selects GPU nodes by NFD's PCI vendor label (10de = NVIDIA) and builds the
+    driver image tag from NFD's kernel/OS labels; without them no operand is scheduled on the node and it
+    never advertises GPUs, with no error on the node itself.
+    How to fix: run NFD (the chart's nfd.enabled=true, or an existing NFD deployment whose workers run on the
+    GPU nodes), then check the node's labels; the operator reconciles by itself.
+    References: https://github.com/NVIDIA/gpu-operator/issues/423; https://github.com/NVIDIA/gpu-operator/issues/728; https://github.com/NVIDIA/gpu-feature-discovery/issues/75
+    """
+    gpu_nodes = _gpu_nodes(cluster, inventory)
+    op_lines = [m.line.evidence() for m in logs.matches("operator.nfd-labels-missing")] if logs else []
+    workers = _pods_of(cluster, NFD_WORKER)
+    masters = _pods_of(cluster, "nfd-master")
+    nfd_setting = configuration.setting("nfd.enabled") if configuration else None
+    nfd_off = nfd_setting is not None and truthy(nfd_setting.value) is False
+    for name, (why_gpu, gpu_ev) in sorted(gpu_nodes.items()):
+        node = cluster.nodes[name]
+        if not node.labels:
+            continue  # labels not in the artifacts: cannot tell
+        if str(node.labels.get(PCI_PRESENT_LABEL, "")).lower() == "true" or GPU_PRESENT_LABEL in node.labels:
+            continue
+        on_node = [w for w in workers if w.node == name]
+        if nfd_off:
+            state = f"NFD is disabled ({nfd_setting.source}: nfd.enabled={nfd_setting.value})"
+        elif not workers and not masters and cluster.pods:
+            state = "no NFD pod (nfd-master / nfd-worker) is in the artifacts"
+        elif workers and not on_node:
+            state = "NFD workers run, but none on this node (see FD102)"
+        else:
+            state = "NFD has not labelled this node"
+        evidence = [gpu_ev, *(e for e in [nfd_setting.evidence if nfd_off and nfd_setting else None]), *op_lines[-1:]]
+        yield Hit(
+            title=f"{name} has GPUs but no NFD NVIDIA label ({PCI_PRESENT_LABEL}): the operator skips it",
+            explanation=(f"Node {name} has GPUs ({why_gpu}) but its labels have neither {PCI_PRESENT_LABEL}=true nor "
+                         f"{GPU_PRESENT_LABEL}; {state}. The GPU Operator selects GPU nodes by these labels, so it deploys no "
+                         "driver, toolkit or device plugin there."),
+            severity=Severity.ERROR,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(e for e in evidence if e)),
+            fixes=(
+                Fix(FixKind.IMMEDIATE, "Show the node's NFD labels and the NFD pods.",
+                    (f"kubectl get node {name} --show-labels", "kubectl get pods -A -o wide | grep -i node-feature-discovery")),
+                Fix(FixKind.PERMANENT, "Run Node Feature Discovery with workers on every GPU node (GPU Operator chart: nfd.enabled=true, "
+                    "or your own NFD deployment with tolerations for the GPU nodes' taints)."),
+            ),
+            node=name,
+            component="nfd-worker",
+            confidence=0.85,
+            facts={"nfd_workers": len(workers), "nfd_disabled": nfd_off},
+        )
+
+
+# ------------------------------------------------------------------------------------------------ FD102
+
+
+def _tolerates(pod: Pod, taint) -> bool:
+    for t in pod.tolerations:
+        op = t.get("operator", "Equal")
+        if t.get("effect") not in (None, "", taint.effect):
+            continue
+        if op == "Exists" and t.get("key") in (None, "", taint.key):
+            return True
+        if t.get("key") == taint.key and str(t.get("value") or "") == str(taint.value or ""):
+            return True
+    return False
+
+
+@check("FD102", "nfd-worker-not-on-gpu-node")
+def nfd_worker_not_on_gpu_node(cluster: Cluster, inventory: GpuInventory | None = None) -> Iterable[Hit]:
+    """Node Feature Discovery's worker does not run on a GPU node, because of a taint it does not tolerate.
+
+    What it does: Where nfd-worker pods run on some nodes but not on a GPU node that has NoSchedule or
+    NoExecute taints, names the taint; when the workers' tolerations are in the artifacts, it checks them
+    against the taint (a toleration for `nvidia.com/gpu=present` does not match a taint
+    `nvidia.com/gpu=true`).
+    Why it matters: GPU nodes are often tainted (nvidia.com/gpu:NoSchedule) to keep other workloads off; a
+    DaemonSet without the matching toleration never lands there, NFD never labels the node, and the
+    operator never deploys the GPU stack on it.
+    How to fix: add a toleration for the GPU nodes' taints to the NFD worker (chart:
+    node-feature-discovery.worker.tolerations, e.g. `operator: Exists` for the taint key).
+    References: https://github.com/NVIDIA/k8s-device-plugin/issues/734; https://github.com/NVIDIA/gpu-feature-discovery/issues/70; https://github.com/Mellanox/network-operator/issues/435
+    """
+    workers = _pods_of(cluster, NFD_WORKER)
+    if not workers:
+        return
+    with_worker = {w.node for w in workers if w.node}
+    gpu_nodes = _gpu_nodes(cluster, inventory)
+    for name, (why_gpu, gpu_ev) in sorted(gpu_nodes.items()):
+        node = cluster.nodes[name]
+        if name in with_worker:
+            continue
+        taints = [t for t in node.taints if t.effect in ("NoSchedule", "NoExecute")]
+        if not taints:
+            continue
+        known = [w for w in workers if w.tolerations]
+        blocking = [t for t in taints if not known or not any(_tolerates(w, t) for w in known)]
+        if not blocking:
+            continue
+        t = blocking[0]
+        shown = f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}"
+        tol = known[0].tolerations if known else ()
+        yield Hit(
+            title=f"NFD worker does not run on GPU node {name}: taint {shown} is not tolerated",
+            explanation=(f"nfd-worker pods run on {len(with_worker)} node(s) but not on {name}, which has GPUs ({why_gpu}) and the "
+                         f"taint {shown}. " + (f"The worker's tolerations ({', '.join(_tol(x) for x in tol)}) do not match it. " if tol else "")
+                         + "Without the worker the node gets no NFD labels and the GPU Operator skips it."),
+            severity=Severity.ERROR,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(e for e in (t.evidence, gpu_ev, known[0].evidence if known else workers[0].evidence) if e)),
+            fixes=(Fix(FixKind.PERMANENT, "Let the NFD worker tolerate the GPU nodes' taint (GPU Operator chart values), then check that a "
+                       "worker pod starts on the node.",
+                       snippet=("node-feature-discovery:\n  worker:\n    tolerations:\n"
+                                f"    - key: {t.key}\n      operator: Exists\n      effect: {t.effect}\n"), snippet_language="yaml"),),
+            node=name,
+            component="nfd-worker",
+            confidence=0.8 if known else 0.65,
+            facts={"taint": shown, "worker_nodes": sorted(with_worker)},
+        )
+
+
+def _tol(t: dict) -> str:
+    return f"{t.get('key', '*')}{'=' + str(t['value']) if t.get('value') else ''}:{t.get('effect') or '*'} ({t.get('operator', 'Equal')})"
+
+
+# ------------------------------------------------------------------------------------------------ FD103
+
+
+@check("FD103", "gpu-labels-stale")
+def gpu_labels_stale(cluster: Cluster, inventory: GpuInventory) -> Iterable[Hit]:
+    """GPU Feature Discovery's labels describe another driver (or GPU count) than the node runs now.
+
+    What it does: On nodes with both nvidia-smi output and GFD labels, compares the driver version labels
+    (nvidia.com/cuda.driver-version.full, or the older cuda.driver.major/minor/rev) with the driver
+    nvidia-smi reports, and nvidia.com/gpu.count with the GPUs nvidia-smi lists.
+    Why it matters: GFD refreshes labels only while it runs; after a driver upgrade or a lost GPU a stopped
+    or crash-looping GFD leaves the old values, and schedulers, node selectors and CUDA-compatibility
+    checks that read them make decisions on a driver that is gone.
+    How to fix: restart GFD on the node (and fix why it stopped); labels are rewritten on its next run.
+    References: https://github.com/NVIDIA/gpu-operator/issues/391; https://github.com/NVIDIA/k8s-device-plugin/pull/620; https://github.com/NVIDIA/gpu-feature-discovery/issues/71
+    """
+    for ng in inventory.nodes:
+        node = cluster.nodes.get(ng.node or "")
+        if node is None or not node.labels:
+            continue
+        smi = next((r for r in ng.reports if r.driver_version), None)
+        mismatches: list[tuple[str, Evidence | None]] = []
+        evidence: list[Evidence | None] = []
+        for keys in _DRIVER_LABELS:
+            if all(k in node.labels for k in keys):
+                label = ".".join(str(node.labels[k]) for k in keys)
+                if smi is not None and not _same_version(label, smi.driver_version):
+                    mismatches.append((f"driver label {label} (running {smi.driver_version})", _ev(node, f"label:{keys[0]}")))
+                    evidence.append(smi.evidence)
+                break
+        count = _int(node.labels.get(COUNT_LABEL))
+        visible = ng.visible
+        if count is not None and visible is not None and visible.value is not None and count != visible.value:
+            mismatches.append((f"{COUNT_LABEL}={count} ({visible.value} seen by {visible.source})", _ev(node, f"label:{COUNT_LABEL}")))
+            evidence.append(visible.evidence)
+        if not mismatches:
+            continue
+        gfd = [p for p in _pods_of(cluster, "gpu-feature-discovery") if p.node == ng.node]
+        state = f"; GFD pod {gfd[0].name} is {gfd[0].status}" if gfd and gfd[0].status else ("; no GFD pod on the node in the artifacts" if cluster.pods else "")
+        yield Hit(
+            title=f"GFD labels on {ng.node} are stale: " + "; ".join(m for m, _ in mismatches),
+            explanation=(f"Node {ng.node}'s labels say " + " and ".join(m for m, _ in mismatches) + state
+                         + ". GFD rewrites them only while it runs; until then anything that selects nodes by these labels sees the old state."),
+            severity=Severity.WARNING,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(e for e in [*(e for _, e in mismatches), *evidence] if e)),
+            fixes=(Fix(FixKind.IMMEDIATE, "Restart GPU Feature Discovery on the node so it relabels it.",
+                       (f"kubectl delete pod -A -l app=gpu-feature-discovery --field-selector spec.nodeName={ng.node}",)),),
+            node=ng.node,
+            component="gpu-feature-discovery",
+            confidence=0.75,
+            facts={"mismatches": [m for m, _ in mismatches]},
+        )
+
+
+def _same_version(label: str, running: str) -> bool:
+    """GFD writes 550.54.15 as 550.54.15 or major/minor/rev 550/54/15; a missing rev matches any."""
+    a, b = label.split("."), running.split(".")
+    return all(x.lstrip("0") == y.lstrip("0") for x, y in zip(a, b))

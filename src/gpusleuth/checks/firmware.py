@@ -1,0 +1,57 @@
+"""Firmware: the GSP (GPU System Processor) firmware and the VBIOS (FW0xx)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Iterable
+
+from gpusleuth.checks.base import check
+from gpusleuth.checks.gpu_common import cordon_drain, diag_before_trust, gpu_for, gpu_target, reset_gpu, xid_groups, xid_hit
+from gpusleuth.facts.gpus import GpuInventory, KernelEvents
+from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
+
+_GSP_WORKAROUND = Fix(
+    FixKind.WORKAROUND,
+    "If it keeps recurring on this driver, some teams disable GSP firmware: proprietary kernel module only (the open "
+    "modules and Grace Hopper/Blackwell require GSP), set as a module option and applied by a driver reload.",
+    ("echo 'options nvidia NVreg_EnableGpuFirmware=0' > /etc/modprobe.d/nvidia-gsp.conf",),
+)
+_UPGRADE = Fix(FixKind.PERMANENT, "Check the driver branch's release notes for GSP timeout fixes and move to the newest driver of "
+               "the branch (or the current LTS).", ())
+
+
+@check("FW001", "gsp-firmware-timeout")
+def gsp_timeout(kernel: KernelEvents, inventory: GpuInventory | None = None) -> Iterable[Hit]:
+    """The GPU's GSP firmware stopped answering (Xid 119 RPC timeout, Xid 120 GSP error, NVRM GSP timeouts).
+
+    What it does: finds Xid 119/120 per GPU (unless they follow an Xid 79 in the same burst, where they are a
+    consequence of the lost GPU) and the NVRM GSP timeout / heartbeat lines that come without an Xid.
+    Why it matters: while the GSP hangs the GPU "hangs for no visible reason": every RM call (CUDA context,
+    nvidia-smi, the device plugin's health check) times out.
+    How to fix: reset the GPU (power-cycle the node if it persists); take the newest driver of the branch;
+    disabling GSP firmware is a workaround on the proprietary module only.
+    References: seed 004 ('Xid 119 and 120 are the GSP firmware timing out'); https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html; https://github.com/NVIDIA/open-gpu-kernel-modules/issues/446
+    """
+    hits = []
+    covered = set()
+    for (node, pci, code), group in xid_groups(kernel, {119, 120}).items():
+        hit = xid_hit(code, node, pci, group, inventory)
+        hits.append(replace(hit, fixes=hit.fixes + (_GSP_WORKAROUND, _UPGRADE)))
+        covered.add((node, pci))
+    loose: dict[tuple, list] = {}
+    for e in kernel.of_kind("gsp-timeout"):
+        if (e.node, e.pci) not in covered and not any(b.node == e.node and 79 in b.codes() for b in kernel.bursts):
+            loose.setdefault((e.node, e.pci), []).append(e)
+    for (node, pci), events in loose.items():
+        gpu = gpu_for(inventory, node, pci)
+        target = gpu_target(gpu, pci)
+        hits.append(Hit(
+            title=f"GSP firmware timeouts on GPU {target}",
+            explanation=f"The driver logged {len(events)} GSP RPC timeout / heartbeat line(s) without an Xid: the GPU's firmware "
+                        "processor did not answer. RM calls on this GPU stall or fail until it is reset.",
+            severity=Severity.ERROR, role=Role.ROOT_CAUSE, evidence=tuple(e.evidence for e in events[:4]), node=node,
+            component=f"gpu:{pci}" if pci else "gpu",
+            fixes=(cordon_drain(node, "the GPU's firmware is hung"), reset_gpu(node, target), diag_before_trust(node), _GSP_WORKAROUND, _UPGRADE),
+            confidence=0.75, facts={"lines": len(events), "pci": pci},
+        ))
+    return hits

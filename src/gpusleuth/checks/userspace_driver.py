@@ -1,0 +1,313 @@
+"""Userspace driver: NVML / libcuda and the driver branch they belong to (UD0xx).
+
+nvidia-smi talks to the driver through NVML, so what it cannot read (ERR!, "Unable to determine the device
+handle", "Failed to initialize NVML") is evidence about this layer; so are the driver's version and branch.
+"""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from typing import Iterable
+
+from gpusleuth.checks.base import check
+from gpusleuth.checks.gpu_common import cordon_drain, diag_before_trust, reboot_node
+from gpusleuth.facts.cluster import Cluster
+from gpusleuth.facts.gpus import GpuInventory, KernelEvents
+from gpusleuth.facts.configuration import Configuration
+from gpusleuth.knowledge import versions
+from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
+from gpusleuth.model.layers import Layer
+
+NEAR_EOL = timedelta(days=180)  # warn this long before a branch's end of life
+_LOST = ("gpu-lost", "unknown-error", "reset-required")
+_UNREACHABLE = ("driver-not-loaded", "library-not-found", "no-devices")
+
+
+@check("UD001", "nvml-gpu-unreadable")
+def gpu_unreadable(inventory: GpuInventory, kernel: KernelEvents | None = None) -> Iterable[Hit]:
+    """NVML cannot talk to a GPU: "GPU is lost", "Unknown Error", "GPU requires reset".
+
+    What it does: collects what nvidia-smi printed instead of a GPU ("Unable to determine the device handle for
+    GPU0000:xx:00.0: Unknown Error") and the NVML errors the node probe got, and the kernel's "GPU is lost" lines.
+    Why it matters: the GPU is unusable until it is reset; the device plugin marks it unhealthy and pods on it
+    fail. It is usually the visible end of a hardware event (Xid 79, 48, 95) or a GSP hang (Xid 119).
+    How to fix: drain the node, look for the Xid that preceded it in the kernel log, reset the GPU or reboot the
+    node, and run `dcgmi diag -r 3` before trusting it again.
+    References: https://github.com/NVIDIA/open-gpu-kernel-modules/issues/387; https://github.com/NVIDIA/nvidia-container-toolkit/issues/69; https://github.com/leptonai/gpud/issues/604
+    """
+    for ng in inventory.nodes:
+        errors = [e for e in ng.errors if e.kind in _LOST]
+        lost_lines = [e for e in (kernel.of_kind("gpu-lost") if kernel else []) if e.node in (ng.node, None)]
+        if not errors and not lost_lines:
+            continue
+        hw = kernel is not None and any(b.node in (ng.node, None) and set(b.codes()) & {79, 48, 95, 119, 120} for b in kernel.bursts)
+        what = sorted({f"{e.pci_bus_id or 'all GPUs'}: {e.message}" for e in errors}) or [e.message for e in lost_lines[:2]]
+        yield Hit(
+            title=f"NVML cannot read {len(errors) or len(lost_lines)} GPU(s): {what[0]}",
+            explanation="The driver's management library could not open or query the GPU (" + "; ".join(what) + "). "
+                        "The GPU is unusable until it is reset; " + ("the hardware/firmware Xid in the kernel log explains it." if hw else
+                                                                     "look in the kernel log for the Xid that preceded it."),
+            severity=Severity.ERROR, role=Role.SYMPTOM if hw else Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys([*(e.evidence for e in errors if e.evidence), *(e.evidence for e in lost_lines[:2])])),
+            node=ng.node, component="nvml", confidence=0.85,
+            fixes=(cordon_drain(ng.node, "a GPU is lost to the driver"), reboot_node(ng.node, "a lost GPU only comes back with a reset"),
+                   diag_before_trust(ng.node)),
+            facts={"errors": [e.kind for e in errors]},
+        )
+
+
+@check("UD002", "driver-library-version-mismatch")
+def version_mismatch(inventory: GpuInventory | None = None, kernel: KernelEvents | None = None) -> Iterable[Hit]:
+    """The loaded kernel module and the userspace driver libraries are different versions.
+
+    What it does: finds "Failed to initialize NVML: Driver/library version mismatch" from nvidia-smi and the
+    kernel's "NVRM: API mismatch: the client has the version X, but this kernel module has the version Y".
+    Why it matters: after a driver upgrade without a reboot (or two driver installs, host and container) no CUDA
+    or NVML call works; every GPU pod on the node fails.
+    How to fix: reboot the node (or unload and reload the nvidia modules) so the kernel module matches the
+    libraries; make sure only one driver installation (host package or driver container) manages the node.
+    References: nvidia-smi 'Failed to initialize NVML: Driver/library version mismatch'; kernel 'NVRM: API mismatch'
+    """
+    nodes: dict = {}
+    if inventory is not None:
+        for ng in inventory.nodes:
+            for e in ng.errors:
+                if e.kind == "version-mismatch":
+                    nodes.setdefault(ng.node, []).append(e.evidence)
+    versions_seen = {}
+    for e in (kernel.of_kind("api-mismatch") if kernel else []):
+        nodes.setdefault(e.node, []).append(e.evidence)
+        versions_seen[e.node] = e.detail
+    for node, evidence in nodes.items():
+        d = versions_seen.get(node, {})
+        pair = f": libraries {d.get('client')}, kernel module {d.get('kernel') or '?'}" if d else ""
+        yield Hit(
+            title=f"Driver kernel module and libraries differ{pair}",
+            explanation="NVML/libcuda refuse to talk to a kernel module of another version. Typical after upgrading the driver "
+                        "package without rebooting, or when a host driver and the GPU Operator's driver container both install one.",
+            severity=Severity.ERROR, role=Role.ROOT_CAUSE, evidence=tuple(x for x in dict.fromkeys(evidence) if x)[:4], node=node,
+            component="nvidia-driver", confidence=0.9,
+            fixes=(cordon_drain(node, "no GPU call works until the versions match"),
+                   reboot_node(node, "loads the kernel module that matches the installed libraries"),
+                   Fix(FixKind.PERMANENT, "Keep one driver installation per node: either the host package or the GPU Operator's driver "
+                                          "container (driver.enabled=false when the host has one).", ("cat /proc/driver/nvidia/version",))),
+            facts=d,
+        )
+
+
+@check("UD003", "nvml-field-errors")
+def field_errors(inventory: GpuInventory) -> Iterable[Hit]:
+    """nvidia-smi shows ERR! (or "Unknown Error") instead of values for a GPU.
+
+    What it does: lists the fields nvidia-smi or NVML could not read per GPU (fan, temperature, power, ECC,
+    utilisation); one field (power) alone is usually transient, several at once mean the GPU is in a bad state.
+    Why it matters: a GPU that cannot report its temperature or ECC state often has fallen off the bus or hung;
+    the device plugin may still advertise it.
+    How to fix: look for Xids on that GPU in the kernel log; if several fields fail, drain and reset the GPU.
+    References: https://github.com/Azure/azhpc-diagnostics/issues/77 (a lone ERR! is transient)
+    """
+    for ng, g in inventory.all_gpus():
+        bad = [(f, m) for f, m in g.field_errors if "not supported" not in m.lower() and "permission" not in m.lower()]
+        if not bad:
+            continue
+        many = len(bad) >= 2
+        yield Hit(
+            title=f"{g.label} reports {', '.join(f for f, _ in bad)} as {bad[0][1]}",
+            explanation=("Several fields are unreadable at once: the GPU is in a bad state (often after an Xid)."
+                         if many else "A single unreadable field is often transient; repeat nvidia-smi and watch the kernel log."),
+            severity=Severity.WARNING if many else Severity.INFO, role=Role.SYMPTOM if many else Role.INFO,
+            evidence=tuple(dict.fromkeys(g.ev(f) for f, _ in bad)), node=ng.node, component=f"gpu:{g.short_pci}",
+            fixes=(Fix(FixKind.IMMEDIATE, "Look for Xids on this GPU and re-read it.", ("dmesg -T | grep -E 'NVRM: Xid'", f"nvidia-smi -q -i {g.index if g.index is not None else g.pci_bus_id}")),),
+            confidence=0.7, facts={"fields": [f for f, _ in bad]},
+        )
+
+
+@check("UD004", "nvml-access-limited")
+def access_limited(inventory: GpuInventory) -> Iterable[Hit]:
+    """NVML answered "Insufficient Permissions" or "Not Supported": some facts could not be read.
+
+    What it does: reports fields and GPUs NVML refused to read: permissions (the probe ran unprivileged) or "Not
+    Supported" (consumer GPUs have no ECC, row remapping or power readings).
+    Why it matters: absent values are not healthy values; the report says what it could not see.
+    How to fix: run the probe as root (or in a privileged pod) for permission errors; "Not Supported" on a
+    consumer GPU needs nothing.
+    References: nvidia-ml-py NVMLError_NotSupported / NVMLError_NoPermission
+    """
+    for ng in inventory.nodes:
+        denied = [e for e in ng.errors if e.kind == "insufficient-permissions"]
+        unsupported = [(g, f) for g in ng.gpus for f, m in g.field_errors if "not supported" in m.lower()]
+        perm_fields = [(g, f) for g in ng.gpus for f, m in g.field_errors if "permission" in m.lower()]
+        if denied or perm_fields:
+            yield Hit(
+                title=f"NVML denied access ({len(denied) + len(perm_fields)} item(s)): results are incomplete",
+                explanation="Insufficient Permissions: the reader is not allowed to query some GPU state; those values are unknown, not healthy.",
+                severity=Severity.INFO, role=Role.INFO, node=ng.node, component="nvml", confidence=0.9,
+                evidence=tuple(dict.fromkeys([*(e.evidence for e in denied if e.evidence), *(g.ev(f) for g, f in perm_fields[:3])])),
+                fixes=(Fix(FixKind.IMMEDIATE, "Run the probe as root, or in a privileged pod on the node.", ("sudo gpusleuth node",)),),
+                facts={"fields": sorted({f for _, f in perm_fields})},
+            )
+        if unsupported:
+            fields = sorted({f for _, f in unsupported})
+            yield Hit(
+                title=f"{len({g.index for g, _ in unsupported})} GPU(s) do not support {', '.join(fields)}",
+                explanation="NVML returned Not Supported (normal on GeForce/RTX workstation cards, which lack ECC, row remapping and "
+                            "some power readings); checks that need those values could not run for these GPUs.",
+                severity=Severity.INFO, role=Role.INFO, node=ng.node, component="nvml", confidence=0.9,
+                evidence=tuple(dict.fromkeys(g.ev(f) for g, f in unsupported[:3])), facts={"fields": fields},
+            )
+
+
+@check("UD005", "nvml-cannot-reach-driver")
+def cannot_reach_driver(inventory: GpuInventory | None = None, kernel: KernelEvents | None = None) -> Iterable[Hit]:
+    """nvidia-smi/NVML cannot reach the driver at all (not loaded, library missing, no devices, nouveau).
+
+    What it does: finds "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver", "No
+    devices were found", NVML's Driver Not Loaded / Library Not Found, and nouveau (the open-source driver)
+    holding the GPU in the kernel log.
+    Why it matters: with no driver, nothing above works: the toolkit, the device plugin and every pod fail.
+    How to fix: check that the nvidia module is loaded (lsmod | grep nvidia) and why not (the driver container's
+    log, dmesg); blacklist nouveau and rebuild the initramfs if it is loaded.
+    References: nvidia-smi 'NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver'
+    """
+    nodes: dict = {}
+    for ng in (inventory.nodes if inventory else []):
+        errs = [e for e in ng.errors if e.kind in _UNREACHABLE]
+        if errs:
+            nodes.setdefault(ng.node, {"errors": [], "nouveau": []})["errors"].extend(errs)
+    for e in (kernel.of_kind("nouveau") if kernel else []):
+        nodes.setdefault(e.node, {"errors": [], "nouveau": []})["nouveau"].append(e)
+    for node, found in nodes.items():
+        nouveau = found["nouveau"]
+        errs = found["errors"]
+        kind = errs[0].kind if errs else "nouveau"
+        title = {"no-devices": "nvidia-smi finds no GPUs", "library-not-found": "NVML library not found"}.get(kind, "The NVIDIA driver is not loaded")
+        fixes = [Fix(FixKind.IMMEDIATE, "See whether the module is loaded and why not.", ("lsmod | grep -E '^nvidia|nouveau'", "dmesg -T | grep -iE 'nvidia|nouveau|NVRM'"))]
+        if nouveau:
+            fixes.append(Fix(FixKind.PERMANENT, "Blacklist nouveau so the NVIDIA driver can bind the GPU, then rebuild the initramfs and reboot.",
+                             ("printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' > /etc/modprobe.d/blacklist-nouveau.conf",
+                              "update-initramfs -u || dracut --force", "systemctl reboot")))
+        yield Hit(
+            title=title + (" (nouveau is bound to the GPU)" if nouveau else ""),
+            explanation=("The open-source nouveau driver claimed the GPU, so nvidia.ko cannot bind it. " if nouveau else "")
+                        + "Without the NVIDIA kernel driver NVML has nothing to talk to: the container toolkit, device plugin and every GPU pod fail above it.",
+            severity=Severity.ERROR, role=Role.ROOT_CAUSE, layer=Layer.KERNEL_DRIVER if nouveau else None,
+            evidence=tuple(dict.fromkeys([*(e.evidence for e in errs if e.evidence), *(e.evidence for e in nouveau[:2])])),
+            node=node, component="nvidia-driver", confidence=0.75 if not nouveau else 0.85, fixes=tuple(fixes),
+            facts={"kind": kind, "nouveau": bool(nouveau)},
+        )
+
+
+@check("UD007", "persistence-mode-off")
+def persistence_off(inventory: GpuInventory) -> Iterable[Hit]:
+    """Persistence mode is off on data-center GPUs.
+
+    What it does: lists GPUs whose persistence mode is Disabled.
+    Why it matters: without it the driver tears the GPU state down when the last client exits, so every job
+    start pays the initialisation again and nvidia-smi is slow; NVIDIA recommends nvidia-persistenced.
+    How to fix: run the nvidia-persistenced daemon (the GPU Operator's driver container does), or
+    `nvidia-smi -pm 1` until the next reboot.
+    References: NVIDIA driver persistence documentation (nvidia-persistenced)
+    """
+    for ng in inventory.nodes:
+        off = [g for g in ng.gpus if g.persistence_mode is False]
+        if off:
+            yield Hit(
+                title=f"Persistence mode is off on {len(off)} GPU(s)",
+                explanation="The driver unloads GPU state whenever no client holds it; job starts and NVML calls pay the initialisation each time.",
+                severity=Severity.INFO, role=Role.INFO, evidence=tuple(g.ev("persistence_mode") for g in off[:3]), node=ng.node,
+                component="nvidia-persistenced", confidence=0.9,
+                fixes=(Fix(FixKind.PERMANENT, "Enable the persistence daemon.", ("systemctl enable --now nvidia-persistenced",)),),
+                facts={"gpus": [g.index for g in off]},
+            )
+
+
+@check("UD010", "driver-branch-end-of-life")
+def driver_eol(inventory: GpuInventory, today: date | None = None) -> Iterable[Hit]:
+    """The node's driver branch is past (or close to) its end of life.
+
+    What it does: maps the driver version (nvidia-smi, NVML, dcgm-exporter or GFD's cuda.driver labels) to its
+    branch in knowledge/driver_branches.toml and compares the branch's EOL with today's date.
+    Why it matters: an EOL branch gets no more bug or security fixes; R535 LTS ended in June 2026.
+    How to fix: plan the move to a supported branch (the current LTS, R580 until June 2028, or the production
+    branch), through the GPU Operator's driver.version or the host package.
+    References: seed 004 (the data-center driver table); knowledge/driver_branches.toml
+    """
+    today = today or date.today()
+    for ng in inventory.nodes:
+        if not ng.driver_version:
+            continue
+        b = versions.branch_of(ng.driver_version)
+        if b is None or b.eol is None:
+            continue
+        ev = (ng.driver_evidence,) if ng.driver_evidence else ()
+        target = _supported_target(today)
+        fix = Fix(FixKind.PERMANENT, f"Move to a supported branch{(': ' + target) if target else ''}, e.g. through the GPU Operator "
+                                     "(driver.version) or the host driver package, node by node.", ())
+        if b.eol < today:
+            yield Hit(
+                title=f"Driver {ng.driver_version} ({b.branch} {b.type}) is past end of life since {b.eol:%B %Y}",
+                explanation=f"{b.branch} ({b.type}) reached end of life on {b.eol.isoformat()}, {(today - b.eol).days} days ago: no more bug or "
+                            f"security fixes. It supports CUDA up to {b.max_cuda}.",
+                severity=Severity.WARNING, role=Role.ROOT_CAUSE, evidence=ev, node=ng.node, component="nvidia-driver",
+                confidence=0.9 if b.verified else 0.7, fixes=(fix,),
+                facts={"branch": b.branch, "eol": b.eol.isoformat(), "days_past": (today - b.eol).days, "today": today.isoformat()},
+            )
+        elif b.eol - today <= NEAR_EOL:
+            yield Hit(
+                title=f"Driver {ng.driver_version} ({b.branch} {b.type}) reaches end of life on {b.eol:%d %B %Y}",
+                explanation=f"{(b.eol - today).days} days left on {b.branch}; plan the upgrade before fixes stop.",
+                severity=Severity.INFO, role=Role.INFO, evidence=ev, node=ng.node, component="nvidia-driver",
+                confidence=0.9 if b.verified else 0.7, fixes=(fix,),
+                facts={"branch": b.branch, "eol": b.eol.isoformat(), "days_left": (b.eol - today).days, "today": today.isoformat()},
+            )
+
+
+def _supported_target(today: date) -> str:
+    """The supported LTS and production branches at `today`, newest EOL first ("R580 LTS until June 2028")."""
+    ok = [b for b in versions.branches().values() if b.eol and b.eol >= today + NEAR_EOL and b.type in ("LTS", "production")]
+    return ", ".join(f"{b.branch} {b.type} until {b.eol:%B %Y}" for b in sorted(ok, key=lambda b: b.eol, reverse=True))
+
+
+@check("UD011", "cdmm-blocks-mig-and-gds")
+def cdmm_trap(inventory: GpuInventory, cluster: Cluster | None = None, config: Configuration | None = None) -> Iterable[Hit]:
+    """GB200/GH200 on driver 580.65.06+ under Kubernetes: CDMM is on, and MIG or GPUDirect Storage is wanted.
+
+    What it does: on nodes whose GPUs are GB200 or GH200 and whose driver is at least 580.65.06, looks for MIG
+    being enabled, pending, or requested through the nvidia.com/mig.config label, and for GPUDirect Storage
+    enabled in the ClusterPolicy (spec.gds.enabled).
+    Why it matters: from 580.65.06 the driver turns on Coherent Driver Memory Management by default for these
+    GPUs on Kubernetes, and CDMM is incompatible with MIG and GPUDirect Storage (seed 004): the MIG manager or
+    GDS fails, and it is not on the datasheet.
+    How to fix: do not plan MIG or GDS on these nodes while CDMM is on; check NVIDIA's guidance for the driver
+    parameter before changing it, or use whole GPUs.
+    References: seed 004 ('Drivers from 580.65.06 turn on Coherent Driver Memory Management'); knowledge/driver_branches.toml trap cdmm-mig-gds
+    """
+    trap = versions.trap("cdmm-mig-gds")
+    lo = versions.vtuple(trap["applies"]["driver_min"])
+    gds_setting = config.setting("gds.enabled") if config else None
+    gds = bool(gds_setting and config.enabled("gds.enabled"))
+    for ng in inventory.nodes:
+        product = ng.product or ""
+        if not ng.driver_version or versions.vtuple(ng.driver_version) < lo or not any(x in product for x in trap["applies"]["gpus"]):
+            continue
+        wants = [g for g in ng.gpus if g.mig_current or g.mig_pending]
+        evidence = [g.ev("mig") for g in wants[:2]]
+        node = cluster.nodes.get(ng.node) if cluster and ng.node else None
+        label = node.labels.get("nvidia.com/mig.config") if node is not None else None
+        if label and label != "all-disabled":
+            evidence.append(node.evidence.get("label:nvidia.com/mig.config"))
+        else:
+            label = None
+        if gds:
+            evidence.append(gds_setting.evidence)
+        if not wants and not label and not gds:
+            continue
+        asked = " and ".join(x for x, on in (("MIG", wants or label), ("GPUDirect Storage", gds)) if on)
+        yield Hit(
+            title=f"{asked} requested on {product} with driver {ng.driver_version}: CDMM makes {asked} unavailable",
+            explanation=f"{trap['title']}. {trap['effect']}",
+            severity=Severity.ERROR, role=Role.ROOT_CAUSE, evidence=tuple(e for e in dict.fromkeys([ng.driver_evidence, ng.product_evidence, *evidence]) if e),
+            node=ng.node, component="nvidia-driver", confidence=0.75,
+            fixes=(Fix(FixKind.WORKAROUND, trap["fix"], (f"kubectl label node {ng.node or '<node>'} nvidia.com/mig.config=all-disabled --overwrite",) if label else ()),),
+            facts={"driver": ng.driver_version, "product": product, "mig_config": label, "gds": gds},
+        )

@@ -1,0 +1,82 @@
+"""mig-parted configs (`version: v1` + `mig-configs:`) and NVIDIA device-plugin configs (`version: v1` +
+`sharing:` / `flags:`) as files, or as YAML text taken out of a ConfigMap (facts/sharing.py).
+
+The line of every key comes from PyYAML's node marks, so checks can cite the offending entry.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import yaml
+
+from gpusleuth.errors import UnusableData
+from gpusleuth.model.document import Document
+from gpusleuth.model.sharing import SharingConfig
+from gpusleuth.parsers.base import NO, SURE, parser
+
+_PLUGIN_KEYS = ("sharing", "flags", "timeSlicing", "mps", "resources")
+
+
+def classify(body) -> str | None:
+    """mig-parted | device-plugin | None, from a parsed YAML body."""
+    if not isinstance(body, dict):
+        return None
+    if "mig-configs" in body:
+        return "mig-parted"
+    if "version" in body and any(k in body for k in _PLUGIN_KEYS) and "apiVersion" not in body:
+        return "device-plugin"
+    return None
+
+
+def _paths(node, path: tuple, out: dict) -> None:
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            p = path + (key.value if isinstance(key, yaml.ScalarNode) else str(key.start_mark.line),)
+            out[p] = key.start_mark.line
+            _paths(value, p, out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, value in enumerate(node.value):
+            out[path + (i,)] = value.start_mark.line
+            _paths(value, path + (i,), out)
+
+
+def from_text(text: str, artifact: str, *, first_line: int = 1, origin: str | None = None,
+              anchor: int | None = None) -> SharingConfig | None:
+    """A SharingConfig from YAML text, or None when it is not one. ``anchor``: cite every key at this line
+    (the ConfigMap key holding the text), quoting the embedded line and its number inside the text."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        body = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        if origin is None:
+            mark = getattr(exc, "problem_mark", None)
+            raise UnusableData(f"YAML error at line {first_line + mark.line if mark else '?'}: {getattr(exc, 'problem', exc)}") from None
+        return None
+    kind = classify(body)
+    if kind is None or node is None:
+        return None
+    rel: dict[tuple, int] = {(): node.start_mark.line}
+    _paths(node, (), rel)
+    src = text.split("\n")
+    texts = {p: (f"{origin.rsplit(' ', 1)[-1]} line {n + 1}: " if anchor is not None else "") + src[n].strip() for p, n in rel.items() if n < len(src)}
+    lines = {p: anchor if anchor is not None else first_line + n for p, n in rel.items()}
+    return SharingConfig(kind, body, artifact, anchor if anchor is not None else first_line, origin, lines, texts)
+
+
+def _sniff(doc: Document) -> int:
+    head = doc.head(40)
+    top = {ln.split(":", 1)[0].strip() for ln in head if ln[:1].isalpha() and ":" in ln}
+    if "mig-configs" in top:
+        return SURE
+    if "version" in top and top & set(_PLUGIN_KEYS) and "apiVersion" not in top and "kind" not in top:
+        return SURE
+    return NO
+
+
+@parser("gpu-sharing.config", "mig-parted config (mig-configs) or device-plugin config (sharing.timeSlicing / mps)", sniff=_sniff)
+def parse(doc: Document) -> Iterable[SharingConfig]:
+    cfg = from_text(doc.text, doc.artifact, first_line=doc.first_line)
+    if cfg is None:
+        raise UnusableData("looks like a mig-parted or device-plugin config but has neither mig-configs nor sharing/flags")
+    yield cfg

@@ -1,0 +1,45 @@
+"""UD010 driver-branch-end-of-life: relative to the date it is called with (today by default)."""
+
+from datetime import date
+
+from gpu_case import healthy_node, nodes_table, run
+
+from gpusleuth.analysis.diagnose import build_facts
+from gpusleuth.checks import get_check
+from gpusleuth.facts import GpuInventory
+
+TODAY = date(2026, 11, 21)
+
+
+def _inventory(files, tmp_path) -> GpuInventory:
+    from gpusleuth.sources.loose import read_directory
+
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    return build_facts(read_directory(tmp_path)).get(GpuInventory)
+
+
+def test_r535_is_past_eol(tmp_path):
+    inv = _inventory({"smi.xml": healthy_node(2, driver="535.183.01", cuda="12.2")}, tmp_path)
+    (h,) = get_check("UD010")(inventory=inv, today=TODAY)
+    assert h.severity.value == "warning" and "past end of life since June 2026" in h.title
+    assert h.facts["days_past"] == 144 and h.evidence[0].text == "<driver_version>535.183.01</driver_version>"
+    assert "R580 LTS until June 2028" in h.fixes[0].description
+
+
+def test_near_eol_and_from_gfd_labels(tmp_path):
+    labels = "nvidia.com/cuda.driver.major=610,nvidia.com/cuda.driver.minor=43,nvidia.com/cuda.driver.rev=02,nvidia.com/gpu.count=8"
+    inv = _inventory({"nodes.txt": nodes_table(labels)}, tmp_path)
+    (h,) = get_check("UD010")(inventory=inv, today=date(2026, 6, 1))
+    assert h.severity.value == "info" and h.facts["days_left"] == 91 and h.node == "gpu-node-07"
+
+
+def test_supported_branch_is_silent(tmp_path):
+    inv = _inventory({"smi.xml": healthy_node(2, driver="580.95.05")}, tmp_path)
+    assert list(get_check("UD010")(inventory=inv, today=TODAY)) == []
+
+
+def test_default_is_today():
+    """Through the engine the check gets no date and uses today's: R450 (EOL 2023) is past it whenever this runs."""
+    (f,) = run("UD010", {"smi.xml": healthy_node(1, driver="450.80.02", cuda="11.0")})
+    assert f.facts["today"] == date.today().isoformat()

@@ -1,0 +1,21 @@
+"""UD101 container-lost-gpu-access: NVML `Unknown Error` inside a container that had its GPU."""
+
+from failure_fixtures import cites, facts_from, pod, run
+
+TRAINER = """\
+$ kubectl logs -n ml trainer-0 --timestamps
+2025-08-07T09:12:41.002Z epoch 41 step 1200 loss=0.731
+2025-08-07T11:02:13.417Z Failed to initialize NVML: Unknown Error
+2025-08-07T11:02:13.418Z RuntimeError: CUDA error: unspecified launch failure
+"""
+
+
+def test_unknown_error_in_a_workload_container_recreates_that_pod():
+    [f] = run("UD101", facts_from({"trainer.log": TRAINER}, pod("trainer-0", ns="ml", node="gpu-node-4")))
+    assert cites(f) == ["trainer.log:3"] and f.node == "gpu-node-4"  # a Running pod: its status is no evidence
+    assert f.fixes[0].commands == ("kubectl delete pod trainer-0 -n ml",)
+
+
+def test_nvml_unknown_error_in_the_kernel_log_is_not_this_class():
+    journal = "$ journalctl -b | grep -i nvml\nAug 07 11:02:13 gpu-node-4 nv-hostengine[2231]: Failed to initialize NVML: Unknown Error\n"
+    assert run("UD101", facts_from({"journal.txt": journal})) == []

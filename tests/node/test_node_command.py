@@ -1,0 +1,202 @@
+"""`gpusleuth node` against a fake NVML (tests/node/fake_nvml.py) and a saved kernel log.
+
+Done means: an eight-H100 node with one Xid 79 and one GPU with pending row remaps reports both with the
+right actions; a healthy node reports nothing above info; --save DIR then `diagnose DIR` gives the same.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pynvml
+from click.testing import CliRunner
+
+from gpusleuth.cli import cli
+from tests.node.fake_nvml import FakeGpu, FakeMig, FakeNvml, h100_node
+
+NODE = "gpu-node-07"
+
+# dmesg -T on the node after GPU 5 (0000:ab:00) fell off the bus.
+KERNEL_79 = """\
+[Tue Nov 18 02:14:51 2026] nvidia-nvlink: Nvlink Core is being initialized, major device number 235
+[Tue Nov 18 03:41:09 2026] NVRM: GPU at PCI:0000:ab:00: GPU-00000005-1a3d-4c5e-9f8a-0b1c2d3e4f55
+[Tue Nov 18 03:41:09 2026] NVRM: GPU Board Serial Number: 1654123045684
+[Tue Nov 18 03:41:09 2026] NVRM: Xid (PCI:0000:ab:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.
+[Tue Nov 18 03:41:09 2026] NVRM: GPU 0000:ab:00.0: GPU has fallen off the bus.
+[Tue Nov 18 03:41:09 2026] NVRM: A GPU crash dump has been created. If possible, please run
+                           NVRM: nvidia-bug-report.sh as root to collect this data before
+                           NVRM: the NVIDIA kernel module is unloaded.
+[Tue Nov 18 03:41:10 2026] NVRM: Xid (PCI:0000:ab:00): 154, GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)
+[Tue Nov 18 03:41:55 2026] NVRM: Xid (PCI:0000:ab:00): 119, pid=3811, name=nv-hostengine, Timeout after 45s of waiting for RPC response from GPU5 GSP! Expected function 76 (GSP_RM_CONTROL) (0x2080014b 0x5).
+"""
+
+KERNEL_QUIET = """\
+[Tue Nov 18 02:14:51 2026] nvidia-nvlink: Nvlink Core is being initialized, major device number 235
+[Tue Nov 18 02:14:52 2026] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build  (dvs-builder@U22-I3-AF03-09-1)
+[Tue Nov 18 02:14:58 2026] nvidia-uvm: Loaded the UVM driver, major device number 509.
+"""
+
+UNC = (pynvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, pynvml.NVML_VOLATILE_ECC)
+UNC_AGG = (pynvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, pynvml.NVML_AGGREGATE_ECC)
+
+
+def broken_node() -> FakeNvml:
+    gpus = h100_node()
+    for g in gpus:
+        g.used_mib, g.util, g.reasons, g.power_mw = 71230, 97, 0, 412_000
+        g.processes = [(2231048 + g.index, "/usr/bin/python3", 71218)]
+    gpus[2].remapped = (0, 1, 1, 0)  # one uncorrectable row, remap pending
+    gpus[2].ecc = {UNC: 1, UNC_AGG: 1}
+    gpus[5].fail = {"nvmlDeviceGetName": pynvml.NVMLError_GpuIsLost}  # fell off the bus
+    return FakeNvml(gpus, driver="580.95.05", cuda=13000)
+
+
+def run(args: list[str], nvml, tmp_path: Path, kernel: str | None, monkeypatch) -> tuple[int, str]:
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    extra = []
+    if kernel is not None:
+        log = tmp_path / "dmesg.txt"
+        log.write_text(kernel)
+        extra = ["--kernel-log", str(log)]
+    result = CliRunner().invoke(cli, ["node", "--node-name", NODE, *extra, *args], catch_exceptions=False)
+    return result.exit_code, result.stdout
+
+
+def by_code(report: dict) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for f in report["findings"]:
+        out.setdefault(f["code"], []).append(f)
+    return out
+
+
+def test_eight_h100_with_xid79_and_pending_remap(tmp_path, monkeypatch):
+    code, out = run(["--format", "json"], broken_node(), tmp_path, KERNEL_79, monkeypatch)
+    assert code == 1
+    report = json.loads(out)
+    f = by_code(report)
+    (hw001,) = f["HW001"]
+    assert hw001["severity"] == "critical" and hw001["node"] == NODE and hw001["role"] == "root-cause"
+    assert hw001["facts"]["follow_on_xids"] == [119, 154]  # attributed to the 79, not reported on their own
+    assert "The driver's own verdict (Xid 154): Node Reboot Required." in hw001["explanation"]
+    assert "FW001" not in f
+    cmds = [c for fx in hw001["fixes"] for c in fx["commands"]]
+    assert f"kubectl cordon {NODE}" in cmds and f"kubectl drain {NODE} --ignore-daemonsets --delete-emptydir-data" in cmds
+    assert "systemctl reboot" in cmds and "dcgmi diag -r 3" in cmds and f"kubectl uncordon {NODE}" in cmds
+    assert hw001["evidence"][0]["artifact"] == "kernel.log" and "79, pid='<unknown>'" in hw001["evidence"][0]["text"]
+    assert "GPU 5" in hw001["title"]  # the kernel's PCI matched to NVML's index
+
+    (hw011,) = f["HW011"]
+    assert "GPU 2" in hw011["title"] and hw011["node"] == NODE
+    assert any("nvidia-smi -r -i 2" in c for fx in hw011["fixes"] for c in fx["commands"])
+    assert hw011["evidence"][0]["artifact"] == "gpusleuth-node.json" and "pending=True" in hw011["evidence"][0]["text"]
+    assert [x["facts"]["volatile_dbe"] for x in f["HW010"]] == [1]
+
+    (lost,) = f["UD001"]
+    assert lost["role"] == "symptom" and "GPU is lost" in lost["title"]
+    assert report["root_causes"][0]["code"] == "HW001"
+
+
+def test_healthy_node_has_nothing_above_info(tmp_path, monkeypatch):
+    code, out = run(["--format", "json"], FakeNvml(h100_node()), tmp_path, KERNEL_QUIET, monkeypatch)
+    report = json.loads(out)
+    assert code == 0, report["findings"]
+    assert all(f["severity"] == "info" for f in report["findings"]), [(f["code"], f["title"]) for f in report["findings"]]
+    assert report["verdict"] == "healthy"
+
+
+def test_save_then_diagnose_gives_the_same_findings(tmp_path, monkeypatch):
+    saved = tmp_path / "bundle"
+    code, out = run(["--format", "json", "--save", str(saved)], broken_node(), tmp_path, KERNEL_79, monkeypatch)
+    live = json.loads(out)
+    assert sorted(p.name for p in saved.iterdir()) == ["gpusleuth-node.json", "kernel.log"]
+    result = CliRunner().invoke(cli, ["diagnose", str(saved), "--format", "json"], catch_exceptions=False)
+    again = json.loads(result.stdout)
+    strip = lambda r: [(f["id"], f["title"], f["severity"], f["evidence"], f["fixes"]) for f in r["findings"]]  # noqa: E731
+    assert strip(again) == strip(live)
+    assert result.exit_code == code == 1
+
+
+def test_no_driver_says_so_in_one_line(tmp_path, monkeypatch):
+    for error in (pynvml.NVMLError_DriverNotLoaded, pynvml.NVMLError_LibraryNotFound):
+        monkeypatch.setitem(sys.modules, "pynvml", FakeNvml([], init_error=error))
+        result = CliRunner().invoke(cli, ["node"])
+        assert result.exit_code == 2
+        lines = [ln for ln in result.output.splitlines() if ln.strip()]
+        assert len(lines) == 1 and "no usable NVIDIA GPU or driver" in lines[0] and str(error()) in lines[0]
+
+
+def test_without_nvidia_ml_py(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # import pynvml raises ImportError
+    result = CliRunner().invoke(cli, ["node"])
+    assert result.exit_code == 2 and "nvidia-ml-py" in result.output
+
+
+def test_nvml_errors_become_findings_not_crashes(tmp_path, monkeypatch):
+    """Consumer GPU (no ECC, no power reading: Not Supported) and an unprivileged reader."""
+    gpu = FakeGpu(0, "00000000:01:00.0", "GPU-5f1e0c4a-21d3-4b7e-a0c2-9d8e7f6a5b41", name="NVIDIA GeForce RTX 4090",
+                  total_mib=24564, fabric=(pynvml.NVML_GPU_FABRIC_STATE_NOT_SUPPORTED, pynvml.NVML_SUCCESS))
+    gpu.fail = {"nvmlDeviceGetEccMode": pynvml.NVMLError_NotSupported, "nvmlDeviceGetRemappedRows": pynvml.NVMLError_NotSupported,
+                "nvmlDeviceGetPowerUsage": pynvml.NVMLError_NotSupported,
+                "nvmlDeviceGetComputeRunningProcesses": pynvml.NVMLError_NoPermission,
+                "nvmlDeviceGetGpuFabricInfo": pynvml.NVMLError_NotSupported}
+    code, out = run(["--format", "json"], FakeNvml([gpu], driver="580.95.05"), tmp_path, KERNEL_QUIET, monkeypatch)
+    report = json.loads(out)
+    f = by_code(report)
+    assert code == 0
+    titles = " | ".join(x["title"] for x in f["UD004"])
+    assert "do not support ecc, power" in titles and "denied access" in titles
+    assert all(x["severity"] == "info" for x in report["findings"])
+
+
+def test_mig_instances_and_fabric_are_read(tmp_path, monkeypatch):
+    gpus = h100_node(2)
+    gpus[0].mig = (pynvml.NVML_DEVICE_MIG_ENABLE, pynvml.NVML_DEVICE_MIG_ENABLE)
+    gpus[0].migs = [FakeMig(1, 0, "3g.40gb", "MIG-1b4d3c9e-9a8f-5b1e-8f2d-7c3e2a1f0b9d", 40192),
+                    FakeMig(2, 0, "3g.40gb", "MIG-2c5e4d0f-0b9a-5c2f-9a3e-8d4f3b2a1c0e", 40192)]
+    gpus[1].fabric = (pynvml.NVML_GPU_FABRIC_STATE_IN_PROGRESS, pynvml.NVML_SUCCESS)
+    saved = tmp_path / "s"
+    code, out = run(["--format", "json", "--save", str(saved)], FakeNvml(gpus), tmp_path, KERNEL_QUIET, monkeypatch)
+    doc = json.loads((saved / "gpusleuth-node.json").read_text())
+    assert [m["profile"] for m in doc["gpus"][0]["mig_devices"]] == ["3g.40gb", "3g.40gb"]
+    assert doc["gpus"][1]["fabric_state"] == "In Progress"
+    f = by_code(json.loads(out))
+    assert "HW019" in f and code == 1
+
+
+def test_kernel_log_unreadable_is_a_gap(tmp_path, monkeypatch):
+    from gpusleuth.sources.node import probe
+
+    src = probe(FakeNvml(h100_node(1)), lambda: (None, ["dmesg -T: dmesg: read kernel buffer failed: Operation not permitted",
+                                                       "journalctl -k: No journal files were found.", "/dev/kmsg: Permission denied"]), "n1")
+    from gpusleuth.analysis.diagnose import diagnose
+
+    report = diagnose(src)
+    assert any("kernel log not readable" in str(g) and "Operation not permitted" in str(g) for g in report.gaps)
+
+
+def test_fake_has_only_real_nvml_names():
+    for name in vars(FakeNvml):
+        if name.startswith("nvml"):
+            assert hasattr(pynvml, name), f"the fake invents {name}"
+
+
+def test_offline_commands_never_import_pynvml(tmp_path):
+    (tmp_path / "nvidia-smi.txt").write_text("No devices were found\n")
+    code = ("import sys\nfrom click.testing import CliRunner\nfrom gpusleuth.cli import cli\n"
+            f"CliRunner().invoke(cli, ['diagnose', {str(tmp_path)!r}])\nCliRunner().invoke(cli, ['xid', '79'])\n"
+            "assert 'pynvml' not in sys.modules, 'offline path imported pynvml'\n")
+    src = Path(__file__).resolve().parents[2] / "src"
+    subprocess.run([sys.executable, "-c", code], check=True, env={"PYTHONPATH": str(src)})
+
+
+def test_truncated_probe_artifact_is_a_gap(tmp_path, monkeypatch):
+    saved = tmp_path / "b"
+    run(["--format", "json", "--save", str(saved)], FakeNvml(h100_node(2)), tmp_path, KERNEL_QUIET, monkeypatch)
+    text = (saved / "gpusleuth-node.json").read_text()
+    (saved / "gpusleuth-node.json").write_text(text[: len(text) // 2])
+    result = CliRunner().invoke(cli, ["diagnose", str(saved), "--format", "json"])
+    report = json.loads(result.stdout)
+    assert any("gpusleuth-node.json" in g and "not valid JSON" in g and "truncated?" in g for g in report["gaps"])
