@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 
 from gpusleuth.analysis.engine import sniff
@@ -169,7 +169,10 @@ class Store:
             if node.name and not self.has("Node", None, node.name):
                 self.add(synth.node_json(node))
         pod_logs = self._pod_log_containers(facts)
+        table_ns = _table_namespaces(facts, cluster)
         for pod in cluster.pods:
+            if pod.name and pod.namespace is None and pod.evidence is not None and len(table_ns.get(pod.evidence.artifact, ())) == 1:
+                pod = replace(pod, namespace=next(iter(table_ns[pod.evidence.artifact])))
             if pod.name and not self.has("Pod", pod.namespace, pod.name):
                 self.add(synth.pod_json(pod, self.now, pod_logs.get(pod.name)))
         for ds in cluster.daemonsets:
@@ -209,12 +212,11 @@ class Store:
         """pod name -> {container: is_init} as the logs name them (a table row does not)."""
         out: dict[str, dict[str, bool]] = {}
         for log in facts.all(ContainerLog):
-            for ln in log.lines[:1] or ():
-                pod, ctr = ln.pod or log.pod, ln.container or log.container
+            if log.kind not in ("container", "operator"):
+                continue
+            for pod, ctr in {(ln.pod or log.pod, ln.container or log.container) for ln in log.lines}:
                 if pod and ctr:
                     out.setdefault(pod, {}).setdefault(ctr, False)
-            if log.pod and log.container:
-                out.setdefault(log.pod, {}).setdefault(log.container, False)
         return out
 
     def _add_logs(self, facts: Facts) -> None:
@@ -255,6 +257,17 @@ class Store:
             self.node_files.setdefault(node, []).append(_section(doc))
         if guessed:
             self.notes.append(f"{guessed} node-level artifact(s) name no node; served as {fallback}'s")
+
+
+def _table_namespaces(facts: Facts, cluster: Cluster) -> dict[str, set[str]]:
+    """artifact -> namespaces its pods turned out to be in: a `get pods` table without a NAMESPACE column
+    lists one namespace, so a row no other artifact places belongs to its neighbours' namespace."""
+    known = {p.name: p.namespace for p in cluster.pods if p.namespace}
+    out: dict[str, set[str]] = {}
+    for p in facts.all(Pod):
+        if p.evidence is not None and p.name in known:
+            out.setdefault(p.evidence.artifact, set()).add(known[p.name])
+    return out
 
 
 def _key(res: Resource, namespace: str | None, name: str) -> tuple[str, str]:

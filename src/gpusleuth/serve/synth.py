@@ -10,7 +10,9 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import datetime, timedelta, timezone
+from functools import cache
 
+from gpusleuth.knowledge import table
 from gpusleuth.model.k8s import ContainerStatus, DaemonSet, Event, Node, Pod
 
 _AGE = re.compile(r"(\d+)([ywdhms])")
@@ -27,6 +29,26 @@ _KINDS = {"pod": "Pod", "node": "Node", "daemonset": "DaemonSet", "deployment": 
 
 def rfc3339(t: datetime) -> str:
     return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@cache
+def _operands() -> tuple[tuple[re.Pattern, tuple[str, ...], tuple[str, ...]], ...]:
+    return tuple((re.compile("|".join(c["pod_name_patterns"])), tuple(c.get("containers", ())), tuple(c.get("init_containers", ())))
+                 for c in table("operands").get("component", []) if c.get("pod_name_patterns"))
+
+
+def container_names(pod: str, from_logs: dict[str, bool]) -> tuple[list[str], list[str]]:
+    """(containers, init containers) of a pod seen only as a table row: the names its logs show first,
+    then those knowledge/operands.toml lists for the operand the pod name belongs to."""
+    apps = [n for n, init in from_logs.items() if not init]
+    inits = [n for n, init in from_logs.items() if init]
+    for pattern, known_apps, known_inits in _operands():
+        if pattern.search(pod):
+            apps += [n for n in known_apps if n not in apps and n not in inits]
+            inits += [n for n in known_inits if n not in inits and n not in apps]
+            apps = [n for n in apps if n not in inits]
+            break
+    return apps, inits
 
 
 def _uid(*parts) -> str:
@@ -154,9 +176,10 @@ def pod_json(pod: Pod, now: datetime, log_containers: dict[str, bool] | None = N
         phase, reason = pod.phase or ("Running" if pod.status == "Running" else "Pending"), None
         if not any(c.state for c in pod.containers) and pod.status:
             phase, inits, apps, reason = _statuses_from_row(pod, [c.name for c in apps if c.name], [c.name for c in inits if c.name])
+    elif pod.status is None and pod.phase is None and not log_containers:
+        phase, inits, apps, reason = None, [], [], None
     else:
-        phase, inits, apps, reason = _statuses_from_row(
-            pod, [n for n, init in log_containers.items() if not init], [n for n, init in log_containers.items() if init])
+        phase, inits, apps, reason = _statuses_from_row(pod, *container_names(pod.name, log_containers))
         phase = pod.phase or phase
     images = list(pod.images)
     spec_containers = []
@@ -190,7 +213,7 @@ def pod_json(pod: Pod, now: datetime, log_containers: dict[str, bool] | None = N
         spec["nodeSelector"] = dict(pod.node_selector)
     if pod.tolerations:
         spec["tolerations"] = [dict(t) for t in pod.tolerations]
-    status: dict = {"phase": phase}
+    status: dict = {"phase": phase} if phase else {}  # a pod only listed (describe node): nothing known
     if reason:
         status["reason"] = reason
     if inits:

@@ -25,22 +25,24 @@ _TRACE = re.compile(r"^\++ (?P<cmd>(?:kubectl|oc) .*)$")
 _NO_PREVIOUS = re.compile(r"previous terminated container .* not found")
 _BUG_REPORT = re.compile(r"^nvidia-bug-report_(?P<node>.+)\.log$")
 
-# base name shape -> command template ({ns}, {x} = the name's variable part, {op} = the operator pod)
+# base name shape -> command template ({x} = the name's variable part, {op} = the operator pod, {n} = " -n <ns>"
+# for the GPU Operator's files, whose namespace must-gather.log names; the Network Operator's twins
+# (network_*) get none: their namespace is not written down, and a table without one merges by pod name)
 _COMMANDS = (
     ("gpu_nodes.status", "kubectl get nodes -l nvidia.com/gpu.present=true -o wide"),
     ("gpu_nodes.descr", "kubectl describe nodes -l nvidia.com/gpu.present=true"),
-    ("*_operator_pod.status", "kubectl get {op} -o wide -n {ns}"),
-    ("*_operator_pod.yaml", "kubectl get {op} -o yaml -n {ns}"),
-    ("*_operator_pod.previous.log", "kubectl logs {op} -n {ns} --previous"),
-    ("*_operator_pod.log", "kubectl logs {op} -n {ns}"),
-    ("*_operand_pods.status", "kubectl get pods -o wide -n {ns}"),
-    ("*_operand_pods.yaml", "kubectl get pods -o yaml -n {ns}"),
-    ("*_operand_pod_*.previous.log", "kubectl logs pod/{x} -n {ns} --all-containers --prefix --previous"),
-    ("*_operand_pod_*.log", "kubectl logs pod/{x} -n {ns} --all-containers --prefix"),
-    ("*_operand_pod_*.descr", "kubectl describe pod/{x} -n {ns}"),
-    ("*_operand_ds.status", "kubectl get ds -n {ns}"),
-    ("*_operand_ds.yaml", "kubectl get ds -o yaml -n {ns}"),
-    ("*_operand_ds_*.descr", "kubectl describe daemonset/{x} -n {ns}"),
+    ("*_operator_pod.status", "kubectl get {op} -o wide{n}"),
+    ("*_operator_pod.yaml", "kubectl get {op} -o yaml{n}"),
+    ("*_operator_pod.previous.log", "kubectl logs {op}{n} --previous"),
+    ("*_operator_pod.log", "kubectl logs {op}{n}"),
+    ("*_operand_pods.status", "kubectl get pods -o wide{n}"),
+    ("*_operand_pods.yaml", "kubectl get pods -o yaml{n}"),
+    ("*_operand_pod_*.previous.log", "kubectl logs pod/{x}{n} --all-containers --prefix --previous"),
+    ("*_operand_pod_*.log", "kubectl logs pod/{x}{n} --all-containers --prefix"),
+    ("*_operand_pod_*.descr", "kubectl describe pod/{x}{n}"),
+    ("*_operand_ds.status", "kubectl get ds{n}"),
+    ("*_operand_ds.yaml", "kubectl get ds -o yaml{n}"),
+    ("*_operand_ds_*.descr", "kubectl describe daemonset/{x}{n}"),
     ("cluster_policy.yaml", "kubectl get clusterpolicies.nvidia.com -o yaml"),
     ("openshift_version.yaml", "kubectl get clusterversion/version -o yaml"),
     ("all_machines.list", "kubectl get machines -A"),
@@ -155,7 +157,8 @@ def read(texts: list[tuple[str, list[str]]], empty: list[str], fallback) -> tupl
         for pattern, template in _COMMANDS:
             if fnmatch.fnmatchcase(b, pattern):
                 v = _VARIABLE.search(b)
-                command = template.format(ns=ns or "<operator namespace>", x=v.group("x") if v else "", op=op)
+                n = f" -n {ns}" if ns and b.startswith("gpu_") else ""
+                command = template.format(n=n, x=v.group("x") if v else "", op=op if b.startswith("gpu_") else "pod/<operator pod>")
                 break
         if command is None:
             docs.extend(fallback(name, lines))
