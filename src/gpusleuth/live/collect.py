@@ -421,15 +421,16 @@ class Collector:
         text = resp.body.decode("utf-8", "replace")
         api_path = _query(path, params)
         command = f"kubectl logs -n {ns} {name} -c {container} --timestamps --tail={self.tail}" + (" --previous" if previous else "")
+        where = {"namespace": ns, "pod": name, "container": container, "previous": previous}
         if not text:
-            self.requests.append({"api": api_path, "status": resp.status, "time": now_iso(), "note": "empty log"})
+            self.requests.append({"api": api_path, "status": resp.status, "time": now_iso(), "note": "empty log", **where})
             return
         lines = text.count("\n") + (0 if text.endswith("\n") else 1)
         truncated = lines >= self.tail or len(resp.body) >= self.limit_bytes
         artifact = f"namespaces/{ns}/logs/{name}/{container}{'.previous' if previous else ''}.log"
         self.add_text(artifact, text, {
             "source": "api", "api": api_path, "status": resp.status, "time": now_iso(), "command": command,
-            "kind": "container-log", "namespace": ns, "pod": name, "container": container, "init": init, "previous": previous,
+            "kind": "container-log", **where, "init": init,
             "node": (pod.get("spec") or {}).get("nodeName"), "lines": lines, "truncated": truncated,
             **({"truncation": f"tail limited to {self.tail} lines / {self.limit_bytes} bytes"} if truncated else {}),
         })
