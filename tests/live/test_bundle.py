@@ -139,6 +139,9 @@ def _must_gather(root):
         "gpu_operand_pod_nvidia-container-toolkit-daemonset-bhqw6.log": "",
         "gpu_operand_pod_nvidia-container-toolkit-daemonset-bhqw6.descr": "",
         "gpu_operand_ds.status": "",
+        "network_operand_pods.status": "NAME                                  READY   STATUS    RESTARTS   AGE\n"
+                                       "mofed-rhcos4.18-554bdbd7cf-ds-7qh2l   2/2     Running   0          41d\n",
+        "gpu_operand_pod_images.txt": "\nnvidia-driver-daemonset-6hbp9:\tnvcr.io/nvidia/driver:550.90.07 ",
     }
     for name, text in files.items():
         (root / name).write_text(text)
@@ -151,6 +154,8 @@ def test_must_gather_files_get_their_commands_and_failures_become_gaps(tmp_path)
     assert src.kind == "must-gather"
     by = {(d.artifact, d.first_line): d for d in src.documents}
     assert by[("gpu_operand_pods.status", 1)].command == "kubectl get pods -o wide -n gpu-operator"
+    assert by[("network_operand_pods.status", 1)].command == "kubectl get pods -o wide"  # the Network Operator's namespace is not written down
+    assert not any(d.artifact == "gpu_operand_pod_images.txt" for d in src.documents)  # what gpu_operand_pods.yaml holds
     log = by[("gpu_operand_pod_nvidia-driver-daemonset-6hbp9.log", 1)]
     assert log.command == "kubectl logs pod/nvidia-driver-daemonset-6hbp9 -n gpu-operator --all-containers --prefix"
     assert log.lines[1].startswith("[pod/nvidia-driver-daemonset-6hbp9/nvidia-driver-ctr] ")  # not split at the `+ echo` trace

@@ -113,9 +113,6 @@ class Store:
     def log(self, namespace: str, pod: str, container: str, previous: bool) -> list[LogLine] | None:
         return self.logs.get((namespace, pod, container, previous))
 
-    def log_containers(self, namespace: str, pod: str) -> dict[str, bool]:
-        return {c: False for ns, p, c, _ in self.logs if ns == namespace and p == pod}
-
     # -- building from a source -------------------------------------------------------------------
 
     @classmethod
