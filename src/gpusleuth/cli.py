@@ -108,7 +108,8 @@ def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str
 
             collection = _collect(live, quiet=fmt == "json")
             if not collection.artifacts:
-                _fail("cannot read the cluster: " + ("; ".join(str(g) for g in collection.gaps[:3]) or "nothing collected"))
+                gaps = sorted(collection.gaps, key=lambda g: "/version" not in str(g))  # "cannot connect" says it best
+                _fail("cannot read the cluster: " + (str(gaps[0]) if gaps else "nothing collected"))
             src = source_from_collection(collection, f"live:{collection.manifest['cluster'].get('context') or collection.manifest['cluster'].get('server')}")
             source = src.description
     except SourceError as exc:
@@ -246,7 +247,8 @@ def collect(output: str | None, fmt: str, **live) -> None:
     except SourceError as exc:
         _fail(str(exc))
     if not collection.artifacts:
-        _fail("nothing collected: " + ("; ".join(str(g) for g in collection.gaps[:3]) or "no access?"))
+        gaps = sorted(collection.gaps, key=lambda g: "/version" not in str(g))
+        _fail("nothing collected: " + (str(gaps[0]) if gaps else "no access?"))
     try:
         path = write_bundle(collection, output or default_name())
     except (OSError, FileExistsError) as exc:

@@ -55,3 +55,26 @@ def test_serve_command_serves_a_folder_until_interrupted():
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_unreachable_cluster_is_one_clear_line():
+    out = CliRunner().invoke(cli, ["diagnose", "--server", "http://127.0.0.1:9", "--request-timeout", "1"])
+    assert out.exit_code == 2
+    assert out.output.startswith("gpusleuth: cannot read the cluster: cluster version (GET /version): connection failed")
+
+
+def test_faults_file(tmp_path):
+    import pytest
+
+    from gpusleuth.serve.faults import Faults
+
+    good = tmp_path / "faults.yaml"
+    good.write_text('faults:\n  - path: "/secrets$"\n    status: 403\n  - path: "^/api/v1/pods$"\n    status: 429\n    retry_after: 1\n    times: 2\n')
+    faults = Faults.load(good)
+    assert [(f.status, f.times) for f in faults.faults] == [(403, None), (429, 2)]
+    assert faults.match("GET", "/api/v1/namespaces/x/secrets", "").status == 403
+    assert faults.match("GET", "/api/v1/pods", "limit=5").retry_after == 1
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("faults:\n  - pathh: x\n")
+    with pytest.raises(ValueError, match="bad fault"):
+        Faults.load(bad)
