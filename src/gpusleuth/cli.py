@@ -136,6 +136,44 @@ def _emit(report, fmt: str, output: str | None, color: bool | None) -> None:
 
 
 @cli.command()
+@click.argument("source")
+@click.option("--since", help="Only entries at or after this time: HH:MM[:SS] (UTC, on the timeline's first day) or ISO 8601.")
+@click.option("--until", help="Only entries at or before this time (same forms as --since).")
+@click.option("--node", help="Only this node (entries whose node is unknown stay).")
+@click.option("--component", "components", multiple=True, help="Only these lanes/components/containers; repeatable.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--svg", "svg", type=click.Path(dir_okay=False), help="Also write the timeline as an SVG picture to FILE.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write to FILE instead of stdout.")
+@click.option("--color/--no-color", default=None, help="Colour the text (default: when stdout is a terminal).")
+def timeline(source: str, since: str | None, until: str | None, node: str | None, components: tuple[str, ...], fmt: str,
+             svg: str | None, output: str | None, color: bool | None) -> None:
+    """One timeline across every source of SOURCE: a lane per operator/component, races marked."""
+    from gpusleuth.analysis.diagnose import diagnose as run
+    from gpusleuth.report.timeline_svg import render_svg
+    from gpusleuth.report.timeline_text import render_timeline_command, parse_when
+    from gpusleuth.sources import SourceError, open_source
+
+    try:
+        src = open_source(source)
+    except SourceError as exc:
+        _fail(str(exc))
+    report = run(src)
+    if not report.timeline:
+        _fail(f"{source}: no timestamped log line, event or container status to put on a timeline")
+    first = next((e.time or e.earliest for e in report.timeline if e.time or e.earliest), None)
+    try:
+        lo, hi = parse_when(since, first), parse_when(until, first)
+    except ValueError as exc:
+        _fail(str(exc))
+    use_color = color if color is not None else (output is None and fmt == "text" and sys.stdout.isatty())
+    text, entries, violations = render_timeline_command(report, lo, hi, node, components, fmt, use_color,
+                                                        int(os.environ.get("COLUMNS", 140)))
+    if svg:
+        _write(render_svg(entries, violations, title=f"gpusleuth timeline — {source}", focus=not (since or until)), svg)
+    _write(text, output)
+
+
+@cli.command()
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE instead of stdout.")
 @click.option("--save", "save_dir", type=click.Path(file_okay=False), help="Also write what was read to DIR (diagnose DIR gives the same findings).")

@@ -70,3 +70,25 @@ def test_nvidia_smi_naming_no_node_is_read_as_the_only_gpu_node_and_says_so():
     [f] = _run({"nvidia-smi.txt": SMI, "node.txt": DESCRIBE_NODE, "pods.txt": control_plane})
     assert f.facts["seen_by"].startswith("nvidia-smi") and f.facts["gpus_seen"] == 8
     assert "names no node; gpu-node-3 is the only node labelled with GPUs" in f.explanation
+
+
+LS_PLUGINS = f"""\
+root@{NODE}:~# ls -la /var/lib/kubelet/device-plugins/
+total 12
+drwxr-xr-x  2 root root 4096 Jun 17 09:48 .
+drwxr-x--- 10 root root 4096 Mar  3 14:06 ..
+-rw-------  1 root root 4387 Jun 17 10:38 kubelet_internal_checkpoint
+srwxr-xr-x  1 root root    0 Mar  3 14:06 kubelet.sock
+"""
+
+
+def test_a_device_plugin_directory_without_the_plugin_socket_is_cited():
+    [f] = _run({"nvidia-smi.txt": SMI, "node.txt": DESCRIBE_NODE, "pods.txt": PODS, "ls.txt": LS_PLUGINS})
+    assert "ls.txt:1" in [e.cite() for e in f.evidence]
+    assert "no nvidia-*.sock (only kubelet_internal_checkpoint, kubelet.sock)" in f.explanation
+
+
+def test_a_listed_plugin_socket_is_said_to_exist():
+    listing = LS_PLUGINS + "srwxr-xr-x  1 root root    0 Jun 17 09:49 nvidia-gpu.sock\n"
+    [f] = _run({"nvidia-smi.txt": SMI, "node.txt": DESCRIBE_NODE, "pods.txt": PODS, "ls.txt": listing})
+    assert "holds nvidia-gpu.sock" in f.explanation

@@ -344,3 +344,32 @@ def test_header_columns_keep_two_word_names():
 
 def test_fixture_folder_is_real_files():
     assert Path(K / "seed003_get_pods_A.txt").read_bytes().count(b" " * 200) >= 10  # the paste kept its padding
+
+
+def test_get_tables_of_kinds_without_a_model_become_objects_with_their_meaningful_columns():
+    from conftest import docs_from_text
+
+    from gpusleuth.model.k8s import K8sObject
+    from gpusleuth.parsers.kubectl_table import get_objects
+
+    text = (
+        "$ kubectl get clusterpolicies.nvidia.com\nNAME             STATUS     AGE\ncluster-policy   notReady   3h28m\n"
+        "$ kubectl get runtimeclass\nNAME     HANDLER   AGE\nnvidia   nvidia    27h\n"
+        "$ kubectl get resourceclaims -n ml\nNAME          STATE     AGE\ntrain-gpus    pending   12m\n"
+    )
+    docs = docs_from_text(text, "objs.txt")
+    assert all(get_objects.sniff(d) > 0 for d in docs)
+    cp, rc, claim = (next(iter(get_objects.parse(d))) for d in docs)
+    assert isinstance(cp, K8sObject) and cp.kind == "ClusterPolicy" and cp.get("status.state") == "notReady"
+    assert cp.evidence("status.state").cite() == "objs.txt:3"
+    assert rc.kind == "RuntimeClass" and rc.get("handler") == "nvidia"
+    assert claim.kind == "ResourceClaim" and claim.namespace == "ml" and claim.get("status.state") == "pending"
+
+
+def test_get_tables_of_unknown_resources_are_not_claimed():
+    from conftest import docs_from_text
+
+    from gpusleuth.parsers.kubectl_table import get_objects
+
+    (doc,) = docs_from_text("$ kubectl get widgets\nNAME   COLOR   AGE\nw1     red     1d\n", "w.txt")
+    assert get_objects.sniff(doc) == 0

@@ -252,7 +252,8 @@ def test_continuation_does_not_cross_containers_or_blank_lines():
 )
 def test_other_artifacts_are_not_claimed_as_logs(text, artifact):
     doc = doc_from_text(text, artifact)
-    assert sniff(doc) < WEAK
+    _score, chosen = best_parser(doc)
+    assert sniff(doc) <= WEAK and (chosen is None or chosen.kind != "logs")
 
 
 def test_sniff_levels():
@@ -270,3 +271,9 @@ def test_huge_lines_and_empty_documents_do_not_break_parsing():
     long = "[21-Nov-25_11:51:13] " + "x" * 16000
     lines = lines_of(long + "\n" + "    " + "y" * 5000 + "\n")
     assert lines[0].time == datetime(2025, 11, 21, 11, 51, 13)
+
+
+def test_free_text_with_a_known_signature_is_a_weak_log():
+    text = "some notes from the on-call\nmodprobe: ERROR: could not insert 'nvidia_peermem': Invalid argument\nthat was all\n"
+    assert sniff(doc_from_text(text, "notes.md")) == WEAK
+    assert sniff(doc_from_text("some notes from the on-call\nnothing known here\n", "notes.md")) < WEAK

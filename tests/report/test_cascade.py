@@ -15,7 +15,7 @@ def test_seed_cascade_fits_100_columns_and_reads_top_down():
     text = render_text(_seed_components())
     lines = text.splitlines()
     assert max(len(ln) for ln in lines) <= 100
-    root = next(i for i, ln in enumerate(lines) if "ROOT CAUSE" in ln)
+    root = next(i for i, ln in enumerate(lines) if "FIRST TO FAIL" in ln)
     first_arrow = next(i for i, ln in enumerate(lines) if "creates .driver-ctr-ready" in ln)
     second_arrow = next(i for i, ln in enumerate(lines) if "creates toolkit-ready" in ln)
     aside = next(i for i, ln in enumerate(lines) if ln.startswith("Aside"))
@@ -46,7 +46,7 @@ def test_identical_nodes_are_drawn_once_and_healthy_clusters_draw_nothing():
     a = Component("nvidia-driver-daemonset", "n1", Layer.KERNEL_DRIVER, S.FAILED, status="CrashLoopBackOff")
     b = Component("nvidia-driver-daemonset", "n2", Layer.KERNEL_DRIVER, S.FAILED, status="CrashLoopBackOff")
     text = render_text([a, b])
-    assert "Node n1, n2" in text and text.count("FAILED  ROOT CAUSE") == 1
+    assert "Node n1, n2" in text and text.count("FAILED  FIRST TO FAIL") == 1
     assert render_text([Component("mofed", "n1", Layer.KERNEL_DRIVER, S.OK)]) == ""
 
 

@@ -27,7 +27,7 @@ def test_evidence_quotes_artifact_lines_and_solutions_carry_commands():
     assert "### Option 1: Immediate fix" in md and "### Option 2: Workaround" in md and "### Option 3: Permanent fix" in md
     assert f"kubectl delete pod {seed.DRIVER} -n {seed.NS}" in md
     assert "```bash" in md and "```yaml" in md
-    assert "```mermaid\nflowchart TD" in md and "ROOT CAUSE" in md  # both pictures of the cascade
+    assert "```mermaid\nflowchart TD" in md and "FIRST TO FAIL" in md  # both pictures of the cascade
     assert "| nvidia-container-toolkit-daemonset | - | container-toolkit | blocked |" in md
 
 

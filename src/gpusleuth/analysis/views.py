@@ -19,3 +19,13 @@ def operands(facts: Facts) -> dict:
 
 
 VIEWS["operands"] = operands
+
+
+def timeline(facts: Facts) -> dict:
+    """The merged timeline, ordering violations with "should have happened vs happened", the marker tree."""
+    from gpusleuth.analysis.ordering import timeline_view
+
+    return timeline_view(facts)
+
+
+VIEWS["timeline"] = timeline

@@ -14,6 +14,7 @@ from gpusleuth.checks import scheduler  # noqa: E402
 from gpusleuth.checks import cuda_runtime, firmware, gpu_sharing, hardware, userspace_driver, workload  # noqa: E402
 from gpusleuth.checks import classes  # noqa: E402
 from gpusleuth.checks import allocation, feature_discovery, gpu_firmware, gpu_injection, host_state, operator_state, scheduling  # noqa: E402
+from gpusleuth.checks import ordering  # noqa: E402
 
 # Explicit, greppable registry: every module whose Check objects are part of the catalogue.
 _MODULES = (
@@ -37,6 +38,7 @@ _MODULES = (
     host_state,
     operator_state,
     scheduling,
+    ordering,
 )
 
 

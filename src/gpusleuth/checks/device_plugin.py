@@ -9,6 +9,7 @@ from gpusleuth.facts import Cluster, GpuInventory, Logs
 from gpusleuth.facts.cluster import GPU_RESOURCE
 from gpusleuth.facts.gpus import COUNT_LABEL, PCI_PRESENT_LABEL, GpuCount, NodeGpus
 from gpusleuth.facts.operands import OperandGraph
+from gpusleuth.facts.runtime import RuntimeSetup
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Component, ComponentState, Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.k8s import Node
@@ -128,14 +129,15 @@ def _plugin_log_story(logs: Logs | None, pod: str | None) -> tuple[list[LogLine]
 
 @check("DP001", "device-plugin-not-advertising-gpus")
 def device_plugin_not_advertising(cluster: Cluster, inventory: GpuInventory | None = None, graph: OperandGraph | None = None,
-                                  logs: Logs | None = None) -> Iterable[Hit]:
+                                  logs: Logs | None = None, setup: RuntimeSetup | None = None) -> Iterable[Hit]:
     """GPUs are present on a node, but the node advertises no nvidia.com/gpu: the device plugin is not registered.
 
     What it does: For every node whose GPUs are visible (nvidia-smi / NVML on the node, GFD's
     nvidia.com/gpu.count label, NFD's feature.node.kubernetes.io/pci-10de.present label) while its
     Capacity / Allocatable show nvidia.com/gpu: 0 or no nvidia.com/gpu at all, cites both sides and what the
     device plugin shows: its pod state (crash-looping, blocked, running) and its log (NVML initialisation
-    failures, no `Registered device plugin ... with Kubelet` after its last start).
+    failures, no `Registered device plugin ... with Kubelet` after its last start) and, when a listing of
+    /var/lib/kubelet/device-plugins/ was given, whether the plugin's socket (nvidia-gpu.sock) is there.
     Why it matters: the scheduler only sees what the device plugin registers with the kubelet; with
     nvidia.com/gpu: 0 every GPU pod stays Pending on `Insufficient nvidia.com/gpu` although nvidia-smi shows
     healthy GPUs (seed 004: the plugin had crash-looped after a driver-container restart and never
@@ -155,14 +157,31 @@ def device_plugin_not_advertising(cluster: Cluster, inventory: GpuInventory | No
         if advertised == -1 or (advertised or 0) > 0:
             continue
         gpu_lines = [g.ev("name") for g in (ng.gpus[:1] + ng.gpus[-1:] if len(ng.gpus) > 1 else ng.gpus)]
-        yield _not_advertising(name, claims, attributed, advertised, adv_ev, gpu_lines, _plugin(graph, name), graph, logs)
+        socket = _socket_listing(setup, name, len(cluster.nodes))
+        yield _not_advertising(name, claims, attributed, advertised, adv_ev, gpu_lines, _plugin(graph, name), graph, logs, socket)
+
+
+PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
+
+
+def _socket_listing(setup: RuntimeSetup | None, node: str, nodes: int) -> tuple[Evidence, str] | None:
+    """The kubelet's device-plugin directory as listed on this node: no nvidia*.sock means no registration."""
+    if setup is None or (setup.node not in (None, node)) or (setup.node is None and nodes > 1):
+        return None
+    listed = setup.host_paths.get(PLUGIN_DIR)
+    if listed is None or listed.entries is None or listed.evidence is None:
+        return None
+    socks = [n for n in listed.entries if n.startswith("nvidia") and n.endswith(".sock")]
+    if socks:
+        return listed.evidence, f"{PLUGIN_DIR}/ holds {', '.join(socks)}, so a plugin socket exists"
+    return listed.evidence, f"{PLUGIN_DIR}/ has no nvidia-*.sock (only {', '.join(listed.entries) or 'nothing'}): no plugin is serving the kubelet"
 
 
 _STATE = {ComponentState.FAILED: "failing", ComponentState.BLOCKED: "blocked", ComponentState.DEGRADED: "running with errors",
           ComponentState.OK: "running", ComponentState.UNKNOWN: "in an unknown state"}
 
 
-def _not_advertising(name, claims, attributed, advertised, adv_ev, gpu_lines, plugin: Component | None, graph, logs) -> Hit:
+def _not_advertising(name, claims, attributed, advertised, adv_ev, gpu_lines, plugin: Component | None, graph, logs, socket) -> Hit:
     smi = next((c for c in claims if c.source.startswith("nvidia-smi") or c.source == "nvml"), None)
     present = smi or claims[0]
     seen = f"{present.source} shows {present.value} GPU(s)" if present.value else f"{present.source} says NVIDIA GPUs are present"
@@ -189,6 +208,9 @@ def _not_advertising(name, claims, attributed, advertised, adv_ev, gpu_lines, pl
         state += "."
     if story:
         state += f" {story[0].upper()}{story[1:]}."
+    if socket:
+        evidence.append(socket[0])
+        state += f" {socket[1]}."
         confidence = max(confidence, 0.85) if role == Role.ROOT_CAUSE else confidence
     ns = f" -n {plugin.namespace}" if plugin and plugin.namespace else ""
     verify = f"kubectl get node {name} -o jsonpath='{{.status.allocatable.nvidia\\.com/gpu}}'"

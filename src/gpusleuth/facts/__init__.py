@@ -14,5 +14,8 @@ from gpusleuth.facts.configuration import Configuration  # noqa: E402
 from gpusleuth.facts.runtime import RuntimeSetup  # noqa: E402
 from gpusleuth.facts.configs import CdiSpecs  # noqa: E402,F401
 
+from gpusleuth.facts.timeline import Timeline  # noqa: E402
+from gpusleuth.analysis.ordering import Ordering  # noqa: E402,F401  (its combiner reads Timeline)
+
 __all__ = ["COMBINERS", "Cluster", "Configuration", "Facts", "GpuInventory", "GpuMetrics", "KernelEvents", "Logs", "Recognised",
-           "RuntimeSetup", "SharingConfigs", "combiner"]
+           "RuntimeSetup", "SharingConfigs", "Timeline", "combiner"]

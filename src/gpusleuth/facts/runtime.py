@@ -471,8 +471,8 @@ def build_runtime_setup(facts: Facts) -> RuntimeSetup:
         cluster = None
     toolkit_pods = [p for p in (cluster.pods if cluster else ()) if (p.name or "").startswith(TOOLKIT_DAEMONSET)]
     toolkit_ds = any(o.kind == "DaemonSet" and (o.name or "").startswith(TOOLKIT_DAEMONSET) for o in objects)
-    if not (configs or engines or found or kubelets or toolkit_pods or toolkit_ds) and configuration is None:
-        raise NotApplicable("no container runtime configs, containerd processes, kubelet endpoint or toolkit settings in the artifacts")
+    if not (configs or engines or found or kubelets or toolkit_pods or toolkit_ds or facts.all(HostPath)) and configuration is None:
+        raise NotApplicable("no container runtime configs, containerd processes, kubelet endpoint, toolkit settings or host files in the artifacts")
 
     setup = RuntimeSetup(configs=configs, other_engines=engines, configuration=configuration)
     for cfg in configs:

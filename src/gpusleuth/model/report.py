@@ -19,6 +19,8 @@ class TimelineEntry:
     tag: str | None = None  # from knowledge/signatures.toml
     source: str | None = None  # lane: operator/component, e.g. "network-operator/mofed"
     node: str | None = None
+    signature: str | None = None  # the signatures.toml row (or status/event kind) that made the line meaningful
+    container: str | None = None
     earliest: datetime | None = None  # for lines with no timestamp: the interval their neighbours allow
     latest: datetime | None = None
     approximate: bool = False
@@ -37,6 +39,8 @@ class TimelineEntry:
             "line": self.line,
             "text": self.text,
             "tag": self.tag,
+            "signature": self.signature,
+            "container": self.container,
             "note": self.note,
         }
 

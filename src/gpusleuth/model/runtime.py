@@ -135,6 +135,7 @@ class HostPath:
     path: str
     exists: bool
     evidence: Evidence | None = None
+    entries: tuple[str, ...] | None = None  # a directory's names, when `ls -l DIR` listed it whole
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ PARSERS: tuple[Parser, ...] = (
     kubectl_table.get_nodes,
     kubectl_table.get_events,
     kubectl_table.get_all,
+    kubectl_table.get_objects,
     kubectl_table.node_labels,
     k8s_objects.parse_json,
     k8s_objects.parse_yaml,

@@ -23,6 +23,7 @@ from typing import Iterable
 from gpusleuth.errors import UnusableData
 from gpusleuth.knowledge import table
 from gpusleuth.model.document import Document
+from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.runtime import (
     ContainerdConfig,
     ContainerdInstance,
@@ -48,6 +49,8 @@ _UNIT_ROW = re.compile(r"^\s*[●*]?\s*(?P<unit>[\w@.:-]*containerd[\w@.:-]*\.se
 _NOT_DAEMON = re.compile(r"(?:^\s*[$#%>]\s|(?:^|[\s/])(?:e?grep|pgrep|pkill|pidof|systemctl|journalctl|crictl|ctr|snap|which|man)\s)")
 _VERSION = re.compile(r"^\s*containerd\s+\S+\s+v?(?P<v>\d+\.\d+\.\d+[\w.+~-]*)")
 _CANNOT = re.compile(r"^(?:ls|stat|test|file): cannot (?:access|stat|statx) ['‘\"]?(?P<path>/[^'’\"]+)['’\"]?: No such file or directory")
+_ENTRY = re.compile(r"^[-lcsbdp][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+[\d,]+\s+\w{3}\s+\d+\s+[\d:]+\s+(?P<name>[^/\s].*)$")
+_LS_DIR = re.compile(r"^ls\s+(?:-\S+\s+)*(?P<dir>/\S*?)/?$")
 _LISTED = re.compile(r"^[-lcsbdp][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+[\d,]+\s+\w{3}\s+\d+\s+[\d:]+\s+(?P<path>/\S+)")
 
 
@@ -225,14 +228,24 @@ def parse_version(doc: Document) -> Iterable[ContainerdVersion]:
 def sniff_probe(doc: Document) -> int:
     prog = (doc.command or "").split()[0] if doc.command else ""
     lines = [ln for ln in doc.lines if ln.strip()]
-    hits = sum(1 for ln in lines if _CANNOT.match(ln) or _LISTED.match(ln))
+    hits = sum(1 for ln in lines if _CANNOT.match(ln) or _LISTED.match(ln) or _ENTRY.match(ln))
     if prog in ("ls", "stat", "test", "file") and hits:
         return LIKELY
     return WEAK if lines and hits == len(lines) else NO
 
 
-@parser("host.file-probe", "`ls -l` / `stat` of single files: whether a path exists on the node", sniff=sniff_probe)
+@parser("host.file-probe", "`ls -l` / `stat` of files and `ls -l DIR` listings: whether paths exist on the node", sniff=sniff_probe)
 def parse_probe(doc: Document) -> Iterable[HostPath]:
+    listing = _LS_DIR.match(doc.command or "")
+    if listing:
+        names = [(i, m.group("name").split(" -> ")[0]) for i, ln in enumerate(doc.lines) if (m := _ENTRY.match(ln))]
+        names = [(i, n) for i, n in names if n not in (".", "..")]
+        if names or any(_ENTRY.match(ln) for ln in doc.lines):
+            base = normalise_path(listing.group("dir"))
+            yield HostPath(base, True, Evidence(doc.artifact, doc.first_line - 1, f"ls {base}: {', '.join(n for _, n in names) or 'empty'}"),
+                           entries=tuple(n for _, n in names))
+            for i, n in names:
+                yield HostPath(f"{base.rstrip('/')}/{n}", True, doc.evidence(i))
     for i, ln in enumerate(doc.lines):
         m = _CANNOT.match(ln)
         if m:

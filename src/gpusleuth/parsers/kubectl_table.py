@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable, Iterator
 
 from gpusleuth.model.document import Document
-from gpusleuth.model.k8s import DaemonSet, Event, Node, NodeCondition, Pod
+from gpusleuth.model.k8s import DaemonSet, Event, K8sObject, Node, NodeCondition, Pod
 from gpusleuth.parsers.base import LIKELY, NO, SURE, parser
 from gpusleuth.parsers.k8s_common import (
     namespace_from_command,
@@ -54,6 +54,22 @@ _SNIFF_LINES = 60
 _GET_PODS = re.compile(r"\bget\s+(?:pods?|po)\b(?!/)")
 _OUTPUT = re.compile(r"(?:\s-o\s*|--output[= ])(?P<fmt>\w+)")
 _ALL_NAMESPACES = re.compile(r"\s(?:-A|--all-namespaces)\b")
+_GET_RESOURCE = re.compile(r"\bget\s+(?:(?:-n|--namespace)[= ]\S+\s+|-A\s+|--all-namespaces\s+)*(?P<res>[a-z][a-z0-9.-]*)")
+# `kubectl get <resource>` tables of kinds with no model of their own: resource name -> (kind, {COLUMN: body path}).
+# Only the columns that carry meaning are mapped; every column is also kept under "columns".
+_OBJECT_TABLES = {
+    "runtimeclass": ("RuntimeClass", {"HANDLER": "handler"}),
+    "clusterpolicy": ("ClusterPolicy", {"STATUS": "status.state"}),
+    "clusterpolicies.nvidia.com": ("ClusterPolicy", {"STATUS": "status.state"}),
+    "nicclusterpolicy": ("NicClusterPolicy", {"STATUS": "status.state"}),
+    "nvidiadriver": ("NVIDIADriver", {"STATUS": "status.state"}),
+    "configmap": ("ConfigMap", {}),
+    "cm": ("ConfigMap", {}),
+    "deployment": ("Deployment", {"READY": "status.ready", "AVAILABLE": "status.availableReplicas"}),
+    "deploy": ("Deployment", {"READY": "status.ready", "AVAILABLE": "status.availableReplicas"}),
+    "resourceclaim": ("ResourceClaim", {"STATE": "status.state"}),
+    "deviceclass": ("DeviceClass", {}),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +158,7 @@ class _Tables:
 
     def __init__(self, doc: Document, start: int, end: int):
         self.doc = doc
+        self.resource = object_table(doc.command)
         self.start, self.end = start, end
         self.namespace = namespace_from_command(doc.command)
         self.pods: dict[tuple, Pod] = {}  # `-w` output repeats a pod: the last row is its latest state
@@ -161,8 +178,10 @@ class _Tables:
             if header:
                 cols, kind, last_event = header, table_kind(header), None
                 continue
-            if cols is None or kind == "other":
+            if cols is None or (kind == "other" and self.resource is None):
                 continue
+            if kind == "other":
+                kind = "objects"
             cells = split_row(line, cols, free_last=cols[-1].name == "MESSAGE")
             row = dict(zip((c.name for c in cols), cells)) if cells else None
             obj = getattr(self, f"_{kind}")(row, i) if row else None
@@ -198,6 +217,26 @@ class _Tables:
             owner=owner_from_pod_name(name),
             evidence=self.doc.evidence(i),
         )
+
+    def _objects(self, row: dict, i: int) -> K8sObject | None:
+        name = _name(row.get("NAME", ""), "objects")
+        if not name:
+            return None
+        kind, paths = self.resource
+        namespace = row.get("NAMESPACE") or self.namespace
+        body: dict = {"metadata": {"name": name, **({"namespace": namespace} if namespace else {})},
+                      "columns": {k: v for k, v in row.items() if k not in ("NAME", "NAMESPACE")}}
+        line = self.doc.first_line + i
+        key_lines = {"metadata.name": line}
+        for col, path in paths.items():
+            if row.get(col):
+                node = body
+                *parents, leaf = path.split(".")
+                for part in parents:
+                    node = node.setdefault(part, {})
+                node[leaf] = row[col]
+                key_lines[path] = line
+        return K8sObject(kind=kind, name=name, namespace=namespace, body=body, artifact=self.doc.artifact, line=line, key_lines=key_lines)
 
     def _daemonsets(self, row: dict, i: int) -> DaemonSet | None:
         name = _name(row.get("NAME", ""), "daemonsets")
@@ -305,6 +344,23 @@ def _sniffer(kind: str):
     return sniff
 
 
+def object_table(command: str | None) -> tuple[str, dict] | None:
+    """(kind, column paths) when the command is `kubectl get <resource>` of a kind listed in _OBJECT_TABLES."""
+    m = _GET_RESOURCE.search(command or "")
+    if not m:
+        return None
+    res = m.group("res")
+    for cand in (res, res[:-2] if res.endswith("es") else None, res[:-1] if res.endswith("s") else None):
+        if cand in _OBJECT_TABLES:
+            return _OBJECT_TABLES[cand]
+    return None
+
+
+def _sniff_objects(doc: Document) -> int:
+    kinds, at_top = _kinds(doc)
+    return LIKELY + 10 if object_table(doc.command) and kinds and set(kinds) == {"other"} and at_top else NO
+
+
 def _parse(doc: Document) -> Iterator:
     return iter(parse_lines(doc))
 
@@ -313,6 +369,8 @@ get_pods = parser("kubectl.get-pods", "`kubectl get pods` table (any namespace/w
 get_daemonsets = parser("kubectl.get-daemonsets", "`kubectl get ds` table", _sniffer("daemonsets"))(_parse)
 get_nodes = parser("kubectl.get-nodes", "`kubectl get nodes` table (wide, labels)", _sniffer("nodes"))(_parse)
 get_events = parser("kubectl.get-events", "`kubectl get events` table (current and 1.x layouts)", _sniffer("events"))(_parse)
+get_objects = parser("kubectl.get-objects", "`kubectl get runtimeclass|clusterpolicy|nvidiadriver|cm|deploy|resourceclaim` tables",
+                     _sniff_objects)(_parse)
 get_all = parser("kubectl.get-all", "several `kubectl get` tables in one document (`get all`)", _sniffer("all"))(_parse)
 
 

@@ -30,6 +30,9 @@ from gpusleuth.parsers.timestamps import BY_ID, candidates
 
 MAX_FOLDED_LINES = 40  # continuation lines folded into one LogLine; the rest start new LogLines
 MAX_FOLDED_CHARS = 4000
+# A continuation line is indented at least this much: nvidia-installer aligns its paragraphs under the text
+# after "WARNING: "; compiler output ("  CC [M] ...") and YAML use two spaces and are lines of their own.
+_INDENT = "    "
 
 _OUTER = frozenset(("cri", "rfc3339", "journal", "syslog"))  # prefixes that wrap another program's line
 _HOST_LINES = frozenset(("journal", "syslog"))
@@ -122,6 +125,8 @@ def _body(fmt, m, text: str) -> tuple[str, str | None]:
         return _json_message(text)
     if fid in ("klog", "logrus-tty"):
         return text[m.end():], _level(m.group("level"))
+    if fid == "date" and m.end() == len(text):  # a bare `date` line: keep it as the message, it reads as what it is
+        return text, None
     return text[m.end():], None
 
 
@@ -234,9 +239,9 @@ def _parse_log(doc: Document) -> ContainerLog:
         fmt, m = _match(text, last)
         if fmt is None:
             # set -x traces, installer text and continuation lines: no stamp of their own
-            if text[0] in " \t" and prev_i == i - 1 and not partial and folded < MAX_FOLDED_LINES:
+            if (text.startswith(_INDENT) or text[0] == "\t") and prev_i == i - 1 and not partial and folded < MAX_FOLDED_LINES:
                 head = out[-1]
-                if head.pod == pod and head.container == ctr and len(head.message) < MAX_FOLDED_CHARS:
+                if head.pod == pod and head.container == ctr and len(head.message) < MAX_FOLDED_CHARS and not head.message.startswith("+"):
                     out[-1] = LogLine(artifact, head.line, head.raw, f"{head.message} {text.strip()}", head.time,
                                       head.time_format, head.level, pod, ctr, head.elapsed)
                     prev_i, folded = i, folded + 1

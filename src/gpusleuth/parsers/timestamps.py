@@ -269,9 +269,10 @@ FORMATS: tuple[TimeFormat, ...] = (
     ),
     TimeFormat(
         "date", "`date` output a script printed: Dow Mon dd hh:mm:ss ZONE yyyy (zone-less when the abbreviation is unknown)",
-        rf"^(?:{_DOW}) (?P<mon>{_MON}) +(?P<d>\d{{1,2}}) (?P<clock>\d{{2}}:\d{{2}}:\d{{2}}) (?P<zone>[A-Z]{{1,5}}|[+-]\d{{4}}) (?P<y>\d{{4}})\s*$",
+        rf"^(?:{_DOW}) (?P<mon>{_MON}) +(?P<d>\d{{1,2}}) (?P<clock>\d{{2}}:\d{{2}}:\d{{2}}) (?P<zone>[A-Z]{{1,5}}|[+-]\d{{4}}) (?P<y>\d{{4}})(?:\s+|$)",
         _date_cmd, True, True, None,
-        ("Fri Nov 21 11:56:05 UTC 2025", "Fri Nov 21 06:56:05 EST 2025", "Sat Nov  1 03:04:05 +0100 2025"),
+        ("Fri Nov 21 11:56:05 UTC 2025", "Fri Nov 21 06:56:05 EST 2025", "Sat Nov  1 03:04:05 +0100 2025",
+         "Fri Nov 21 11:52:59 UTC 2025 Waiting for openshift-driver-toolkit-ctr container to build the precompiled driver ..."),
     ),
     TimeFormat(
         "rfc1123", "RFC 1123 with zone, as `kubectl describe` prints Started/Finished: Dow, dd Mon yyyy hh:mm:ss -0500",

@@ -82,7 +82,7 @@ def _join_line(width: int, ups: set[int], downs: set[int]) -> str:
 def _box_lines(c: Component, width: int, wide: bool) -> list[str]:
     inner = width - 4
     rows: list[str] = []
-    head = f"{_WORD[c.state]}  " + ("ROOT CAUSE  " if wide and c.state == ComponentState.FAILED else "")
+    head = f"{_WORD[c.state]}  " + ("FIRST TO FAIL  " if wide and c.state == ComponentState.FAILED else "")
     if wide:
         rows.append(_fit(f"{head}{c.name}  ·  {c.layer.value}", inner))
         if c.pod:
@@ -270,7 +270,7 @@ def render_text(components: list[Component] | tuple[Component, ...], width: int 
 
 _LEGEND = [
     "Legend:",
-    "  FAILED   the pod crashed or cannot start; ROOT CAUSE when nothing it waits on is failing",
+    "  FAILED   the pod crashed or cannot start; FIRST TO FAIL when nothing it waits on is failing",
     "  BLOCKED  waiting (Init:N/M, not ready) on a marker the component above never created",
     "  ERRORS   running, but its log shows errors",
     "  │ creates X ▼   X is the readiness marker the component above writes when healthy",

@@ -1,0 +1,903 @@
+"""One timeline across every source and node: the lines that mean something, on one clock.
+
+Seeds 001/002 solve their incident by lining up two operators' logs and seeing the GPU Operator load
+nvidia_peermem minutes before the Network Operator had MOFED ready. This view does that lining-up:
+
+* Every log line a signature (knowledge/signatures.toml) recognises becomes a ``TimelineEntry`` that keeps
+  its artifact and line, its tag, and a lane (`operator/component` from knowledge/operands.toml). Kubernetes
+  events and container start/finish times join them. Untagged lines are kept only when an entry's time
+  depends on them (the timestamped neighbours of an untimed line).
+* Clocks are reconciled, and every inference is written down in ``notes``:
+  - year-less stamps (klog, syslog) take the year of the other sources, then of the capture time;
+  - zone-less stamps (MOFED, syslog, `dmesg -T`, Go's log, ISO without offset) take the zone a `date` line
+    or the container's start time in the same pod proves, else the zone that makes them overlap the
+    zone-aware sources and start together with them, else UTC — said so each time;
+  - `dmesg` uptime becomes wall-clock time when the boot time follows from the same kernel messages seen
+    with a wall-clock time (`dmesg -T`, journal, syslog with the uptime in the message), else it stays
+    relative and is labelled so;
+  - lines with no stamp (`set -x` traces, installer output) take the interval between their timestamped
+    neighbours in the same container (or the container's start/finish, the end of the pod's init
+    containers, the capture time) and are marked approximate;
+  - event ages (`23m`, `(x4 over 8m21s)`) are anchored to the capture time (bundle manifest, a `date`
+    command's output, else the newest timestamp in the artifacts) with the source named.
+* Phase durations come from the [[phase]] table of knowledge/ordering.toml.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone, tzinfo
+from functools import cache
+from statistics import median
+
+from gpusleuth.errors import NotApplicable
+from gpusleuth.facts.cluster import Cluster
+from gpusleuth.facts.logs import Logs, signatures
+from gpusleuth.facts.operands import OperandSpec, operand_table
+from gpusleuth.facts.store import Facts, combiner
+from gpusleuth.knowledge import table
+from gpusleuth.model.k8s import Pod
+from gpusleuth.model.logs import ContainerLog, LogLine
+from gpusleuth.model.report import TimelineEntry
+from gpusleuth.parsers.timestamps import BY_ID, YEARLESS, fixed_zone, format_duration, parse_event_age
+
+UTC = timezone.utc
+ZONE_STEP_MIN = 15  # zone offsets are whole quarter hours
+ALIGN_SLACK = timedelta(minutes=2)  # UTC is kept when it aligns this nearly as well as the best zone
+START_MATCH = timedelta(minutes=10)  # a container's first line is this close after its start time
+_SEVERITY_RANK = {"critical": 0, "error": 1, "warning": 2, "info": 3}
+_KERNEL_LANE = "node/kernel"
+# Entries made from pod status times rather than log lines; rules and phases may name them like signatures.
+STATUS_STARTED, STATUS_TERMINATED = "status.started", "status.terminated"
+_HASH_SUFFIX = re.compile(r"-(?:[0-9a-f]{8,10}-)?[a-z0-9]{5}$")
+# Terminal control sequences a script wrote (openibd's "[60G[  OK  ]"), with or without the ESC a paste lost.
+_CONTROL = re.compile(r"\x1b?\[\d{1,3}(?:;\d{1,3})*[A-HJKSTfmG]")
+
+
+def display(text: str) -> str:
+    """A log message as a timeline shows it: control sequences gone, one line, at most 400 characters."""
+    return " ".join(_CONTROL.sub(" ", text).split())[:400]
+
+
+def hhmm(t: datetime | None) -> str:
+    return t.astimezone(UTC).strftime("%H:%M:%S") if t else "?"
+
+
+def when(e: TimelineEntry) -> str:
+    """11:58:39 exact; ≈11:56:41 placed by another source; ~11:54–11:56 between neighbours; ≥/≤ half-open."""
+    if e.time and not e.approximate:
+        return hhmm(e.time)
+    if e.earliest and e.latest:
+        a, b = e.earliest.astimezone(UTC), e.latest.astimezone(UTC)
+        if a == b:
+            return "≈" + hhmm(a)
+        return f"~{a:%H:%M}" if f"{a:%H:%M}" == f"{b:%H:%M}" else f"~{a:%H:%M}–{b:%H:%M}"
+    if e.earliest:
+        return f"≥{hhmm(e.earliest)}"
+    if e.latest:
+        return f"≤{hhmm(e.latest)}"
+    return "?"
+
+
+def sort_time(e: TimelineEntry) -> datetime | None:
+    return e.time or e.earliest or e.latest
+
+
+@dataclass(frozen=True)
+class Selector:
+    """Which entries a rule or phase means (see the header of knowledge/ordering.toml)."""
+
+    label: str = ""
+    signatures: frozenset = frozenset()
+    tags: frozenset = frozenset()
+    components: frozenset = frozenset()
+    containers: frozenset = frozenset()
+
+    @classmethod
+    def from_row(cls, row: dict | None) -> "Selector | None":
+        if not row:
+            return None
+        return cls(row.get("label", ""), frozenset(row.get("signatures", ())), frozenset(row.get("tags", ())),
+                   frozenset(row.get("components", ())), frozenset(row.get("containers", ())))
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str
+    label: str
+    node: str | None
+    start: TimelineEntry
+    end: TimelineEntry | None
+
+    @property
+    def bounds(self) -> tuple[float, float] | None:
+        """Shortest and longest duration the start and end times allow, in seconds (equal when both are exact)."""
+        if self.end is None:
+            return None
+        s_lo, s_hi = interval(self.start)
+        e_lo, e_hi = interval(self.end)
+        if None in (s_lo, s_hi, e_lo, e_hi):
+            return None
+        return max(0.0, (e_lo - s_hi).total_seconds()), (e_hi - s_lo).total_seconds()
+
+    def describe(self) -> str:
+        span = f"({when(self.start)} → {when(self.end)})" if self.end else ""
+        b = self.bounds
+        if self.end is None:
+            return f"{self.name}: started {when(self.start)}; {self.label} not reached in the artifacts"
+        if b is None:
+            return f"{self.name}: {self.label} {span}, duration unknown"
+        lo, hi = b
+        if hi - lo < 1:
+            return f"{self.name}: {format_duration(lo)} {self.label} {span}"
+        if hi - lo <= max(60.0, 0.1 * hi):
+            return f"{self.name}: ≈{format_duration((lo + hi) / 2)} {self.label} {span}"
+        return f"{self.name}: {format_duration(lo)}–{format_duration(hi)} {self.label} {span} (untimed lines bound it)"
+
+
+def interval(e: TimelineEntry) -> tuple[datetime | None, datetime | None]:
+    """Earliest and latest time an entry can have happened (equal for an exact time; None where open)."""
+    if e.time and not e.approximate:
+        return e.time, e.time
+    return e.earliest, e.latest
+
+
+_NO_META = (frozenset(), frozenset(), None, None, None)
+
+
+@dataclass
+class Timeline:
+    entries: list[TimelineEntry]  # timed ones by time, then the ones that stayed relative or unknown
+    notes: list[str]  # every inference made to put the sources on one clock
+    capture: datetime | None = None
+    capture_source: str | None = None  # where the capture time comes from (manifest, `date` output, newest stamp)
+    phases: list[Phase] = field(default_factory=list)
+    _meta: dict = field(default_factory=dict, repr=False)  # id(entry) -> (signature ids, tags, component, pod, namespace)
+
+    def signatures_of(self, e: TimelineEntry) -> frozenset:
+        return self._meta.get(id(e), _NO_META)[0]
+
+    def tags_of(self, e: TimelineEntry) -> frozenset:
+        return self._meta.get(id(e), _NO_META)[1]
+
+    def component_of(self, e: TimelineEntry) -> str | None:
+        return self._meta.get(id(e), _NO_META)[2]
+
+    def pod_of(self, e: TimelineEntry) -> tuple[str | None, str | None]:
+        """(pod, namespace) that wrote the entry, when known."""
+        return self._meta.get(id(e), _NO_META)[3:5]
+
+    def matches(self, sel: Selector, e: TimelineEntry) -> bool:
+        sigs, tags, comp = self._meta.get(id(e), _NO_META)[:3]
+        if not ((sel.signatures and sigs & sel.signatures) or (sel.tags and tags & sel.tags)):
+            return False
+        if sel.components and comp not in sel.components:
+            return False
+        return not sel.containers or e.container in sel.containers
+
+    def select(self, sel: Selector, node: str | None = None, any_node: bool = True) -> list[TimelineEntry]:
+        """Entries sel means, on node (and, with any_node, those whose node is unknown)."""
+        return [e for e in self.entries if self.matches(sel, e) and (e.node == node or (any_node and (e.node is None or node is None)))]
+
+    def nodes(self) -> list[str | None]:
+        names = sorted({e.node for e in self.entries if e.node})
+        return names or [None]
+
+    def lanes(self) -> list[str]:
+        return list(dict.fromkeys(e.source for e in self.entries if e.source))
+
+    def tagged(self) -> list[TimelineEntry]:
+        return [e for e in self.entries if e.tag]
+
+
+# ---- who wrote each line ---------------------------------------------------------------------------------
+
+
+@cache
+def _specs() -> tuple[OperandSpec, ...]:
+    return operand_table()[0]
+
+
+def _spec_for_name(pod: str | None, pod_obj: Pod | None) -> OperandSpec | None:
+    if pod_obj is not None:
+        return next((s for s in _specs() if s.matches(pod_obj)), None)
+    if pod:
+        return next((s for s in _specs() if any(p.search(pod) for p in s.patterns)), None)
+    return None
+
+
+def _workload(pod: str) -> str:
+    return _HASH_SUFFIX.sub("", pod)
+
+
+@dataclass(eq=False)  # identity: streams are keys of the bounds tables
+class _Stream:
+    """The lines of one container in one artifact, in file order: the unit clocks are inferred for."""
+
+    log: ContainerLog
+    pod: str | None
+    container: str | None
+    lines: list[LogLine] = field(default_factory=list)
+    node: str | None = None
+    namespace: str | None = None
+    component: str | None = None
+    lane: str | None = None
+    init: bool = False
+    years: dict = field(default_factory=dict)  # format id -> inferred year
+    zones: dict = field(default_factory=dict)  # format id -> tzinfo
+    boot: datetime | None = None
+    process_start: datetime | None = None
+    start: datetime | None = None  # container start/finish from the pod status (aware)
+    finish: datetime | None = None
+
+    @property
+    def key(self) -> tuple:
+        return (self.log.artifact, self.pod, self.container)
+
+    @property
+    def name(self) -> str:
+        who = "/".join(x for x in (self.pod, self.container) if x)
+        return f"{self.log.artifact} ({who})" if who else self.log.artifact
+
+    def resolve(self, ln: LogLine) -> datetime | None:
+        """ln's time in UTC with this stream's inferred year, zone and boot time; None when unknown."""
+        t = ln.time
+        if t is None:
+            if ln.elapsed is None:
+                return None
+            base = self.boot if BY_ID.get(ln.time_format or "") is not None and BY_ID[ln.time_format].relative == "boot" else self.process_start
+            return base + timedelta(seconds=ln.elapsed) if base else None
+        fmt = BY_ID.get(ln.time_format or "")
+        if fmt is not None and not fmt.has_year and t.year == YEARLESS:
+            year = self.years.get(fmt.id)
+            if year is None:
+                return None
+            try:
+                t = t.replace(year=year)
+            except ValueError:  # Feb 29 in a year that has none: the stamp cannot be right
+                return None
+        if t.tzinfo is None:
+            t = t.replace(tzinfo=self.zones.get(ln.time_format, UTC))
+        return t.astimezone(UTC)
+
+
+# ---- building --------------------------------------------------------------------------------------------
+
+
+def _optional(facts: Facts, cls):
+    try:
+        return facts.get(cls)
+    except NotApplicable:
+        return None
+
+
+@combiner(Timeline)
+def build_timeline(facts: Facts) -> Timeline:
+    logs = _optional(facts, Logs)
+    cluster = _optional(facts, Cluster)
+    if logs is None and (cluster is None or not (cluster.events or any(p.containers for p in cluster.pods))):
+        raise NotApplicable("no logs, events or container start times to put on a timeline")
+    return _Builder(facts, logs, cluster).build()
+
+
+class _Builder:
+    def __init__(self, facts: Facts, logs: Logs | None, cluster: Cluster | None):
+        self.facts, self.logs, self.cluster = facts, logs, cluster
+        self.notes: list[str] = []
+        self.streams: list[_Stream] = []
+        self.pods: dict[str, Pod] = {p.name: p for p in (cluster.pods if cluster else [])}
+        self.capture: datetime | None = None
+        self.capture_source = ""  # where the capture time comes from, for notes
+        self.capture_bound = False  # True when it is the real capture time (an upper bound of every line)
+        self.capture_log: str | None = None  # the artifact that is only the `date` printed at capture
+        self.entries: list[TimelineEntry] = []
+        self.meta: dict = {}
+
+    def build(self) -> Timeline:
+        self._capture_declared()
+        if self.logs is not None:
+            self._split_streams()
+            self._infer_years()
+            self._infer_zones()
+            self._infer_boot()
+            self._log_entries()
+        if self.cluster is not None:
+            self._status_entries()
+        self._capture_fallback()
+        if self.cluster is not None:
+            self._event_entries()
+        # ties broken by lane, not by file name: renaming artifacts must not reorder the timeline
+        timed = sorted((e for e in self.entries if sort_time(e)), key=lambda e: (sort_time(e), e.source or "", e.artifact, e.line or 0))
+        untimed = sorted((e for e in self.entries if not sort_time(e)), key=lambda e: (e.artifact, e.line or 0))
+        tl = Timeline(timed + untimed, self.notes, self.capture, self.capture_source or None, _meta=self.meta)
+        tl.phases = _phases(tl)
+        if not tl.entries:
+            raise NotApplicable("no log line, event or container status the timeline knows")
+        return tl
+
+    # -- capture time --
+
+    def _capture_declared(self) -> None:
+        if self.facts.capture_time is not None:
+            self.capture = _aware(self.facts.capture_time)
+            self.capture_source, self.capture_bound = "the bundle manifest", True
+            return
+        for log in (self.logs.logs if self.logs else []):
+            if 0 < len(log.lines) <= 3 and all(ln.time_format == "date" and ln.time is not None and ln.time.tzinfo for ln in log.lines):
+                ln = log.lines[-1]
+                self.capture = ln.time.astimezone(UTC)
+                self.capture_source, self.capture_bound = f"the `date` output at {ln.artifact}:{ln.line}", True
+                self.capture_log = log.artifact
+                return
+
+    def _capture_fallback(self) -> None:
+        if self.capture is not None:
+            self.notes.append(f"capture time {hhmm(self.capture)} UTC from {self.capture_source}")
+            return
+        newest = max((e for e in self.entries if e.time and not e.approximate), default=None, key=lambda e: e.time)
+        if newest is not None:
+            self.capture = newest.time
+            self.capture_source = f"the newest timestamp in the artifacts ({newest.artifact}:{newest.line})"
+            self.notes.append(f"no capture time was recorded; {self.capture_source}, {hhmm(newest.time)} UTC, stands in for it "
+                              "(it can only be earlier than the real one, so ages anchored to it may come out early)")
+
+    # -- streams --
+
+    def _split_streams(self) -> None:
+        by_key: dict[tuple, _Stream] = {}
+        for log in self.logs.logs:
+            for ln in log.lines:
+                pod, ctr = ln.pod or log.pod, ln.container or log.container
+                key = (log.artifact, pod, ctr)
+                s = by_key.get(key)
+                if s is None:
+                    s = by_key[key] = _Stream(log, pod, ctr)
+                s.lines.append(ln)
+        sigs, matcher = signatures()
+        comp_hint: dict[tuple, str] = {}
+        for m in (self.logs.all_matches() if self.logs else []):
+            if m.signature.component:
+                comp_hint.setdefault((m.log.artifact, m.line.pod or m.log.pod, m.line.container or m.log.container), m.signature.component)
+        for s in by_key.values():
+            pod_obj = self.pods.get(s.pod) if s.pod else None
+            spec = _spec_for_name(s.pod, pod_obj)
+            if spec is None and s.key in comp_hint:
+                spec = next((x for x in _specs() if x.name == comp_hint[s.key]), None)
+            s.node = s.log.node or (pod_obj.node if pod_obj else None)
+            s.namespace = s.log.namespace or (pod_obj.namespace if pod_obj else None)
+            if s.log.kind in ("kernel", "journal") and spec is None:
+                s.lane, s.component = _KERNEL_LANE if s.log.kind == "kernel" else "node/journal", s.log.kind
+            elif spec is not None:
+                s.component, s.lane = spec.name, f"{spec.operator}/{spec.name}"
+                s.init = bool(s.container and s.container in spec.init_containers)
+            else:
+                base = _workload(s.pod) if s.pod else s.log.artifact.rsplit("/", 1)[-1]
+                s.component, s.lane = base, f"{s.namespace or 'other'}/{base}"
+            if pod_obj is not None and s.container:
+                cs = pod_obj.container(s.container)
+                if cs is not None:
+                    s.init = s.init or cs.init
+                    start, finish = (cs.last_started_at, cs.last_finished_at) if s.log.previous else (cs.started_at, cs.finished_at)
+                    s.start, s.finish = (start and _aware(start)), (finish and _aware(finish))
+                    s.process_start = s.start
+        self.streams = list(by_key.values())
+
+    # -- years --
+
+    def _infer_years(self) -> None:
+        refs: dict[str | None, list[datetime]] = defaultdict(list)
+        for s in self.streams:
+            for ln in (_first_timed(s.lines), _last_timed(s.lines)):
+                if ln is not None and ln.time is not None and BY_ID[ln.time_format].has_year:
+                    refs[s.node].append(ln.time.replace(tzinfo=None))
+        for pod in (self.cluster.pods if self.cluster else []):
+            for cs in pod.containers:  # status times from describe/JSON carry their year
+                for t in (cs.started_at, cs.finished_at, cs.last_started_at, cs.last_finished_at):
+                    if t is not None:
+                        refs[pod.node].append(_aware(t).replace(tzinfo=None))
+        everything = [t for ts in refs.values() for t in ts]
+        for s in self.streams:
+            for fid in {ln.time_format for ln in s.lines if ln.time_format and not BY_ID[ln.time_format].has_year}:
+                first = next(ln for ln in s.lines if ln.time_format == fid and ln.time is not None)
+                pool, where = (refs.get(s.node), "the other sources of the same node") if s.node and refs.get(s.node) else (everything, "the other sources")
+                if pool:
+                    ref, why = datetime.fromtimestamp(median(t.replace(tzinfo=UTC).timestamp() for t in pool), UTC).replace(tzinfo=None), where
+                elif self.capture:
+                    ref, why = self.capture.replace(tzinfo=None), "the capture time"
+                else:
+                    ref, why = datetime.now(UTC).replace(tzinfo=None), "today's date (no source in the artifacts carries a year)"
+                year = min((ref.year - 1, ref.year, ref.year + 1), key=lambda y: abs(_with_year(first.time, y) - ref))
+                s.years[fid] = year
+                self.notes.append(f"{BY_ID[fid].id} lines of {s.name} carry no year; {year} taken from {why}")
+
+    # -- zones --
+
+    def _aware_points(self) -> tuple[dict, dict]:
+        """node -> [(first, last)] spans and node -> [start times] of everything whose zone is known."""
+        spans: dict[str | None, list[tuple[datetime, datetime]]] = defaultdict(list)
+        starts: dict[str | None, list[datetime]] = defaultdict(list)
+        for s in self.streams:
+            if s.log.artifact == self.capture_log:
+                continue  # the capture time bounds everything; it is not a moment of activity
+            aware = [ln for ln in (_first_timed(s.lines, aware=True), _last_timed(s.lines, aware=True)) if ln is not None]
+            if aware:
+                a, b = (s.resolve(aware[0]), s.resolve(aware[-1]))
+                if a and b:
+                    spans[s.node].append((a, b))
+                    starts[s.node].append(a)
+            for t in (s.start, s.finish):
+                if t is not None:
+                    spans[s.node].append((t, t))
+            if s.start is not None:
+                starts[s.node].append(s.start)
+        for pod in (self.cluster.pods if self.cluster else []):
+            for cs in pod.containers:  # container start/finish times of the pod status are zone-aware activity too
+                for t, is_start in ((cs.started_at, True), (cs.finished_at, False), (cs.last_started_at, True), (cs.last_finished_at, False)):
+                    if t is not None:
+                        spans[pod.node].append((_aware(t), _aware(t)))
+                        if is_start:
+                            starts[pod.node].append(_aware(t))
+        return spans, starts
+
+    def _infer_zones(self) -> None:
+        spans, starts = self._aware_points()
+        all_spans = [x for v in spans.values() for x in v]
+        all_starts = [x for v in starts.values() for x in v]
+        date_zones = self._date_zones()
+        for s in self.streams:
+            naive = sorted({ln.time_format for ln in s.lines if ln.time is not None and ln.time.tzinfo is None})
+            for fid in naive:
+                lines = [ln for ln in s.lines if ln.time_format == fid and ln.time is not None]
+                s.zones[fid] = UTC
+                lo, hi = s.resolve(lines[0]), s.resolve(lines[-1])  # as if UTC, with the year fixed
+                if lo is None or hi is None:
+                    continue
+                lo, hi = lo.replace(tzinfo=None), hi.replace(tzinfo=None)
+                what = f"{fid} times of {s.name}"
+                zone, why = self._zone_from_pod(s, date_zones)
+                if zone is None and s.start is not None:
+                    zone, why = _zone_from_start(lo, s.start)
+                if zone is None:
+                    node_spans = spans.get(s.node) if s.node and spans.get(s.node) else all_spans
+                    node_starts = starts.get(s.node) if s.node and starts.get(s.node) else all_starts
+                    capture = self.capture if self.capture_bound else None
+                    zone, why = _zone_by_overlap(lo, hi, node_spans, node_starts, capture)
+                s.zones[fid] = zone or UTC
+                self.notes.append(f"{what} have no zone; {_zone_name(zone or UTC)} {why}")
+
+    def _date_zones(self) -> dict[tuple, tuple[tzinfo, LogLine]]:
+        """(artifact, pod) -> the zone a `date` line with a zone name proved for that pod's containers."""
+        out: dict[tuple, tuple[tzinfo, LogLine]] = {}
+        for s in self.streams:
+            for ln in s.lines:
+                if ln.time_format == "date" and ln.time is not None and ln.time.tzinfo is not None:
+                    out.setdefault((s.log.artifact, s.pod), (ln.time.tzinfo, ln))
+        return out
+
+    def _zone_from_pod(self, s: _Stream, date_zones: dict) -> tuple[tzinfo | None, str]:
+        hit = date_zones.get((s.log.artifact, s.pod))
+        if hit is None or not s.pod:
+            return None, ""
+        zone, ln = hit
+        return zone, f"from the `date` output the same pod printed at {ln.artifact}:{ln.line} ({ln.raw.strip()})"
+
+    # -- dmesg uptime --
+
+    def _infer_boot(self) -> None:
+        kernel = [s for s in self.streams if s.log.kind in ("kernel", "journal")]
+        walls: dict[str, list[datetime]] = defaultdict(list)
+        node_boots: dict[str | None, list[datetime]] = defaultdict(list)
+        for s in kernel:
+            for ln in s.lines:
+                if ln.time is None:
+                    continue
+                t = s.resolve(ln)
+                if t is None:
+                    continue
+                walls[ln.message].append(t)
+                if ln.elapsed is not None:  # syslog/journal line with the printk uptime in it
+                    node_boots[s.node].append(t - timedelta(seconds=ln.elapsed))
+        for s in kernel:
+            rel = [ln for ln in s.lines if ln.time is None and ln.elapsed is not None]
+            if not rel:
+                continue
+            boots = [w - timedelta(seconds=ln.elapsed) for ln in rel for w in walls.get(ln.message, ())]
+            source = "the same kernel messages printed with a wall-clock time"
+            if not boots and s.node and node_boots.get(s.node):
+                boots, source = node_boots[s.node], f"syslog/journal lines of node {s.node} that carry the uptime"
+            if not boots:
+                self.notes.append(f"dmesg uptimes in {s.name} stay relative to boot: no wall-clock line of the same boot to anchor them")
+                continue
+            mid = median(b.timestamp() for b in boots)
+            close = [b for b in boots if abs(b.timestamp() - mid) <= 2]
+            if len(close) * 2 < len(boots):
+                self.notes.append(f"dmesg uptimes in {s.name} stay relative: the wall-clock lines give inconsistent boot times (several boots?)")
+                continue
+            s.boot = datetime.fromtimestamp(median(b.timestamp() for b in close), UTC)
+            self.notes.append(f"dmesg uptimes in {s.name} converted with boot time {s.boot.isoformat(timespec='seconds')} derived from {source}")
+
+    # -- entries --
+
+    def _entry(self, *, time, text, artifact, line, tag, sig, lane, node, container, component, sigs=frozenset(), tags=frozenset(),
+               earliest=None, latest=None, approximate=False, note=None, pod=None, namespace=None) -> TimelineEntry:
+        e = TimelineEntry(time=time, text=text, artifact=artifact, line=line, tag=tag, source=lane, node=node, signature=sig,
+                          container=container, earliest=earliest, latest=latest, approximate=approximate, note=note)
+        self.entries.append(e)
+        self.meta[id(e)] = (frozenset(sigs) | ({sig} if sig else set()), frozenset(tags) | ({tag} if tag else set()), component, pod, namespace)
+        return e
+
+    def _log_entries(self) -> None:
+        by_line: dict[tuple, list] = defaultdict(list)
+        for m in self.logs.all_matches():
+            by_line[(m.line.artifact, m.line.line)].append(m.signature)
+        stream_of = {}
+        for s in self.streams:
+            for i, ln in enumerate(s.lines):
+                if (ln.artifact, ln.line) in by_line and not _ECHO_TRACE.match(ln.message):
+                    stream_of[(ln.artifact, ln.line)] = (s, i)
+        primary = {key: min(sigs, key=lambda g: _SEVERITY_RANK.get(g.severity, 9)) for key, sigs in by_line.items()}
+        text = {key: display(s.lines[i].message) for key, (s, i) in stream_of.items()}
+        heads, skipped = _runs(stream_of, primary, text)
+        stream_of = {k: v for k, v in stream_of.items() if k not in skipped}
+        bounds = self._bounds(stream_of, {})
+        anchors = self._same_events(by_line, stream_of, bounds)
+        if anchors:
+            bounds = self._bounds(stream_of, anchors)
+        context: set[tuple] = set()
+        for key, sigs in by_line.items():
+            if key not in stream_of:
+                continue
+            s, i = stream_of[key]
+            ln = s.lines[i]
+            g = primary[key]
+            t = s.resolve(ln)
+            kw = dict(text=text[key], artifact=ln.artifact, line=ln.line, tag=g.tag, sig=g.id, lane=s.lane,
+                      node=s.node, container=s.container, component=s.component, sigs={x.id for x in sigs}, tags={x.tag for x in sigs},
+                      pod=s.pod, namespace=s.namespace)
+            if key in heads:
+                count, last = heads[key]
+                kw["note"] = f"seen {count} times in this container, the last at line {last[1]}; the ones between are left out"
+            if t is not None:
+                self._entry(time=t, **kw)
+            elif ln.elapsed is not None:
+                self._entry(time=None, **_noted(kw, f"+{ln.elapsed:.3f} s after boot (boot time unknown: kept relative)"))
+            elif (s.key, i) in anchors:
+                at, why = anchors[(s.key, i)]
+                self._entry(time=None, earliest=at, latest=at, approximate=True, **_noted(kw, why))
+            else:
+                lo, hi, why, ctx = bounds.get((s.key, i), (None, None, "", ()))
+                context.update(ctx)
+                self._entry(time=None, earliest=lo, latest=hi, approximate=bool(lo or hi),
+                            **_noted(kw, why or "no timestamp and no timestamped neighbour"))
+        for s, i in sorted(context, key=lambda x: (x[0].log.artifact, x[1])):
+            ln = s.lines[i]
+            if (ln.artifact, ln.line) in by_line:
+                continue
+            self._entry(time=s.resolve(ln), text=display(ln.message), artifact=ln.artifact, line=ln.line, tag=None, sig=None,
+                        lane=s.lane, node=s.node, container=s.container, component=s.component,
+                        note="timestamped neighbour that bounds an untimed entry")
+
+    def _same_events(self, by_line: dict, stream_of: dict, bounds: dict) -> dict:
+        """(stream key, index) -> (time, why) for untimed lines that another source records with a time: the
+        container's `modprobe` failure and the kernel's complaint about the same insert (ordering.toml
+        [[same_event]]). Only a single candidate inside the untimed line's interval counts."""
+        out: dict = {}
+        for row in _same_event_rows():
+            a_ids, b_ids = set(row["a"]), set(row["b"])
+            timed_b: dict[str | None, list] = defaultdict(list)  # node -> [(time, line)], sorted below
+            for key, sigs in by_line.items():
+                if key in stream_of and b_ids & {g.id for g in sigs}:
+                    s, i = stream_of[key]
+                    t = s.resolve(s.lines[i])
+                    if t is not None:
+                        timed_b[s.node].append((t, s.lines[i]))
+            if not timed_b:
+                continue
+            for v in timed_b.values():
+                v.sort(key=lambda x: x[0])
+            everywhere = sorted((x for v in timed_b.values() for x in v), key=lambda x: x[0])
+            for key, sigs in by_line.items():
+                if key not in stream_of or not a_ids & {g.id for g in sigs}:
+                    continue
+                s, i = stream_of[key]
+                if s.lines[i].time is not None:
+                    continue
+                lo, hi, _why, _ctx = bounds.get((s.key, i), (None, None, "", ()))
+                pools = [everywhere] if s.node is None else [timed_b.get(s.node, []), timed_b.get(None, [])]
+                fits = [x for pool in pools for x in _within(pool, lo, hi)]
+                if len(fits) == 1:
+                    t, kl = fits[0]
+                    out[(s.key, i)] = (t, f"no timestamp; it is {row['label']}, which {kl.artifact}:{kl.line} records at {hhmm(t)}")
+        return out
+
+    def _bounds(self, needed: dict, anchors: dict) -> dict:
+        """(stream key, index) -> (earliest, latest, note, context lines) for untimed lines that need a time.
+
+        anchors: lines placed by _same_events; they bound their neighbours like timestamped lines do."""
+        want: dict[int, set[int]] = defaultdict(set)
+        for s, i in needed.values():
+            if s.lines[i].time is None and s.lines[i].elapsed is None:
+                want[id(s)].add(i)
+        init_end = self._init_ends()
+        out = {}
+        for s in self.streams:
+            idx = want.get(id(s))
+            if not idx:
+                continue
+
+            def timed(i: int) -> bool:
+                return s.lines[i].time is not None or (s.key, i) in anchors
+
+            def at(i: int) -> datetime | None:
+                return anchors[(s.key, i)][0] if (s.key, i) in anchors else s.resolve(s.lines[i])
+
+            prev: dict[int, int] = {}
+            last = None
+            for i in range(len(s.lines)):
+                if timed(i):
+                    last = i
+                elif i in idx and last is not None:
+                    prev[i] = last
+            nxt: dict[int, int] = {}
+            last = None
+            for i in range(len(s.lines) - 1, -1, -1):
+                if timed(i):
+                    last = i
+                elif i in idx and last is not None:
+                    nxt[i] = last
+            for i in idx:
+                lo = hi = None
+                why, ctx = [], []
+                if i in prev and (t := at(prev[i])):
+                    lo = t
+                    why.append(f"after line {s.lines[prev[i]].line} ({hhmm(t)})")
+                    ctx.append((s, prev[i]))
+                elif s.start:
+                    lo = s.start
+                    why.append(f"after the container started ({hhmm(s.start)})")
+                elif not s.init and init_end.get((s.log.artifact, s.pod)):
+                    lo, ln0 = init_end[(s.log.artifact, s.pod)]
+                    why.append(f"after the pod's init containers finished (last init line {ln0.line}, {hhmm(lo)})")
+                if i in nxt and (t := at(nxt[i])):
+                    hi = t
+                    why.append(f"before line {s.lines[nxt[i]].line} ({hhmm(t)})")
+                    ctx.append((s, nxt[i]))
+                elif s.finish:
+                    hi = s.finish
+                    why.append(f"before the container finished ({hhmm(s.finish)})")
+                elif self.capture is not None and self.capture_bound:
+                    hi = self.capture
+                    why.append(f"before the capture ({hhmm(self.capture)})")
+                if lo and hi and lo > hi:
+                    out[(s.key, i)] = (None, None, "no timestamp; its neighbours' times disagree, so no interval is given", ())
+                    continue
+                note = ("no timestamp: " + " and ".join(why) + " in the same container") if why else ""
+                out[(s.key, i)] = (lo, hi, note, tuple(c for c in ctx if s.lines[c[1]].time is not None))
+        return out
+
+    def _init_ends(self) -> dict[tuple, tuple[datetime, LogLine]]:
+        """(artifact, pod) -> time and line of the last timestamped line of its init containers."""
+        out: dict[tuple, tuple[datetime, LogLine]] = {}
+        for s in self.streams:
+            if not s.init:
+                continue
+            ln = _last_timed(s.lines)
+            t = s.resolve(ln) if ln else None
+            if t and (out.get((s.log.artifact, s.pod)) is None or out[(s.log.artifact, s.pod)][0] < t):
+                out[(s.log.artifact, s.pod)] = (t, ln)
+        return out
+
+    def _status_entries(self) -> None:
+        for pod in self.cluster.pods:
+            spec = _spec_for_name(pod.name, pod)
+            component = spec.name if spec else _workload(pod.name)
+            lane = f"{spec.operator}/{spec.name}" if spec else f"{pod.namespace or 'other'}/{component}"
+            for cs in pod.containers:
+                if cs.evidence is None:
+                    continue
+                ev = cs.evidence
+                common = dict(artifact=ev.artifact, line=ev.line, lane=lane, node=pod.node, container=cs.name, component=component,
+                              pod=pod.name, namespace=pod.namespace)
+                for started, finished, reason, code in (
+                    (cs.started_at, cs.finished_at, cs.reason, cs.exit_code),
+                    (cs.last_started_at, cs.last_finished_at, cs.last_reason, cs.last_exit_code),
+                ):
+                    if started:
+                        self._entry(time=_aware(started), text=f"container {cs.name} of {pod.name} started", tag="component-start",
+                                    sig=STATUS_STARTED, **common)
+                    if finished:
+                        crashed = (code not in (None, 0)) or (reason not in (None, "Completed"))
+                        self._entry(time=_aware(finished), tag="container-crash" if crashed else "install-end", sig=STATUS_TERMINATED,
+                                    text=f"container {cs.name} of {pod.name} terminated" + (f": {reason}" if reason else "") + (f" (exit {code})" if code is not None else ""),
+                                    **common)
+
+    def _event_entries(self) -> None:
+        sigs, matcher = signatures()
+        anchored = False
+        for e in self.cluster.events:
+            text = f"{e.reason}: {e.message}"
+            hit = [sigs[i] for i in (matcher.Match(text) or ())]
+            if not hit or e.evidence is None:
+                continue
+            g = min(hit, key=lambda x: _SEVERITY_RANK.get(x.severity, 9))
+            pod_name = (e.object or "").rsplit("/", 1)[-1]
+            pod = self.pods.get(pod_name)
+            spec = _spec_for_name(pod_name, pod)
+            component = spec.name if spec else (_workload(pod_name) if pod_name else None)
+            lane = f"{spec.operator}/{spec.name}" if spec else f"{e.namespace or 'other'}/{component}"
+            kw = dict(text=display(f"{e.object or ''} {text}"), artifact=e.evidence.artifact, line=e.evidence.line, tag=g.tag,
+                      sig=g.id, lane=lane, node=e.node or (pod.node if pod else None), container=None, component=component,
+                      sigs={x.id for x in hit}, tags={x.tag for x in hit}, pod=pod_name or None, namespace=e.namespace)
+            if e.time is not None:
+                self._entry(time=_aware(e.time), **kw)
+                continue
+            last, first, count = parse_event_age(e.age or e.last_seen)
+            age = first or last
+            if age is None or self.capture is None:
+                self._entry(time=None, note=f"event age {e.age or '?'!r} cannot be placed: no capture time", **kw)
+                continue
+            anchored = True
+            self._entry(time=None, earliest=self.capture - age - _age_precision(age), latest=self.capture - age, approximate=True,
+                        note=f"event {'first ' if first else ''}seen {format_duration(age.total_seconds())} before the capture"
+                        + (f" (x{count})" if count else ""), **kw)
+        if anchored:
+            self.notes.append(f"event ages are anchored to the capture time from {self.capture_source}")
+
+
+# ---- helpers ---------------------------------------------------------------------------------------------
+
+
+RUN_MIN = 3  # a line recognised this often in one container (a polling loop) keeps only its first and last occurrence
+# `set -x` printing the echo that prints the next line: the same words twice, once as shell code.
+_ECHO_TRACE = re.compile(r"^\++ (?:echo|printf)\b")
+
+
+def _runs(stream_of: dict, primary: dict, text: dict) -> tuple[dict, set]:
+    """Lines recognised again and again in one container (a polling loop, even interleaved with another
+    loop's line): {first key: (count, last key)} and the keys in between, which the timeline leaves out."""
+    groups: dict[tuple, list] = defaultdict(list)
+    for key, (s, i) in stream_of.items():
+        groups[(id(s), primary[key].id, text[key])].append((i, key))
+    heads: dict = {}
+    skipped: set = set()
+    for hits in groups.values():
+        if len(hits) >= RUN_MIN:
+            hits.sort()
+            heads[hits[0][1]] = (len(hits), hits[-1][1])
+            skipped.update(k for _i, k in hits[1:-1])
+    return heads, skipped
+
+
+def _noted(kw: dict, note: str) -> dict:
+    """kw with note added to any note already there (a repeat count)."""
+    return {**kw, "note": f"{kw['note']}; {note}" if kw.get("note") else note}
+
+
+def _within(pool: list, lo: datetime | None, hi: datetime | None, limit: int = 2) -> list:
+    """Up to `limit` items of a time-sorted [(time, x)] pool inside [lo, hi] (open ends allowed)."""
+    keys = [t for t, _ in pool]
+    a = bisect.bisect_left(keys, lo) if lo is not None else 0
+    b = bisect.bisect_right(keys, hi) if hi is not None else len(pool)
+    return pool[a:min(b, a + limit)]
+
+
+def _first_timed(lines: list[LogLine], aware: bool = False) -> LogLine | None:
+    return next((ln for ln in lines if ln.time is not None and (not aware or ln.time.tzinfo is not None)), None)
+
+
+def _last_timed(lines: list[LogLine], aware: bool = False) -> LogLine | None:
+    return next((ln for ln in reversed(lines) if ln.time is not None and (not aware or ln.time.tzinfo is not None)), None)
+
+
+def _with_year(t: datetime, year: int) -> datetime:
+    try:
+        return t.replace(year=year, tzinfo=None)
+    except ValueError:
+        return t.replace(year=year, day=28, tzinfo=None)
+
+
+def _aware(t: datetime) -> datetime:
+    """A status time as UTC; a naive one (a parser that dropped the zone) is taken as UTC, as the API writes it."""
+    return (t if t.tzinfo else t.replace(tzinfo=UTC)).astimezone(UTC)
+
+
+def _age_precision(age: timedelta) -> timedelta:
+    """How much a kubectl age hides (HumanDuration: `8m21s` to the second, `23m` to the minute, `5h` to the hour)."""
+    s = age.total_seconds()
+    if s < 600:
+        return timedelta(seconds=1)
+    if s < 8 * 3600:
+        return timedelta(minutes=1)
+    if s < 8 * 86400:
+        return timedelta(hours=1)
+    return timedelta(days=1)
+
+
+def _zone_name(z: tzinfo) -> str:
+    off = z.utcoffset(None)
+    if not off:
+        return "UTC"
+    minutes = int(off.total_seconds() // 60)
+    sign = "+" if minutes >= 0 else "-"
+    return f"UTC{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def _zone_from_start(first: datetime, started: datetime) -> tuple[tzinfo | None, str]:
+    """The zone that puts a container's first line just after the start time its pod status shows."""
+    diff = first - started.astimezone(UTC).replace(tzinfo=None)
+    minutes = round(diff.total_seconds() / 60 / ZONE_STEP_MIN) * ZONE_STEP_MIN
+    residual = diff - timedelta(minutes=minutes)
+    if timedelta(0) - timedelta(seconds=5) <= residual <= START_MATCH and abs(minutes) <= 14 * 60:
+        return fixed_zone(minutes), f"puts its first line {int(residual.total_seconds())} s after the container's start time in the pod status ({hhmm(started)} UTC)"
+    return None, ""
+
+
+def _zone_by_overlap(lo: datetime, hi: datetime, spans: list, starts: list, capture: datetime | None) -> tuple[tzinfo | None, str]:
+    """The zone that makes [lo, hi] (naive) overlap the zone-aware spans and start with one of them; a zone
+    that puts the lines after the capture time is impossible."""
+    candidates = []
+    for minutes in range(-12 * 60, 14 * 60 + 1, ZONE_STEP_MIN):
+        off = timedelta(minutes=minutes)
+        a, b = (lo - off).replace(tzinfo=UTC), (hi - off).replace(tzinfo=UTC)
+        if capture is None or b <= capture + timedelta(seconds=1):
+            candidates.append((minutes, a, b))
+    if not candidates:
+        return None, "assumed: every zone would put them after the capture time, so the stamps themselves are suspect"
+    utc_ok = any(m == 0 for m, _, _ in candidates)
+    if not spans:
+        if utc_ok:
+            return UTC, "assumed: no zone-aware source to compare with"
+        m = min(candidates, key=lambda c: abs(c[0]))[0]
+        return fixed_zone(m), "guessed: no zone-aware source to compare with and UTC would put them after the capture time"
+    env_lo = min(a for a, _ in spans) - timedelta(minutes=5)
+    env_hi = max(b for _, b in spans) + timedelta(minutes=5)
+    length = (hi - lo).total_seconds()
+    scored = []
+    for minutes, a, b in candidates:
+        overlap = (min(b, env_hi) - max(a, env_lo)).total_seconds()
+        frac = (overlap / length) if length > 0 else (1.0 if env_lo <= a <= env_hi else 0.0)
+        if frac >= 0.5:
+            dist = min((abs(a - s) for s in starts), default=timedelta(days=9999))
+            scored.append((dist, abs(minutes), minutes))
+    if not scored:
+        return (UTC, "assumed: no zone makes them overlap the zone-aware sources") if utc_ok else (
+            None, "assumed UTC although no zone makes them overlap the zone-aware sources")
+    best = min(scored)
+    utc = next((x for x in scored if x[2] == 0), None)
+    if utc is not None and utc[0] <= best[0] + ALIGN_SLACK:
+        aligned = f" and start with one of them (within {format_duration(utc[0].total_seconds())})" if utc[0] < timedelta(days=1) else ""
+        return UTC, f"is consistent: in UTC they overlap the zone-aware sources{aligned}"
+    zone = fixed_zone(best[2])
+    rivals = [x for x in scored if x is not best and x[0] <= best[0] + ALIGN_SLACK]
+    doubt = f"; {len(rivals)} other zone(s) fit almost as well, so treat it as a guess" if rivals else ""
+    return zone, (f"inferred: only with it do they overlap the zone-aware sources and start together with one of them "
+                  f"(within {format_duration(best[0].total_seconds())}){doubt}")
+
+
+@cache
+def _same_event_rows() -> tuple[dict, ...]:
+    return tuple(table("ordering").get("same_event", []))
+
+
+@cache
+def _phase_rows() -> tuple[tuple[str, str, Selector, Selector], ...]:
+    return tuple((p["name"], p.get("label", ""), Selector.from_row(p["start"]), Selector.from_row(p["end"])) for p in table("ordering").get("phase", []))
+
+
+def _phases(tl: Timeline) -> list[Phase]:
+    out = []
+    for name, label, start_sel, end_sel in _phase_rows():
+        for node in tl.nodes():
+            starts = [e for e in tl.select(start_sel, node) if sort_time(e)]
+            if not starts:
+                continue
+            start = min(starts, key=lambda e: (interval(e)[1] or sort_time(e), sort_time(e)))  # surely started by then
+            ends = [e for e in tl.select(end_sel, node) if sort_time(e) and sort_time(e) >= sort_time(start)]
+            out.append(Phase(name, label, node, start, min(ends, key=sort_time) if ends else None))
+    return out
+
+
+__all__ = ["Phase", "Selector", "Timeline", "hhmm", "interval", "sort_time", "when"]

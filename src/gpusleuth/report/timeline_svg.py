@@ -1,0 +1,249 @@
+"""The timeline as an SVG a person would paste into a postmortem: one lane per operator/component, a time
+axis in UTC, exact events as dots, untimed lines as the interval their neighbours allow, and each race
+window shaded with the measured gap written on it.
+
+Geometry is computed here; the markup is a small jinja2 template with autoescaping on, so log text can never
+inject markup. No plotting library: the picture has to stay the same across machines.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from jinja2 import Environment
+
+from gpusleuth.facts.timeline import sort_time, when
+from gpusleuth.model.report import TimelineEntry
+
+UTC = timezone.utc
+WIDTH = 1280
+LEFT = 280  # lane labels
+RIGHT = 40
+TOP = 96
+TRACK_H = 17  # one row of a lane: a dot or bar with its label
+CHAR_W = 6.0  # average width of an 11 px sans-serif character
+_STEPS = [timedelta(seconds=s) for s in (10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)]
+_COLORS = {"fail": "#d62728", "set": "#2ca02c", "unset": "#ff7f0e", "wait": "#c49000", "start": "#1f77b4", "other": "#6b6b6b"}
+
+_TEMPLATE = """<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" width="{{ w }}" height="{{ h }}" viewBox="0 0 {{ w }} {{ h }}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">
+  <rect x="0" y="0" width="{{ w }}" height="{{ h }}" fill="#ffffff"/>
+  <text x="20" y="30" font-size="18" font-weight="bold" fill="#222">{{ title }}</text>
+  <text x="20" y="52" font-size="12" fill="#555">{{ subtitle }}</text>
+  {% for lane in lanes %}
+  <rect x="{{ left }}" y="{{ lane.y }}" width="{{ plot_w }}" height="{{ lane.h }}" fill="{{ '#f6f7f9' if loop.index is odd else '#ffffff' }}"/>
+  <text x="{{ left - 12 }}" y="{{ lane.y + 18 }}" font-size="12" font-weight="bold" fill="#222" text-anchor="end">{{ lane.component }}</text>
+  <text x="{{ left - 12 }}" y="{{ lane.y + 33 }}" font-size="11" fill="#666" text-anchor="end">{{ lane.operator }}</text>
+  <line x1="{{ left }}" y1="{{ lane.y + lane.h }}" x2="{{ left + plot_w }}" y2="{{ lane.y + lane.h }}" stroke="#dddddd"/>
+  {% endfor %}
+  {% for t in ticks %}
+  <line x1="{{ t.x }}" y1="{{ top }}" x2="{{ t.x }}" y2="{{ axis_y }}" stroke="#e4e4e4" stroke-dasharray="2,3"/>
+  <line x1="{{ t.x }}" y1="{{ axis_y }}" x2="{{ t.x }}" y2="{{ axis_y + 6 }}" stroke="#444"/>
+  <text x="{{ t.x }}" y="{{ axis_y + 20 }}" font-size="11" fill="#333" text-anchor="middle">{{ t.label }}</text>
+  {% endfor %}
+  <line x1="{{ left }}" y1="{{ axis_y }}" x2="{{ left + plot_w }}" y2="{{ axis_y }}" stroke="#444"/>
+  {% for r in races %}
+  <rect x="{{ r.x1 }}" y="{{ r.y1 }}" width="{{ r.x2 - r.x1 }}" height="{{ r.y2 - r.y1 }}" fill="#d62728" fill-opacity="0.07" stroke="#d62728" stroke-dasharray="5,3"/>
+  <line x1="{{ r.x2 }}" y1="{{ r.y1 - 4 }}" x2="{{ r.x2 }}" y2="{{ axis_y }}" stroke="#2ca02c" stroke-width="2"/>
+  {% if r.first %}<text x="{{ r.x2 + (6 if r.x2 < left + 220 else -6) }}" y="{{ axis_y - 6 }}" font-size="11" fill="#1d7a1d" text-anchor="{{ 'start' if r.x2 < left + 220 else 'end' }}">awaited event {{ r.first }}</text>{% endif %}
+  <text x="{{ r.label_x }}" y="{{ r.y1 - 10 }}" font-size="12" font-weight="bold" fill="#b00000" text-anchor="middle">{{ r.label }}</text>
+  {% endfor %}
+  {% for b in bars %}
+  <rect x="{{ b.x1 }}" y="{{ b.y - 4 }}" width="{{ [b.x2 - b.x1, 2] | max }}" height="8" rx="3" fill="{{ b.color }}" fill-opacity="0.35" stroke="{{ b.color }}"{% if b.open %} stroke-dasharray="3,2"{% endif %}><title>{{ b.tip }}</title></rect>
+  {% endfor %}
+  {% for d in dots %}
+  <circle cx="{{ d.x }}" cy="{{ d.y }}" r="{{ d.r }}" fill="{{ d.color }}"{% if d.ring %} stroke="#7a0000" stroke-width="2"{% endif %}><title>{{ d.tip }}</title></circle>
+  {% endfor %}
+  {% for l in labels %}
+  <text x="{{ l.x }}" y="{{ l.y }}" font-size="11" fill="{{ l.color }}" stroke="#ffffff" stroke-width="3" stroke-opacity="0.85" paint-order="stroke"{% if l.bold %} font-weight="bold"{% endif %}>{{ l.text }}</text>
+  {% endfor %}
+  {% for item in legend %}
+  <circle cx="{{ item.x }}" cy="{{ legend_y }}" r="5" fill="{{ item.color }}"/>
+  <text x="{{ item.x + 10 }}" y="{{ legend_y + 4 }}" font-size="11" fill="#333">{{ item.label }}</text>
+  {% endfor %}
+  {% for line in footer %}
+  <text x="20" y="{{ footer_y + loop.index0 * 16 }}" font-size="11" fill="#444">{{ line }}</text>
+  {% endfor %}
+</svg>
+"""
+
+_ENV = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
+_TPL = _ENV.from_string(_TEMPLATE)
+
+
+def _kind(tag: str | None) -> str:
+    if tag is None:
+        return "other"
+    if any(w in tag for w in ("failed", "crash", "error", "missing", "xid")):
+        return "fail"
+    if tag in ("marker-set", "install-end", "module-loaded", "plugin-registered"):
+        return "set"
+    if tag in ("marker-unset", "container-restart"):
+        return "unset"
+    if "wait" in tag:
+        return "wait"
+    if tag in ("component-start", "compile-start", "compile-end", "install-start", "pod-scheduled"):
+        return "start"
+    return "other"
+
+
+def _range(entries: list[TimelineEntry]) -> tuple[datetime, datetime] | None:
+    points = []
+    for e in entries:
+        if e.time and not e.approximate:
+            points.append(e.time)
+        elif e.earliest:
+            points.append(e.earliest)
+            if e.latest and e.latest - e.earliest <= timedelta(minutes=30):
+                points.append(e.latest)
+        elif e.latest:
+            points.append(e.latest)
+    if not points:
+        return None
+    t0, t1 = min(points), max(points)
+    if t1 - t0 < timedelta(seconds=30):
+        t0, t1 = t0 - timedelta(seconds=15), t1 + timedelta(seconds=15)
+    pad = (t1 - t0) * 0.03
+    return t0 - pad, t1 + pad
+
+
+def _ticks(t0: datetime, t1: datetime, x) -> list[dict]:
+    span = t1 - t0
+    step = next((s for s in _STEPS if span / s <= 12), _STEPS[-1])
+    base = datetime(t0.year, t0.month, t0.day, tzinfo=UTC)
+    t = base + step * ((t0 - base) // step + 1)
+    fmt = "%H:%M:%S" if step < timedelta(minutes=1) else "%H:%M"
+    out = []
+    while t < t1:
+        out.append({"x": round(x(t), 1), "label": t.strftime(fmt)})
+        t += step
+    return out
+
+
+def render_svg(entries: list[TimelineEntry], violations: list[dict] = (), title: str = "gpusleuth timeline",
+               lanes_order: list[str] | None = None, focus: bool = True) -> str:
+    """The picture of the tagged entries (neighbour lines only bound them; they are not drawn).
+
+    With focus and a race, the picture spans the race lanes' activity up to the awaited event (plus a margin),
+    so minutes stay readable when the artifacts cover hours; what falls outside is counted in the footer."""
+    timed = [e for e in entries if sort_time(e) and e.source and e.tag]
+    left_out = 0
+    if focus and violations:
+        window = _focus(timed, violations)
+        if window:
+            kept = [e for e in timed if _overlaps(e, *window)]
+            left_out, timed = len(timed) - len(kept), kept
+    rng = _range(timed) or (datetime.now(UTC), datetime.now(UTC) + timedelta(minutes=1))
+    lanes = lanes_order or _lane_order(timed, violations)
+    plot_w = WIDTH - LEFT - RIGHT
+    t0, t1 = rng
+
+    def x(t: datetime) -> float:
+        t = min(max(t, t0), t1)
+        return LEFT + (t - t0) / (t1 - t0) * plot_w
+
+    offenders = {(v["then"]["artifact"], v["then"]["line"]) for v in violations}
+    # Each lane is laid out in tracks (rows): an item takes the first track free at its left edge, and keeps
+    # its dot or bar and its label on that track, so nothing is drawn over anything else.
+    placed: dict[str, list[dict]] = {lane: [] for lane in lanes}
+    repeats: dict[tuple, dict] = {}
+    for e in sorted(timed, key=sort_time):
+        if e.source not in placed:
+            continue
+        exact = bool(e.time and not e.approximate)
+        lo = e.time if exact else (e.earliest or e.latest)
+        hi = e.time if exact else (e.latest or e.earliest)
+        x1, x2 = x(lo), x(hi)
+        key = (e.source, e.text, when(e))
+        if key in repeats:  # the same line again at the same time (a polling loop): one item, counted
+            repeats[key]["count"] += 1
+            continue
+        text = f"{when(e)} {e.text}"
+        text = text if len(text) <= 52 else text[:51] + "…"
+        width = len(text) * CHAR_W
+        label_x = x2 + 8  # after the dot or bar; before it when that runs off the right edge; else inside the bar
+        if label_x + width > LEFT + plot_w:
+            label_x = x1 - 8 - width if x1 - 8 - width >= LEFT + 2 else x1 + 6
+        occupied = (min(x1, label_x) - 4, max(x2, label_x + len(text) * CHAR_W) + 6)
+        items = placed[e.source]
+        track = 0
+        while any(it["track"] == track and it["span"][0] < occupied[1] and occupied[0] < it["span"][1] for it in items):
+            track += 1
+        item = {"e": e, "x1": x1, "x2": x2, "exact": exact, "open": (hi or t1) > t1, "text": text, "label_x": label_x,
+                "span": occupied, "track": track, "offender": (e.artifact, e.line) in offenders, "count": 1}
+        items.append(item)
+        repeats[key] = item
+    lane_geo = {}
+    y = TOP
+    for lane in lanes:
+        operator, _, component = lane.rpartition("/")
+        tracks = max((it["track"] for it in placed[lane]), default=0) + 1
+        h = max(52, 14 + tracks * TRACK_H)
+        lane_geo[lane] = {"y": y, "h": h, "operator": operator, "component": component or lane}
+        y += h
+    axis_y = y + 4
+    dots, bars, labels = [], [], []
+    for lane, items in placed.items():
+        g = lane_geo[lane]
+        for it in items:
+            e = it["e"]
+            cy = g["y"] + 14 + it["track"] * TRACK_H
+            color = _COLORS[_kind(e.tag)]
+            tip = f"{when(e)}  {e.text}  [{e.artifact}:{e.line}]" + (f"  ({e.note})" if e.note else "")
+            if it["exact"] or it["x2"] - it["x1"] < 3:
+                dots.append({"x": round(it["x1"], 1), "y": cy, "r": 6 if it["offender"] else 4.5, "color": color, "ring": it["offender"], "tip": tip})
+            else:
+                bars.append({"x1": round(it["x1"], 1), "x2": round(it["x2"], 1), "y": cy, "color": color, "open": it["open"], "tip": tip})
+            text = it["text"] + (f" (×{it['count']})" if it["count"] > 1 else "")
+            labels.append({"x": round(it["label_x"], 1), "y": cy + 4, "text": text, "color": "#b00000" if it["offender"] else "#333",
+                           "bold": it["offender"]})
+    races = []
+    for v in violations:
+        lo, hi = (datetime.fromisoformat(t) if t else None for t in v["window"])
+        involved = [lane_geo[lane] for lane in v["lanes"] if lane in lane_geo]
+        if not (lo and hi and involved):
+            continue
+        x1, x2 = round(x(lo), 1), round(x(hi), 1)
+        label = f"race: {v['summary']}"
+        width = len(label) * 6.6
+        anchor_x = min(max((x1 + x2) / 2, LEFT + width / 2), LEFT + plot_w - width / 2)
+        races.append({"x1": x1, "x2": x2, "y1": min(g["y"] for g in involved) + 2, "y2": max(g["y"] + g["h"] for g in involved) - 2,
+                      "label": label, "label_x": round(anchor_x, 1), "first": v["first"]["when"] if v.get("first") else None})
+    legend = [{"x": LEFT + i * 150, "color": _COLORS[k], "label": label} for i, (k, label) in enumerate(
+        (("start", "start / step"), ("set", "done / marker set"), ("unset", "unset / restart"), ("wait", "waiting"), ("fail", "failure"), ("other", "other")))]
+    footer = ["Dots: exact times. Bars: lines without a timestamp, placed between their timestamped neighbours (dashed: open-ended);",
+              "≥ marks a line known only to come after its last timestamped neighbour. Shaded: a race window, from the late event to",
+              "the event it had to wait for (knowledge/ordering.toml). Times in UTC."]
+    if left_out:
+        footer.append(f"{left_out} entries outside the race's time span are not drawn (gpusleuth timeline --since/--until shows any span).")
+    return _TPL.render(
+        w=WIDTH, h=axis_y + 80 + 16 * len(footer), title=title, subtitle=f"{t0:%Y-%m-%d} · {len(timed)} events in {len(lanes)} lanes · times in UTC",
+        lanes=list(lane_geo.values()), left=LEFT, plot_w=plot_w, top=TOP, axis_y=axis_y, ticks=_ticks(t0, t1, x), races=races,
+        bars=bars, dots=dots, labels=labels, legend=legend, legend_y=axis_y + 44, footer=footer, footer_y=axis_y + 72,
+    )
+
+
+def _focus(entries: list[TimelineEntry], violations: list[dict]) -> tuple[datetime, datetime] | None:
+    lanes = {lane for v in violations for lane in v["lanes"] if lane}
+    starts = [sort_time(e) for e in entries if e.source in lanes]
+    ends = [datetime.fromisoformat(t) for v in violations for t in v["window"] if t]
+    if not starts or not ends:
+        return None
+    lo, hi = min(starts), max(ends)
+    pad = max((hi - lo) * 0.1, timedelta(minutes=1))
+    return lo - pad, hi + pad
+
+
+def _overlaps(e: TimelineEntry, lo: datetime, hi: datetime) -> bool:
+    a = e.time if e.time and not e.approximate else (e.earliest or e.latest)
+    b = e.time if e.time and not e.approximate else (e.latest or e.earliest)
+    return a <= hi and b >= lo
+
+
+def _lane_order(entries: list[TimelineEntry], violations: list[dict]) -> list[str]:
+    """The lanes in a race first, the waited-for side on top (as seed 002 puts the Network Operator left)."""
+    first = [lane for v in violations for lane in v["lanes"] if lane]
+    return list(dict.fromkeys(first + [e.source for e in entries if e.source]))
+
+
+__all__ = ["render_svg"]
