@@ -117,7 +117,7 @@ class Store:
 
     @classmethod
     def from_source(cls, source: Source, now: datetime | None = None) -> "Store":
-        store = cls(now=now or datetime.now(timezone.utc))
+        store = cls(now=now or source.captured_at or datetime.now(timezone.utc))  # a bundle is served as of its capture
         manifest_version = _manifest_version(source)
         if manifest_version:
             store.version = {**DEFAULT_VERSION, **manifest_version}
