@@ -30,6 +30,7 @@ def analyse(facts: Facts, about: dict, selection: Selection = Selection()) -> Re
     views = _views(facts)
     gaps = list(facts.gaps)
     gaps.extend(Gap("gpusleuth", e) for e in facts.errors if not any(e in str(g) for g in gaps))
+    gaps.extend(_unseen(outcomes))
     return Report(
         source={
             **about,
@@ -50,6 +51,19 @@ def analyse(facts: Facts, about: dict, selection: Selection = Selection()) -> Re
         ),
         extras=views,
     )
+
+
+def _unseen(outcomes) -> list[Gap]:
+    """Checks skipped for want of an input, grouped by what was missing: silence there is not health."""
+    by_reason: dict[str, list[str]] = {}
+    for o in outcomes:
+        if o.status == "skipped" and o.reason:
+            by_reason.setdefault(o.reason, []).append(o.code)
+    out = []
+    for reason, codes in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
+        shown = ", ".join(codes[:6]) + (f" and {len(codes) - 6} more" if len(codes) > 6 else "")
+        out.append(Gap("input", f"{reason}: {len(codes)} check(s) could not run ({shown})"))
+    return out
 
 
 def _views(facts: Facts) -> dict:

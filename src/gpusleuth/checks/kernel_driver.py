@@ -7,6 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable
 
+from gpusleuth.analysis.ordering import Ordering, Violation
 from gpusleuth.checks.base import check
 from gpusleuth.facts import Cluster, Configuration, Logs
 from gpusleuth.facts.logs import Match
@@ -130,7 +131,8 @@ def _all_namespaces(cluster: Cluster | None) -> bool:
 
 @check("KD001", "nvidia-peermem-load-failed")
 def peermem_load_failed(
-    logs: Logs, graph: OperandGraph | None = None, cluster: Cluster | None = None, config: Configuration | None = None
+    logs: Logs, graph: OperandGraph | None = None, cluster: Cluster | None = None, config: Configuration | None = None,
+    ordering: Ordering | None = None,
 ) -> Iterable[Hit]:
     """The nvidia_peermem kernel module (GPUDirect RDMA) fails to load, crashing the driver container.
 
@@ -153,10 +155,22 @@ def peermem_load_failed(
     References: seeds 000-002; https://github.com/NVIDIA/gpu-operator/issues/2868; https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-rdma.html
     """
     for side in _group_failures(logs, graph):
-        yield _peermem_hit(side, logs, graph, cluster, config)
+        yield _peermem_hit(side, logs, graph, cluster, config, _race(ordering, side.node))
 
 
-def _peermem_hit(side: _Side, logs: Logs, graph: OperandGraph | None, cluster: Cluster | None, config: Configuration | None) -> Hit:
+RACE_RULE = "peermem-after-mofed-ready"  # knowledge/ordering.toml
+
+
+def _race(ordering: Ordering | None, node: str | None) -> Violation | None:
+    """The timeline's measurement of the peermem-vs-MOFED race on this node (OP101 reports it in full)."""
+    if ordering is None:
+        return None
+    found = [v for v in ordering.violations() if v.rule.id == RACE_RULE and (node is None or v.node in (node, None))]
+    return max(found, key=lambda v: (v.certain, v.confidence), default=None)
+
+
+def _peermem_hit(side: _Side, logs: Logs, graph: OperandGraph | None, cluster: Cluster | None, config: Configuration | None,
+                 race: Violation | None = None) -> Hit:
     last = side.failures[-1]
     evidence: list[Evidence] = []
     trace = _nearby(last.log, last.line, "modprobe")
@@ -197,6 +211,10 @@ def _peermem_hit(side: _Side, logs: Logs, graph: OperandGraph | None, cluster: C
         kind = "mofed-not-ready"
         title = "nvidia_peermem failed to load: MOFED was not ready when the driver container loaded it"
         confidence, explanation = _race_explanation(last.line, unset, ready, waited, mofed, mofed_pod, unknown, evidence, facts)
+        if race is not None:
+            explanation += f" On one clock across both operators' logs: {race.describe()} (OP101)."
+            facts["race"] = {"certain": race.certain, "gap_s": list(race.gap) if race.gap else None}
+            confidence = max(confidence, 0.9 if race.certain else 0.8)
     elif rdma_on or rdma_lines:
         kind = "no-mofed"
         title = "nvidia_peermem failed to load: GPUDirect RDMA is enabled but no MOFED driver is present"
@@ -264,8 +282,8 @@ def _race_explanation(failure: LogLine, unset, ready, waited, mofed, mofed_pod, 
             when = f"only at {r.time:%H:%M:%S} ({r.evidence().cite()}), after the failure at {failure.time:%H:%M:%S}"
         else:
             confidence = max(confidence, 0.75)
-            when = (f"at {r.time:%H:%M:%S} ({r.evidence().cite()}); the failure line carries no comparable time, the "
-                    "timeline orders the two") if r.time else f"later in its log ({r.evidence().cite()})"
+            when = (f"at {r.time:%H:%M:%S} ({r.evidence().cite()}); the failure line itself carries no time"
+                    if r.time else f"later in its log ({r.evidence().cite()})")
         mofed_side = (f"{mofed_side}, then set it again {when}" if mofed_side
                       else f"the MOFED container set /run/mellanox/drivers/.driver-ready {when}")
     if mofed_side:

@@ -36,6 +36,7 @@ def render(report: Report, width: int = 110, color: bool = False) -> str:
         con.rule("Root cause" + ("s" if len(report.root_causes) > 1 else ""))
         for i, f in enumerate(report.root_causes, 1):
             _finding(con, f, i, full=True)
+    _timeline_summary(con, report)
     cascade = report.extras.get("cascade_text")
     if cascade:
         con.rule("Cascade")
@@ -104,6 +105,24 @@ def _state_counts(report: Report) -> list[str]:
     for c in report.components:
         counts[c.state.value] = counts.get(c.state.value, 0) + 1
     return [f"{counts[k]} {w}" for k, w in words.items() if counts.get(k)]
+
+
+def _timeline_summary(con: Console, report: Report) -> None:
+    """Races and phase durations in a few lines; `gpusleuth timeline` draws the lanes."""
+    violations = (report.extras.get("ordering") or {}).get("violations", [])
+    phases = report.extras.get("phases") or []
+    if not (violations or phases):
+        return
+    con.rule("Timeline")
+    for v in violations:
+        con.print(Text(f"  {'RACE' if v['certain'] else 'PROBABLE RACE'} on {v['node'] or 'the node'}: {v['summary']}",
+                       style="bold red" if v["certain"] else "red"))
+        con.print(Text(f"    late:    {v['then']['artifact']}:{v['then']['line']}  {v['then']['text']}"), overflow="ellipsis", no_wrap=True)
+        if v["first"]:
+            con.print(Text(f"    awaited: {v['first']['artifact']}:{v['first']['line']}  {v['first']['text']}"), overflow="ellipsis", no_wrap=True)
+    for p in phases:
+        con.print(Text(f"  {p}"))
+    con.print(Text(f"  (lanes, race window and marker files: gpusleuth timeline {report.source.get('description')})", style="grey50"))
 
 
 def _components(con: Console, report: Report) -> None:
