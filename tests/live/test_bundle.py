@@ -41,7 +41,9 @@ def test_bundle_layout_manifest_and_permissions(small_cluster, tmp_path):
         col = run_collect(srv.url)
     out = write_bundle(col, tmp_path / "b")
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["schema"] == "gpusleuth/bundle/v1" and manifest["captured_at"].endswith("Z")
+    assert manifest["schema"] == "gpusleuth/bundle/v1"
+    # the capture time is on the cluster's clock (the API server's Date header): serve's snapshot is as of 2025-06-01 12:00
+    assert manifest["captured_at"].startswith("2025-06-01T12:00:") and manifest["clock"]["source"] == "the API server's Date header"
     assert manifest["cluster"]["version"]["gitVersion"] and manifest["counts"]["pods"] > 0
     for rec in manifest["artifacts"]:
         path = out / rec["name"]

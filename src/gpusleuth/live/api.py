@@ -17,6 +17,8 @@ import asyncio
 import json
 import random
 from dataclasses import dataclass
+from datetime import datetime
+from email.utils import parsedate_to_datetime
 from typing import Any, AsyncIterator
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -40,6 +42,13 @@ class Response:
     body: bytes
     attempts: int
     seconds: float
+    date: str | None = None  # the server's Date header: the cluster's clock
+
+    def server_time(self) -> datetime | None:
+        try:
+            return parsedate_to_datetime(self.date) if self.date else None
+        except (TypeError, ValueError):
+            return None
 
 
 @dataclass(frozen=True)
@@ -147,7 +156,7 @@ class Api:
                 status, reason, wait_hint = 0, f"connection failed: {type(exc).__name__}: {exc}".rstrip(": "), None
             else:
                 if resp.status_code < 400:
-                    return Response(resp.status_code, resp.content, attempt, loop.time() - start)
+                    return Response(resp.status_code, resp.content, attempt, loop.time() - start, resp.headers.get("Date"))
                 status, reason, wait_hint = resp.status_code, _reason(resp.status_code, resp.content), resp.headers.get("Retry-After")
                 if status not in RETRY_STATUSES:
                     raise ApiFailure(status, reason, path, attempt)

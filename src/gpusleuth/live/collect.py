@@ -38,8 +38,12 @@ SCHEMA = "gpusleuth/bundle/v1"
 CHUNK = 500  # objects per artifact file: keeps every file far below the readers' per-file cap
 
 
+def _iso(t: datetime) -> str:
+    return t.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return _iso(datetime.now(timezone.utc))
 
 
 def dump_json(doc) -> bytes:
@@ -122,6 +126,7 @@ class Collector:
         self.discovered: dict[str, str] = {}  # namespace -> why it is an operator namespace
         self.probe_record: dict | None = None
         self.version: dict = {}
+        self.server_time: datetime | None = None
         self._resources_done = 0
         self._all_nodes: dict[str, dict] = {}  # non-GPU nodes, until we know which ones run GPU pods
         self._nodes_record: dict | None = None  # None: the node list could not be read
@@ -201,6 +206,7 @@ class Collector:
         started = now_iso()
         self.progress.task("resources", "cluster resources", None)
         try:
+            await self.guarded("cluster version (GET /version)", self.get_version)
             await self.phase_cluster()
             await self.phase_namespaces()
             if self.options.logs:
@@ -216,7 +222,6 @@ class Collector:
     async def phase_cluster(self) -> None:
         wanted_ns = set(self.options.namespaces) or set(rules().default_namespaces)
         jobs = [
-            self.guarded("cluster version (GET /version)", self.get_version),
             self.guarded("nodes", self.get_nodes),
             self.guarded("pods", self.get_pods, wanted_ns),
             self.guarded("runtimeclasses", self.get_cluster_list, "RuntimeClass", "kubectl get runtimeclasses -o json"),
@@ -249,9 +254,12 @@ class Collector:
             self.write_list("cluster/nodes", [self.nodes[n] for n in sorted(self.nodes)], self._nodes_record, "kubectl get nodes -o json")
 
     async def get_version(self) -> None:
-        """Kept in the manifest, not as an artifact: it describes the source and is no evidence."""
-        doc, _ = await self.api.get_json("/version")
+        """Kept in the manifest, not as an artifact: it describes the source and is no evidence. Its Date
+        header is the capture time: object timestamps are on the API server's clock, so ages measured
+        from it are free of this machine's clock skew."""
+        doc, resp = await self.api.get_json("/version")
         self.version = {k: v for k, v in doc.items() if isinstance(v, str)}
+        self.server_time = resp.server_time()
 
     async def get_nodes(self) -> None:
         self.progress.task("nodes", "nodes", None)
@@ -441,7 +449,8 @@ class Collector:
         return {
             "schema": SCHEMA,
             "tool": {"name": "gpusleuth", "version": __version__},
-            "captured_at": started,
+            "captured_at": _iso(self.server_time) if self.server_time else started,
+            "clock": {"source": "the API server's Date header" if self.server_time else "this machine", "local_start": started},
             "finished_at": now_iso(),
             "cluster": {"server": self.api.server, "context": self.api.context, "version": self.version},
             "options": {

@@ -19,7 +19,8 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -52,6 +53,11 @@ class App:
     probe_namespace: str | None = None  # writes allowed here only, and only for pods
     probe_seconds: float = 0.2  # how long an emulated probe pod runs before it Succeeds
     log: list[tuple[str, str, int]] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
+
+    def clock(self) -> datetime:
+        """The snapshot's time now: its capture time plus how long it has been served."""
+        return self.store.now.astimezone(timezone.utc) + timedelta(seconds=time.monotonic() - self.started)
 
 
 # -- selectors ---------------------------------------------------------------------------------------
@@ -134,6 +140,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args) -> None:  # noqa: A002 - quiet; App.log records requests
         pass
+
+    def date_time_string(self, timestamp=None) -> str:
+        """The Date header on the snapshot's clock: clients take the capture time from it."""
+        return format_datetime(self.app.clock(), usegmt=True)
 
     def do_GET(self) -> None:
         self._handle("GET")
@@ -343,7 +353,7 @@ class Handler(BaseHTTPRequestHandler):
         with store.lock:
             if store.get(res, ns, name) is not None:
                 raise ApiError(409, "AlreadyExists", f'pods "{name}" already exists')
-            meta.update(name=name, namespace=ns, uid=str(uuid.uuid4()), creationTimestamp=rfc3339(datetime.now(timezone.utc)))
+            meta.update(name=name, namespace=ns, uid=str(uuid.uuid4()), creationTimestamp=rfc3339(self.app.clock()))
             meta.setdefault("annotations", {})["serve.gpusleuth.io/created"] = repr(time.monotonic())
             obj.update(apiVersion="v1", kind="Pod")
             store.add(obj)

@@ -41,7 +41,11 @@ class LogLine:
 
 @dataclass
 class Store:
-    """Objects by resource, logs by (namespace, pod, container, previous), node files by node."""
+    """Objects by resource, logs by (namespace, pod, container, previous), node files by node.
+
+    `now` is the snapshot's clock: a bundle's capture time, or the capture time the timeline infers for
+    any other source (the real clock only when nothing says). Ages, Tables and the HTTP Date header use it.
+    """
 
     now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     version: dict = field(default_factory=lambda: dict(DEFAULT_VERSION))
@@ -117,7 +121,7 @@ class Store:
 
     @classmethod
     def from_source(cls, source: Source, now: datetime | None = None) -> "Store":
-        store = cls(now=now or source.captured_at or datetime.now(timezone.utc))  # a bundle is served as of its capture
+        store = cls(now=now or source.captured_at or datetime.now(timezone.utc))
         manifest_version = _manifest_version(source)
         if manifest_version:
             store.version = {**DEFAULT_VERSION, **manifest_version}
@@ -139,6 +143,8 @@ class Store:
             served = [o for o in objs if isinstance(o, _API_TYPES) or (isinstance(o, ContainerLog) and o.kind in ("container", "operator"))]
             if not served and (objs or not recognised):  # node-level evidence, or text no parser knows: a probe shows it
                 node_docs.append(doc)
+        if now is None and source.captured_at is None:
+            store.now = _capture_time(facts) or store.now
         store._add_objects(facts)
         store._add_logs(facts)
         store._add_node_files(node_docs)
@@ -211,7 +217,8 @@ class Store:
         for log in facts.all(ContainerLog):
             if log.kind not in ("container", "operator"):
                 continue
-            for pod, ctr in {(ln.pod or log.pod, ln.container or log.container) for ln in log.lines}:
+            for ln in log.lines:  # in order of appearance: the result must not depend on hashing
+                pod, ctr = ln.pod or log.pod, ln.container or log.container
                 if pod and ctr:
                     out.setdefault(pod, {}).setdefault(ctr, False)
         return out
@@ -254,6 +261,17 @@ class Store:
             self.node_files.setdefault(node, []).append(_section(doc))
         if guessed:
             self.notes.append(f"{guessed} node-level artifact(s) name no node; served as {fallback}'s")
+
+
+def _capture_time(facts: Facts) -> datetime | None:
+    """When the source was captured, as the timeline infers it: the snapshot's clock, so that ages
+    ("23m") become the same absolute times a real API server would have shown then."""
+    from gpusleuth.facts import Timeline
+
+    try:
+        return facts.get(Timeline).capture
+    except (NotApplicable, UnusableData):
+        return None
 
 
 def _table_namespaces(facts: Facts, cluster: Cluster) -> dict[str, set[str]]:

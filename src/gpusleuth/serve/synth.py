@@ -40,14 +40,11 @@ def _operands() -> tuple[tuple[re.Pattern, tuple[str, ...], tuple[str, ...]], ..
 def container_names(pod: str, from_logs: dict[str, bool]) -> tuple[list[str], list[str]]:
     """(containers, init containers) of a pod seen only as a table row: the names its logs show first,
     then those knowledge/operands.toml lists for the operand the pod name belongs to."""
-    apps = [n for n, init in from_logs.items() if not init]
-    inits = [n for n, init in from_logs.items() if init]
-    for pattern, known_apps, known_inits in _operands():
-        if pattern.search(pod):
-            apps += [n for n in known_apps if n not in apps and n not in inits]
-            inits += [n for n in known_inits if n not in inits and n not in apps]
-            apps = [n for n in apps if n not in inits]
-            break
+    known_apps, known_inits = next(((a, i) for pattern, a, i in _operands() if pattern.search(pod)), ((), ()))
+    inits = [n for n, init in from_logs.items() if init or n in known_inits]
+    apps = [n for n in from_logs if n not in inits]
+    apps += [n for n in known_apps if n not in apps and n not in inits]
+    inits += [n for n in known_inits if n not in inits]
     return apps, inits
 
 
