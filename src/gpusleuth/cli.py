@@ -39,21 +39,79 @@ def cli() -> None:
     """Why are the GPUs on this Kubernetes cluster not usable? From the silicon up, with evidence."""
 
 
+def _connection_options(func):
+    """Which cluster: the current kubeconfig context unless told otherwise (live paths only)."""
+    for opt in reversed((
+        click.option("--kubeconfig", type=click.Path(dir_okay=False), help="Kubeconfig file (default: in-cluster config, $KUBECONFIG, ~/.kube/config)."),
+        click.option("--context", help="Kubeconfig context (default: the current one)."),
+        click.option("--server", help="API server URL to use without credentials (`gpusleuth serve`, `kubectl proxy`)."),
+        click.option("--request-timeout", type=float, default=15.0, show_default=True, help="Seconds per API request (each retried on 429/5xx)."),
+    )):
+        func = opt(func)
+    return func
+
+
+def _collect_options(func):
+    """What to read from a live cluster (diagnose without SOURCE, collect)."""
+    for opt in reversed((
+        click.option("--namespace", "-n", "namespaces", multiple=True, help="The operators' namespaces (default: discovered); repeatable."),
+        click.option("--logs/--no-logs", default=True, show_default=True, help="Read operand container logs (current and previous)."),
+        click.option("--tail", type=click.IntRange(1), default=None, help="Log lines per container (default 2000)."),
+        click.option("--concurrency", type=click.IntRange(1, 256), default=16, show_default=True, help="API requests in flight."),
+        click.option("--node-probes", is_flag=True, help="Also run short-lived privileged probe pods on the GPU nodes (writes to the cluster; see docs/live.md)."),
+        click.option("--max-workers", type=click.IntRange(1, 512), default=8, show_default=True, help="Node probes running at once."),
+        click.option("--probe-namespace", default=None, help="Namespace of the probe pods (default gpusleuth)."),
+        click.option("--probe-image", default=None, help="Image of the probe pods (default busybox:1.36)."),
+    )):
+        func = opt(func)
+    return _connection_options(func)
+
+
+def _collect(live: dict, quiet: bool):
+    """Run a live collection with progress on the terminal unless quiet; SourceError on failure."""
+    from gpusleuth.live.collect import Options
+    from gpusleuth.sources.live import Target, collect
+
+    target = Target(live["kubeconfig"], live["context"], live["server"], live["request_timeout"], live["concurrency"])
+    options = Options(
+        namespaces=tuple(live["namespaces"]), logs=live["logs"], tail_lines=live["tail"], node_probes=live["node_probes"],
+        max_workers=live["max_workers"], probe_namespace=live["probe_namespace"], probe_image=live["probe_image"],
+    )
+    if quiet or not sys.stderr.isatty():
+        return collect(target, options)
+    from gpusleuth.live.progress import RichProgress
+
+    with RichProgress() as progress:
+        return collect(target, options, progress)
+
+
 @cli.command()
-@click.argument("source")
+@click.argument("source", required=False)
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE instead of stdout.")
 @click.option("--select", multiple=True, help="Only these check codes, prefixes (KD) or layers; repeatable.")
 @click.option("--ignore", multiple=True, help="Skip these check codes, prefixes or layers; repeatable.")
 @click.option("--color/--no-color", default=None, help="Colour the text report (default: when stdout is a terminal).")
-def diagnose(source: str, fmt: str, output: str | None, select: tuple[str, ...], ignore: tuple[str, ...], color: bool | None) -> None:
-    """Diagnose SOURCE: a directory, a .tar.gz/.tgz/.zip of one, a single file, or example:NAME."""
+@_collect_options
+def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str, ...], ignore: tuple[str, ...], color: bool | None, **live) -> None:
+    """Diagnose SOURCE: a directory, a .tar.gz/.tgz/.zip of one (a gpusleuth bundle, a must-gather), a single
+    file, or example:NAME. Without SOURCE: the cluster of the current kubeconfig context (read-only)."""
     from gpusleuth.analysis.diagnose import diagnose as run
     from gpusleuth.analysis.engine import Selection
     from gpusleuth.sources import SourceError, open_source
 
     try:
-        src = open_source(source)
+        if source:
+            src = open_source(source)
+        else:
+            from gpusleuth.sources.live import source_from_collection
+
+            collection = _collect(live, quiet=fmt == "json")
+            if not collection.artifacts:
+                gaps = sorted(collection.gaps, key=lambda g: "/version" not in str(g))  # "cannot connect" says it best
+                _fail("cannot read the cluster: " + (str(gaps[0]) if gaps else "nothing collected"))
+            src = source_from_collection(collection, f"live:{collection.manifest['cluster'].get('context') or collection.manifest['cluster'].get('server')}")
+            source = src.description
     except SourceError as exc:
         _fail(str(exc))
     report = run(src, Selection(tuple(select), tuple(ignore)))
@@ -127,7 +185,7 @@ def node(fmt: str, output: str | None, save_dir: str | None, kernel_log: str | N
     try:
         import pynvml  # the node path only: the offline commands never load it
     except ImportError:
-        _fail("gpusleuth node needs nvidia-ml-py: pip install 'gpusleuth[node]'")
+        _fail("gpusleuth node needs nvidia-ml-py, which is not installed: pip install nvidia-ml-py")
     from pathlib import Path
 
     from gpusleuth.analysis.diagnose import diagnose as run
@@ -211,6 +269,98 @@ def explain(code: str) -> None:
     click.echo(f"{c.code} {c.name} (layer: {c.layer.value})\n\n{c.summary}\n")
     for head, body in (("What it does", c.what), ("Why it matters", c.why), ("How to fix", c.fix)):
         click.echo(f"{head}:\n  {body}\n")
+
+
+@cli.command()
+@click.option("--output", "-o", type=click.Path(), default=None, help="FILE.tar.gz or DIR (default: gpusleuth-bundle-<UTC time>.tar.gz).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="json: the manifest's summary on stdout, no progress.")
+@_collect_options
+def collect(output: str | None, fmt: str, **live) -> None:
+    """Collect a bundle from the cluster (read-only unless --node-probes) for `diagnose BUNDLE` anywhere."""
+    from gpusleuth.live.bundle import default_name, write_bundle
+    from gpusleuth.sources import SourceError
+
+    try:
+        collection = _collect(live, quiet=fmt == "json")
+    except SourceError as exc:
+        _fail(str(exc))
+    if not collection.artifacts:
+        gaps = sorted(collection.gaps, key=lambda g: "/version" not in str(g))
+        _fail("nothing collected: " + (str(gaps[0]) if gaps else "no access?"))
+    try:
+        path = write_bundle(collection, output or default_name())
+    except (OSError, FileExistsError) as exc:
+        _fail(str(exc))
+    m = collection.manifest
+    summary = {"bundle": str(path), "artifacts": len(collection.artifacts), "counts": m["counts"],
+               "gaps": [str(g) for g in collection.gaps], "redacted": m["redaction"]["total"]}
+    if fmt == "json":
+        click.echo(json.dumps(summary, indent=2))
+        return
+    click.echo(f"wrote {path}: {summary['artifacts']} artifacts ({m['counts']['nodes']} nodes, {m['counts']['pods']} pods), "
+               f"{summary['redacted']} value(s) redacted")
+    for g in summary["gaps"]:
+        click.echo(f"  not collected: {g}")
+
+
+@cli.command()
+@click.argument("source")
+@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True, help="Port on 127.0.0.1 (0: any free port).")
+@click.option("--faults", type=click.Path(exists=True, dir_okay=False), help="YAML of injected faults (see gpusleuth.serve.faults).")
+@click.option("--emulate-probes", metavar="NAMESPACE", default=None, help="For tests: accept probe pod create/delete in NAMESPACE and emulate them.")
+def serve(source: str, port: int, faults: str | None, emulate_probes: str | None) -> None:
+    """Serve SOURCE (a bundle, must-gather, folder or example:NAME) as a read-only Kubernetes API on 127.0.0.1."""
+    from gpusleuth.serve.faults import Faults
+    from gpusleuth.serve.server import App, Server
+    from gpusleuth.serve.store import Store
+    from gpusleuth.sources import SourceError, open_source
+
+    try:
+        store = Store.from_source(open_source(source))
+        injected = Faults.load(faults) if faults else Faults()
+    except (SourceError, ValueError) as exc:
+        _fail(str(exc))
+    try:
+        server = Server(App(store, injected, probe_namespace=emulate_probes), port=port)
+    except OSError as exc:
+        _fail(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}")
+    counts = {r: len(b) for r, b in store.objects.items() if b}
+    click.echo(f"serving {source} at {server.url} (read-only): " + ", ".join(f"{n} {r}" for r, n in sorted(counts.items())), err=True)
+    for note in store.notes:
+        click.echo(f"  note: {note}", err=True)
+    click.echo(f"  try: kubectl --server {server.url} get pods -A", err=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.httpd.server_close()
+
+
+@cli.command()
+@_connection_options
+@click.option("--namespace", "-n", default=None, help="Only this namespace (default: all namespaces).")
+def cleanup(kubeconfig: str | None, context: str | None, server: str | None, request_timeout: float, namespace: str | None) -> None:
+    """Delete node-probe pods a killed `--node-probes` run left behind (by their gpusleuth labels)."""
+    import asyncio
+
+    from gpusleuth.live.api import Api, ApiFailure
+    from gpusleuth.live.probes import PROBE_SELECTOR, sweep
+
+    async def run():
+        api = Api.connect(kubeconfig=kubeconfig, context=context, server=server, timeout=request_timeout)
+        try:
+            return await sweep(api, namespace, PROBE_SELECTOR)
+        finally:
+            await api.aclose()
+
+    try:
+        deleted, left = asyncio.run(run())
+    except ApiFailure as exc:
+        _fail(f"cleanup failed: {exc.reason}")
+    click.echo(f"deleted {len(deleted)} probe pod(s)" + (": " + ", ".join(deleted) if deleted else ""))
+    if left:
+        _fail(f"could not delete: {', '.join(left)}")
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ from gpusleuth.sources import Source
 
 
 def build_facts(source: Source) -> Facts:
-    facts = Facts(source.description)
+    facts = Facts(source.description, capture_time=source.captured_at)
     facts.gaps.extend(source.gaps)
     return ingest(source.documents, facts)
 
@@ -32,6 +32,7 @@ def analyse(facts: Facts, about: dict, selection: Selection = Selection()) -> Re
     views = _views(facts)
     gaps = list(facts.gaps)
     gaps.extend(Gap("gpusleuth", e) for e in facts.errors if not any(e in str(g) for g in gaps))
+    gaps = _grouped(gaps) + _unseen(outcomes)
     return Report(
         source={
             **about,
@@ -52,6 +53,38 @@ def analyse(facts: Facts, about: dict, selection: Selection = Selection()) -> Re
         ),
         extras=views,
     )
+
+
+GROUP_AT = 4  # this many artifacts with the same gap read as one line
+
+
+def _grouped(gaps: list[Gap]) -> list[Gap]:
+    """The same reason on many artifacts (a probe output on 1,000 nodes) as one gap naming a few of them."""
+    by_reason: dict[tuple[str, str], list[Gap]] = {}
+    for g in gaps:
+        by_reason.setdefault((g.what, g.why), []).append(g)
+    out = []
+    for (what, why), same in by_reason.items():
+        named = [g.artifact for g in same if g.artifact]
+        if len(named) < GROUP_AT:
+            out.extend(same)
+            continue
+        out.extend(g for g in same if not g.artifact)
+        out.append(Gap(what, f"{why} — {len(named)} artifacts: {', '.join(named[:3])} and {len(named) - 3} more"))
+    return out
+
+
+def _unseen(outcomes) -> list[Gap]:
+    """Checks skipped for want of an input, grouped by what was missing: silence there is not health."""
+    by_reason: dict[str, list[str]] = {}
+    for o in outcomes:
+        if o.status == "skipped" and o.reason:
+            by_reason.setdefault(o.reason, []).append(o.code)
+    out = []
+    for reason, codes in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
+        shown = ", ".join(codes[:6]) + (f" and {len(codes) - 6} more" if len(codes) > 6 else "")
+        out.append(Gap("input", f"{reason}: {len(codes)} check(s) could not run ({shown})"))
+    return out
 
 
 def _views(facts: Facts) -> dict:

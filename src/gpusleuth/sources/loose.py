@@ -2,6 +2,10 @@
 
 Archives are read in memory, never extracted: a hostile member name cannot write anywhere, and
 size caps stop decompression bombs. Whatever cannot be read becomes a Gap naming the file.
+
+Files are decoded as they are read; how they become Documents is decided once the whole source is
+known: a gpusleuth bundle (manifest.json) gives each file its provenance, a GPU Operator must-gather
+gives each file the command that wrote it, anything else is split at its shell prompts.
 """
 
 from __future__ import annotations
@@ -13,17 +17,19 @@ import tarfile
 import zipfile
 import zlib
 from dataclasses import dataclass, field
+from datetime import datetime
 from importlib import resources
 from pathlib import Path
 
 from gpusleuth.model.document import Document
 from gpusleuth.model.finding import Gap
+from gpusleuth.sources import bugreport, bundle, mustgather
 from gpusleuth.sources.text import decode, normalise, split_documents
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # per artifact; the rest is cut and said so
 MAX_TOTAL_BYTES = 1024 * 1024 * 1024  # per source, after decompression
 MAX_FILES = 20_000
-METADATA_FILES = {"example.toml"}  # describe a source, are not evidence
+METADATA_FILES = {"example.toml", "manifest.json"}  # describe a source, are not evidence
 _SKIP_DIRS = {".git", "__pycache__", ".svn"}
 
 
@@ -34,22 +40,25 @@ class SourceError(Exception):
 @dataclass
 class Source:
     description: str
-    kind: str  # directory | archive | file | example
+    kind: str  # directory | archive | file | example | bundle | must-gather | live
     documents: list[Document] = field(default_factory=list)
     gaps: list[Gap] = field(default_factory=list)
     files: int = 0
     metadata: dict = field(default_factory=dict)  # name -> bytes of METADATA_FILES and manifests
+    captured_at: datetime | None = None  # when the artifacts were captured (a bundle's manifest says)
 
 
 class _Reader:
     def __init__(self, description: str, kind: str):
         self.source = Source(description, kind)
         self.total = 0
+        self.texts: list[tuple[str, list[str]]] = []  # decoded files, split into Documents by finish()
+        self.empty: list[str] = []
 
     def add(self, name: str, data: bytes, truncated: bool = False) -> None:
         src = self.source
         base = name.rsplit("/", 1)[-1]
-        if base in METADATA_FILES or base == "manifest.json":
+        if base in METADATA_FILES:
             src.metadata[name] = data
             return
         if src.files >= MAX_FILES:
@@ -61,6 +70,9 @@ class _Reader:
         self.total += len(data)
         if name.endswith(".gz") and data[:2] == b"\x1f\x8b":
             name, data, truncated = name[:-3], *_gunzip(data)
+        if not data:
+            self.empty.append(name)
+            return
         text, why = decode(data)
         if text is None:
             src.gaps.append(Gap("artifact", why or "unreadable", name))
@@ -70,7 +82,55 @@ class _Reader:
             notes.append(f"only the first {MAX_FILE_BYTES // (1024 * 1024)} MiB were read")
         for note in notes:
             src.gaps.append(Gap("artifact", note, name))
-        src.documents.extend(split_documents(name, lines))
+        self.texts.append((name, lines))
+
+    def finish(self) -> Source:
+        """Documents for everything read, the way the source's kind says."""
+        self._strip_common_root()
+        src = self.source
+        manifest = next((m for n, d in src.metadata.items() if n.rsplit("/", 1)[-1] == "manifest.json" and (m := bundle.load_manifest(d))), None)
+        if manifest is not None:
+            docs, gaps = bundle.documents(self.texts, manifest, _split)
+            src.captured_at = bundle.captured_at(manifest)
+            src.kind = "live" if src.kind == "live" else "bundle"
+            src.gaps.extend(Gap("artifact", "empty file", n) for n in self.empty)
+        elif mustgather.is_must_gather([n for n, _ in self.texts] + self.empty):
+            docs, gaps = mustgather.read(self.texts, self.empty, _split)
+            src.kind = "must-gather" if src.kind in ("directory", "archive") else src.kind
+        else:
+            docs = [d for name, lines in self.texts for d in _split(name, lines)]
+            gaps = [Gap("artifact", "empty file", n) for n in self.empty]
+        src.documents.extend(docs)
+        src.gaps.extend(gaps)
+        return src
+
+    def over_budget(self, size: int) -> bool:
+        if self.total + min(size, MAX_FILE_BYTES) > MAX_TOTAL_BYTES:
+            self.source.gaps.append(Gap("source", f"more than {MAX_TOTAL_BYTES >> 20} MiB of content; the rest was not read"))
+            return True
+        return False
+
+    def _strip_common_root(self) -> None:
+        """`tar czf x.tgz incident/` and `cd incident; tar czf x.tgz .` cite the same names."""
+        names = [n for n, _ in self.texts] + self.empty + list(self.source.metadata)
+        if not names or self.source.kind not in ("archive",):
+            return
+        first = {n.split("/", 1)[0] for n in names}
+        if len(first) != 1 or not all("/" in n for n in names):
+            return
+        cut = len(next(iter(first))) + 1
+        self.texts = [(n[cut:], lines) for n, lines in self.texts]
+        self.empty = [n[cut:] for n in self.empty]
+        self.source.metadata = {n[cut:]: d for n, d in self.source.metadata.items()}
+        self.source.gaps = [Gap(g.what, g.why, g.artifact[cut:] if g.artifact and g.artifact[:cut] == names[0][:cut] else g.artifact) for g in self.source.gaps]
+
+
+def _split(name: str, lines: list[str]) -> list[Document]:
+    """A file with no provenance: a bug report by its sections, anything else at its shell prompts."""
+    if bugreport.is_bug_report(lines):
+        return bugreport.split(name, lines)
+    return split_documents(name, lines)
+
 
     def over_budget(self, size: int) -> bool:
         if self.total + min(size, MAX_FILE_BYTES) > MAX_TOTAL_BYTES:
@@ -94,6 +154,15 @@ def _read_capped(path: Path) -> tuple[bytes, bool]:
     return data[:MAX_FILE_BYTES], len(data) > MAX_FILE_BYTES
 
 
+def read_artifacts(description: str, kind: str, files, metadata: dict[str, bytes]) -> Source:
+    """A source from (name, bytes) pairs held in memory (a live collection), read like files on disk."""
+    reader = _Reader(description, kind)
+    for name, data in files:
+        reader.add(name, data)
+    reader.source.metadata.update(metadata)
+    return reader.finish()
+
+
 def read_directory(root: Path, description: str | None = None, kind: str = "directory") -> Source:
     reader = _Reader(description or str(root), kind)
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
@@ -106,20 +175,20 @@ def read_directory(root: Path, description: str | None = None, kind: str = "dire
                 continue
             try:
                 if reader.over_budget(path.stat().st_size):
-                    return reader.source
+                    return reader.finish()
                 data, truncated = _read_capped(path)
             except OSError as exc:
                 reader.source.gaps.append(Gap("artifact", f"cannot read: {exc.strerror or exc}", rel))
                 continue
             reader.add(rel, data, truncated)
-    return reader.source
+    return reader.finish()
 
 
 def read_file(path: Path) -> Source:
     reader = _Reader(str(path), "file")
     data, truncated = _read_capped(path)
     reader.add(path.name, data, truncated)
-    return reader.source
+    return reader.finish()
 
 
 def _safe_member(name: str) -> str | None:
@@ -155,7 +224,7 @@ def read_tar(path: Path) -> Source:
                 reader.add(name, data[:MAX_FILE_BYTES], len(data) > MAX_FILE_BYTES)
         except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
             reader.source.gaps.append(Gap("source", f"archive is truncated or corrupt after {reader.source.files} file(s): {exc}", path.name))
-    return _strip_common_root(reader.source)
+    return reader.finish()
 
 
 def read_zip(path: Path) -> Source:
@@ -184,22 +253,7 @@ def read_zip(path: Path) -> Source:
                 reader.source.gaps.append(Gap("artifact", f"cannot read from archive: {exc}", name))
                 continue
             reader.add(name, data[:MAX_FILE_BYTES], len(data) > MAX_FILE_BYTES)
-    return _strip_common_root(reader.source)
-
-
-def _strip_common_root(source: Source) -> Source:
-    """`tar czf x.tgz incident/` and `cd incident; tar czf x.tgz .` cite the same names."""
-    names = {d.artifact for d in source.documents}
-    if not names:
-        return source
-    first = {n.split("/", 1)[0] for n in names}
-    if len(first) == 1 and all("/" in n for n in names):
-        root = next(iter(first)) + "/"
-        source.documents = [
-            Document(d.artifact[len(root):], d.lines, d.first_line, d.command, d.path_hint, d.meta) for d in source.documents
-        ]
-        source.gaps = [Gap(g.what, g.why, g.artifact[len(root):] if g.artifact and g.artifact.startswith(root) else g.artifact) for g in source.gaps]
-    return source
+    return reader.finish()
 
 
 def examples_root() -> Path:
