@@ -1,17 +1,16 @@
 """What a parser is: a pure function from a Document to model objects, and a sniffer that says how sure
 it is that a Document is its format. File names are hints; content decides.
 
-Every sniffer runs on every document, a 60 MB log included, so a sniffer's cost must not grow with the
+Every sniffer runs on every document, a 64 MiB log included, so a sniffer's cost must not grow with the
 document: it reads the head (``doc.head(n)``, ``doc.lines[:n]``), stops at the first line that decides, or
-scans the whole text only at C speed (a substring or a literal-first regex over ``"\\n".join(lines)``).
-Work several sniffers share is computed once per document with ``per_document``.
+scans the whole text only at C speed (a substring test on ``"\\n".join(lines)``, ``map`` of a compiled
+pattern) before any per-line Python work.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import wraps
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Callable, Iterable
 
 from gpusleuth.model.document import Document
 
@@ -41,19 +40,3 @@ def parser(kind: str, description: str, sniff: Callable[[Document], int]):
 
     return wrap
 
-
-R = TypeVar("R")
-
-
-def per_document(fn: Callable[[Document], R]) -> Callable[[Document], R]:
-    """Remember fn's answer for the last document it was asked about: the engine runs every sniffer on one
-    document before the next, so sniffers that share a question (the table kinds at the top) ask it once."""
-    last: list = [None, None]
-
-    @wraps(fn)
-    def once(doc: Document) -> R:
-        if last[0] is not doc:
-            last[0], last[1] = doc, fn(doc)
-        return last[1]
-
-    return once

@@ -22,7 +22,7 @@ from typing import Iterable, Iterator
 
 from gpusleuth.model.document import Document
 from gpusleuth.model.k8s import DaemonSet, Event, K8sObject, Node, NodeCondition, Pod
-from gpusleuth.parsers.base import LIKELY, NO, SURE, parser, per_document
+from gpusleuth.parsers.base import LIKELY, NO, SURE, parser
 from gpusleuth.parsers.k8s_common import (
     namespace_from_command,
     owner_from_pod_name,
@@ -314,7 +314,6 @@ def parse_lines(doc: Document, start: int = 0, end: int | None = None) -> list:
     return _Tables(doc, start, len(doc.lines) if end is None else end).run()
 
 
-@per_document
 def _kinds(doc: Document) -> tuple[list[str], bool]:
     """The kinds of the tables near the top of a document, and whether the first non-blank line is a header."""
     kinds: list[str] = []
