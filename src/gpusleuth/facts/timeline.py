@@ -38,7 +38,7 @@ from statistics import median
 
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.cluster import Cluster
-from gpusleuth.facts.logs import Logs, signatures
+from gpusleuth.facts.logs import Logs, Signature, signatures
 from gpusleuth.facts.operands import OperandSpec, operand_table
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import table
@@ -549,18 +549,22 @@ class _Builder:
                 ln = s.lines[i]
                 if not _ECHO_TRACE.match(ln.message):
                     stream_of[(ln.artifact, ln.line)] = (s, i)
-        primary, text = {}, {}  # each line's most severe signature, and its message as shown
-        shown: dict[str, str] = {}  # display() of each distinct message: recognised lines repeat (polling loops)
-        repeats: dict[tuple, list] = defaultdict(list)  # (stream, signature, text) -> [(index, key)]
+        # Polling loops recognise the same message thousands of times: group the lines by message first, then
+        # give each group its shown text and most severe signature once.
+        by_msg: dict[tuple, list] = defaultdict(list)  # (stream, message) -> [(index, key)]
         for key, (s, i) in stream_of.items():
-            msg = s.lines[i].message
-            shown_msg = shown.get(msg)
-            if shown_msg is None:
-                shown_msg = shown[msg] = display(msg)
-            sigs = by_line[key]
-            g = primary[key] = sigs[0] if len(sigs) == 1 else min(sigs, key=lambda g: _SEVERITY_RANK.get(g.severity, 9))
-            text[key] = shown_msg
-            repeats[(id(s), g.id, shown_msg)].append((i, key))
+            by_msg[(s, s.lines[i].message)].append((i, key))
+        shown: dict[str, str] = {}  # display() of each distinct message
+        repeats: dict[tuple, list] = defaultdict(list)  # (stream, signature, text) -> [(index, key)]
+        for (s, msg), hits in by_msg.items():
+            if msg not in shown:
+                shown[msg] = display(msg)
+            sigs = by_line[hits[0][1]]
+            if all(by_line[key] == sigs for _i, key in hits):  # as always when each line has its own (artifact, line)
+                repeats[(id(s), _primary(sigs).id, shown[msg])].extend(hits)
+            else:
+                for i, key in hits:
+                    repeats[(id(s), _primary(by_line[key]).id, shown[msg])].append((i, key))
         heads, skipped = _runs(repeats)
         stream_of = {k: v for k, v in stream_of.items() if k not in skipped}
         bounds = self._bounds(stream_of, {})
@@ -573,9 +577,9 @@ class _Builder:
                 continue
             s, i = stream_of[key]
             ln = s.lines[i]
-            g = primary[key]
+            g = _primary(sigs)
             t = s.resolve(ln)
-            kw = dict(text=text[key], artifact=ln.artifact, line=ln.line, tag=g.tag, sig=g.id, lane=s.lane,
+            kw = dict(text=shown[ln.message], artifact=ln.artifact, line=ln.line, tag=g.tag, sig=g.id, lane=s.lane,
                       node=s.node, container=s.container, component=s.component, sigs={x.id for x in sigs}, tags={x.tag for x in sigs},
                       pod=s.pod, namespace=s.namespace)
             if key in heads:
@@ -770,6 +774,11 @@ class _Builder:
 RUN_MIN = 3  # a line recognised this often in one container (a polling loop) keeps only its first and last occurrence
 # `set -x` printing the echo that prints the next line: the same words twice, once as shell code.
 _ECHO_TRACE = re.compile(r"^\++ (?:echo|printf)\b")
+
+
+def _primary(sigs: list[Signature]) -> Signature:
+    """The most severe of the signatures a line matches (the first of equals)."""
+    return sigs[0] if len(sigs) == 1 else min(sigs, key=lambda g: _SEVERITY_RANK.get(g.severity, 9))
 
 
 def _runs(repeats: dict[tuple, list]) -> tuple[dict, set]:
