@@ -136,6 +136,7 @@ class HostPath:
     exists: bool
     evidence: Evidence | None = None
     entries: tuple[str, ...] | None = None  # a directory's names, when `ls -l DIR` listed it whole
+    node: str | None = None  # the node it was read on, when the source records it (a bundle's probe)
 
 
 @dataclass(frozen=True)

@@ -225,32 +225,42 @@ def parse_version(doc: Document) -> Iterable[ContainerdVersion]:
             yield ContainerdVersion(m.group("v"), doc.evidence(i))
 
 
+def _bare_names(doc: Document) -> list[tuple[int, str]] | None:
+    """`ls DIR` without -l: the names it printed (one per line or in columns), or None when it is not that."""
+    listing = _LS_DIR.match(doc.command or "")
+    if not listing or any("l" in flag for flag in doc.command.split()[1:] if flag.startswith("-")):
+        return None
+    names = [(i, n) for i, ln in enumerate(doc.lines) for n in ln.split() if n not in (".", "..")]
+    return names if names and not any(_CANNOT.match(ln) for ln in doc.lines) else None
+
+
 def sniff_probe(doc: Document) -> int:
     prog = (doc.command or "").split()[0] if doc.command else ""
     lines = [ln for ln in doc.lines if ln.strip()]
     hits = sum(1 for ln in lines if _CANNOT.match(ln) or _LISTED.match(ln) or _ENTRY.match(ln))
-    if prog in ("ls", "stat", "test", "file") and hits:
+    if prog in ("ls", "stat", "test", "file") and (hits or _bare_names(doc)):
         return LIKELY
     return WEAK if lines and hits == len(lines) else NO
 
 
 @parser("host.file-probe", "`ls -l` / `stat` of files and `ls -l DIR` listings: whether paths exist on the node", sniff=sniff_probe)
 def parse_probe(doc: Document) -> Iterable[HostPath]:
+    node = doc.meta.get("node") or None
     listing = _LS_DIR.match(doc.command or "")
     if listing:
         names = [(i, m.group("name").split(" -> ")[0]) for i, ln in enumerate(doc.lines) if (m := _ENTRY.match(ln))]
-        names = [(i, n) for i, n in names if n not in (".", "..")]
+        names = [(i, n) for i, n in names if n not in (".", "..")] or _bare_names(doc) or []
         if names or any(_ENTRY.match(ln) for ln in doc.lines):
             base = normalise_path(listing.group("dir"))
             yield HostPath(base, True, Evidence(doc.artifact, doc.first_line - 1, f"ls {base}: {', '.join(n for _, n in names) or 'empty'}"),
-                           entries=tuple(n for _, n in names))
+                           entries=tuple(n for _, n in names), node=node)
             for i, n in names:
-                yield HostPath(f"{base.rstrip('/')}/{n}", True, doc.evidence(i))
+                yield HostPath(f"{base.rstrip('/')}/{n}", True, doc.evidence(i), node=node)
     for i, ln in enumerate(doc.lines):
         m = _CANNOT.match(ln)
         if m:
-            yield HostPath(normalise_path(m.group("path")), False, doc.evidence(i))
+            yield HostPath(normalise_path(m.group("path")), False, doc.evidence(i), node=node)
             continue
         m = _LISTED.match(ln)
         if m:
-            yield HostPath(normalise_path(m.group("path").split(" -> ")[0]), True, doc.evidence(i))
+            yield HostPath(normalise_path(m.group("path").split(" -> ")[0]), True, doc.evidence(i), node=node)

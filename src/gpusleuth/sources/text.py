@@ -23,7 +23,7 @@ _KNOWN_PROGRAMS = {
     "kubectl", "k", "oc", "helm", "cat", "less", "more", "nvidia-smi", "dmesg", "journalctl", "lsmod",
     "modinfo", "modprobe", "ps", "systemctl", "crictl", "containerd", "ctr", "uname", "ls", "grep", "tail",
     "head", "nvidia-ctk", "dcgmi", "lspci", "ip", "ibstat", "ofed_info", "docker", "nerdctl", "microk8s",
-    "k3s", "rke2", "k0s", "snap", "find", "stat", "chroot", "egrep", "zcat", "gpusleuth", "date",
+    "k3s", "rke2", "k0s", "snap", "find", "stat", "chroot", "egrep", "zcat", "gpusleuth", "date", "mokutil",
 }
 _CAT = re.compile(r"^(?:sudo\s+)?(?:cat|less|more|tail(?:\s+-\S+)*|head(?:\s+-\S+)*)\s+(?P<path>/[^\s|;&>]+)")
 
