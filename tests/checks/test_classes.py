@@ -42,6 +42,8 @@ def test_every_row_is_a_registered_documented_check():
     ({"components": ["nvidia-frobnicator"]}, "unknown operand"),
     ({"in": ["kernel", "smoke-signals"]}, "`in` must be"),
     ({"code": "WL1"}, "two letters and three digits"),
+    ({"host": ["host.no-such-state"]}, "unknown host condition"),
+    ({"host": ["host.nouveau-loaded"], "explanation": "{where} {built}"}, "unknown placeholder"),
 ])
 def test_bad_rows_fail_loudly(changes, message):
     with pytest.raises(ValueError, match=message):
@@ -51,6 +53,7 @@ def test_bad_rows_fail_loudly(changes, message):
 def test_named_groups_are_valid_placeholders():
     fc = _load(title="asked {requested}")
     assert fc.title == "asked {requested}"
+    assert _load(host=["host.module-vermagic-mismatch"], title="{module} built for {built}, running {kernel}").host == ("host.module-vermagic-mismatch",)
 
 
 OOM = "$ kubectl logs -n ml trainer-0 --previous\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity)\n"

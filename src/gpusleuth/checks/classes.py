@@ -9,7 +9,9 @@ that matched; a command whose placeholder the artifacts cannot fill is left out 
 fill in. A new failure class is a new row, not new code.
 
 Every matched line becomes evidence (artifact:line); one finding per class and pod (or node, or artifact
-when neither is known).
+when neither is known). A row can also name host conditions (`host = [...]`, facts/host.py CONDITIONS): a
+state of the node that shows the class without any log line (nouveau in lsmod, a module whose vermagic is
+another kernel's); its lines are evidence like matched lines, and its named values fill placeholders.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Iterable
 from gpusleuth.checks.base import Check, layer_of
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.cluster import Cluster
+from gpusleuth.facts.host import CONDITIONS, HostFacts
 from gpusleuth.facts.logs import Logs, Signature, signatures
 from gpusleuth.facts.operands import operand_table, spec_for
 from gpusleuth.knowledge import table
@@ -81,6 +84,7 @@ class FailureClass:
     unless: tuple[str, ...] = ()
     hints: tuple[HintRow, ...] = ()
     per_node: bool = False  # one finding per node (a node-level fault), else one per pod
+    host: tuple[str, ...] = ()  # facts/host.py CONDITIONS that show the class without a log line
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +141,9 @@ def _load_row(row: dict, sigs: dict[str, Signature], operands: set[str]) -> Fail
     unknown = [s for s in [*row["signatures"], *row.get("unless", [])] if s not in sigs]
     if unknown:
         raise ValueError(f"{where}: unknown signature id(s) {unknown} (knowledge/signatures.toml)")
+    unknown = [h for h in row.get("host", []) if h not in CONDITIONS]
+    if unknown:
+        raise ValueError(f"{where}: unknown host condition(s) {unknown} (facts/host.py CONDITIONS)")
     kinds = frozenset(row.get("in", KINDS))
     if not kinds <= KINDS:
         raise ValueError(f"{where}: `in` must be a subset of {sorted(KINDS)}")
@@ -155,6 +162,8 @@ def _load_row(row: dict, sigs: dict[str, Signature], operands: set[str]) -> Fail
     known = set(CONTEXT)
     for sid in row["signatures"]:
         known |= set(re.compile(sigs[sid].pattern).groupindex)
+    for cid in row.get("host", []):
+        known |= set(CONDITIONS[cid])
     texts = [row.get("title", ""), row["explanation"], *(f.description for f in fixes), *(c for f in fixes for c in f.commands),
              *(h.text for h in hints), *(c for h in hints for f in h.fixes for c in (f.description, *f.commands))]
     for t in texts:
@@ -167,7 +176,7 @@ def _load_row(row: dict, sigs: dict[str, Signature], operands: set[str]) -> Fail
         confidence=float(row["confidence"]), signatures=tuple(row["signatures"]),
         title=row.get("title", "{summary}"), explanation=row["explanation"], fixes=fixes, kinds=kinds,
         components=comps, failing=bool(row.get("failing", False)), unless=tuple(row.get("unless", ())), hints=hints,
-        per_node=group == "node",
+        per_node=group == "node", host=tuple(row.get("host", ())),
     )
 
 
@@ -231,6 +240,21 @@ def _seen_in_events(cluster: Cluster | None, wanted: set[str]) -> list[Seen]:
     return out
 
 
+def _seen_on_hosts(host: HostFacts | None, wanted: tuple[str, ...], fc_layer: str, severity: str) -> list[Seen]:
+    """Host conditions are seen like lines: one Seen per line that shows the condition."""
+    out = []
+    for c in (host.conditions(*wanted) if host is not None and wanted else []):
+        sig = _host_signature(c.id, fc_layer, severity)
+        out += [Seen(sig, c.text, e, "host", e.artifact, node=c.node, groups=dict(c.groups)) for e in c.evidence]
+    return out
+
+
+@cache
+def _host_signature(cid: str, layer: str, severity: str) -> Signature:
+    """What a host condition is recorded as in a finding's facts (its id among the signatures)."""
+    return Signature(cid, "host", layer, severity, "")
+
+
 def _pod_node(cluster: Cluster | None, pod: str | None) -> str | None:
     p = cluster.pod(pod) if cluster is not None and pod else None
     return p.node if p is not None else None
@@ -256,6 +280,8 @@ def _component(s: Seen) -> str | None:
 
 
 def _where(s: Seen) -> str:
+    if s.kind == "host":
+        return f"the host of {s.node}" if s.node else s.artifact
     if s.kind in ("kernel", "journal"):
         return f"the {s.kind} log of {s.node}" if s.node else f"the {s.kind} log ({s.artifact})"
     parts = []
@@ -317,12 +343,13 @@ def _evidence(seen: list[Seen]) -> tuple[Evidence, ...]:
     return tuple(ordered)
 
 
-def evaluate(fc: FailureClass, logs: Logs | None, cluster: Cluster | None) -> list[Hit]:
-    """The findings of one failure class over the artifacts' log lines and events."""
+def evaluate(fc: FailureClass, logs: Logs | None, cluster: Cluster | None, host: HostFacts | None = None) -> list[Hit]:
+    """The findings of one failure class over the artifacts' log lines, events and host conditions."""
     wanted = set(fc.signatures) | set(fc.unless)
     seen = _seen_in_logs(logs, wanted, cluster) if fc.kinds - {"event"} else []
     if "event" in fc.kinds:
         seen += _seen_in_events(cluster, wanted)
+    seen += _seen_on_hosts(host, fc.host, layer_of(fc.code).value, fc.severity.value)
     only = _only_node(cluster)
     if only:
         seen = [s if s.node else replace(s, node=only) for s in seen]
@@ -332,7 +359,9 @@ def evaluate(fc: FailureClass, logs: Logs | None, cluster: Cluster | None) -> li
             blockers |= {s.scope, ("node", s.node)} if s.node else {s.scope}
     groups: dict[tuple, list[Seen]] = defaultdict(list)
     for s in seen:
-        if s.signature.id not in fc.signatures or s.kind not in fc.kinds:
+        if s.kind == "host":
+            pass  # a host condition the row names counts wherever it is seen
+        elif s.signature.id not in fc.signatures or s.kind not in fc.kinds:
             continue
         if s.scope in blockers or (s.node and ("node", s.node) in blockers):
             continue
@@ -393,16 +422,17 @@ def _hit(fc: FailureClass, group: list[Seen], cluster: Cluster | None) -> Hit:
 def _as_check(fc: FailureClass) -> Check:
     events_only = fc.kinds == {"event"}
 
-    def run(logs: Logs | None = None, cluster: Cluster | None = None) -> list[Hit]:
+    def run(logs: Logs | None = None, cluster: Cluster | None = None, host: HostFacts | None = None) -> list[Hit]:
         events = "event" in fc.kinds and cluster is not None and bool(cluster.events)
-        if (logs is None or events_only) and not events:
+        if (logs is None or events_only) and not events and not (fc.host and host is not None):
             raise NotApplicable("no Kubernetes events in the artifacts" if events_only else "no logs or events in the artifacts")
-        return evaluate(fc, logs, cluster)
+        return evaluate(fc, logs, cluster, host if fc.host else None)
 
     run.__name__ = run.__qualname__ = fc.name.replace("-", "_")
+    inputs = (("logs", Logs), ("cluster", Cluster)) + ((("host", HostFacts),) if fc.host else ())
     return Check(
         code=fc.code, name=fc.name, layer=layer_of(fc.code), func=run, requires=(),
-        optional=(("logs", Logs), ("cluster", Cluster)), summary=fc.summary, what=fc.what, why=fc.why, fix=fc.fix,
+        optional=inputs, summary=fc.summary, what=fc.what, why=fc.why, fix=fc.fix,
         module=__name__, references=fc.references, detects=fc.signatures,
     )
 
