@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable
 
 from gpusleuth.analysis.ordering import Ordering, Violation
 from gpusleuth.checks.base import check
+from gpusleuth.errors import NotApplicable
 from gpusleuth.facts import Cluster, Configuration, Logs
 from gpusleuth.facts.logs import Match
 from gpusleuth.facts.configuration import truthy
+from gpusleuth.facts.host import HostFacts, NodeHost
 from gpusleuth.facts.operands import OperandGraph, operand_table
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Component, Fix, FixKind, Hit, Role, Severity
@@ -30,6 +32,7 @@ SIG_MOFED_SOURCES = "driver.mofed-sources"
 SIG_PACKAGE_MISSING = "driver.package.file-missing"
 SIG_MKPRECOMPILED = "driver.package.pack"
 PEERMEM = "nvidia_peermem"
+MOFED_READY = "/run/mellanox/drivers/.driver-ready"
 
 DRIVER = "nvidia-driver-daemonset"
 MOFED = "mofed"
@@ -131,8 +134,8 @@ def _all_namespaces(cluster: Cluster | None) -> bool:
 
 @check("KD001", "nvidia-peermem-load-failed")
 def peermem_load_failed(
-    logs: Logs, graph: OperandGraph | None = None, cluster: Cluster | None = None, config: Configuration | None = None,
-    ordering: Ordering | None = None,
+    logs: Logs | None = None, graph: OperandGraph | None = None, cluster: Cluster | None = None, config: Configuration | None = None,
+    ordering: Ordering | None = None, host: HostFacts | None = None,
 ) -> Iterable[Hit]:
     """The nvidia_peermem kernel module (GPUDirect RDMA) fails to load, crashing the driver container.
 
@@ -143,7 +146,11 @@ def peermem_load_failed(
     was built against a different MOFED than the one loaded (dmesg: `nvidia_peermem: disagrees about version of
     symbol ib_register_peer_memory_client`); (c) GPUDirect RDMA is enabled (ClusterPolicy
     driver.rdma.enabled, GPU_DIRECT_RDMA_ENABLED=true) with no MOFED at all (no Network Operator, no
-    /run/mellanox/drivers, useHostMofed off). It cites the failing line and both sides of the evidence.
+    /run/mellanox/drivers, useHostMofed off). It cites the failing line and both sides of the evidence, and
+    what the node itself shows (lsmod: nvidia_peermem and ib_core loaded or not; the MOFED version; the
+    .driver-ready marker). Without any failure line, a node whose lsmod lists nvidia but no nvidia_peermem
+    while GPUDirect RDMA is enabled is reported too: the module was never loaded or was unloaded with MOFED's
+    ib_core (a MOFED reload), and GPUDirect RDMA is off on that node without an error anywhere.
     Why it matters: nvidia-driver-ctr loads nvidia-peermem right after nvidia.ko and exits when it fails, so
     the driver pod crash-loops, never writes .driver-ctr-ready, and every GPU operand on the node stays blocked
     in Init (seed 000: 1 failed, 7 blocked, 1 running with errors).
@@ -154,8 +161,16 @@ def peermem_load_failed(
     RDMA is the workaround for all three, at the cost of GPUDirect RDMA.
     References: seeds 000-002; https://github.com/NVIDIA/gpu-operator/issues/2868; https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-rdma.html
     """
-    for side in _group_failures(logs, graph):
-        yield _peermem_hit(side, logs, graph, cluster, config, _race(ordering, side.node))
+    if logs is None and host is None:
+        raise NotApplicable("no logs and no host facts (lsmod) in the artifacts")
+    sides = _group_failures(logs, graph) if logs is not None else []
+    for side in sides:
+        hit = _peermem_hit(side, logs, graph, cluster, config, _race(ordering, side.node))
+        yield _with_host(hit, host.for_node(side.node) if host else None) if host else hit
+    failed = {s.node for s in sides}
+    for h in host.nodes if host else []:
+        if h.node not in failed and None not in failed:
+            yield from _peermem_not_loaded(h, logs, graph, config)
 
 
 RACE_RULE = "peermem-after-mofed-ready"  # knowledge/ordering.toml
@@ -340,6 +355,19 @@ def _disable_rdma(config: Configuration | None) -> tuple[tuple[str, ...], str]:
     return tuple(cmds), note
 
 
+def _rdma_off(config: Configuration | None) -> Fix:
+    disable, unnamed = _disable_rdma(config)
+    return Fix(
+        FixKind.WORKAROUND,
+        "If GPUDirect RDMA is not needed, disable it so the driver container stops loading nvidia-peermem" + unnamed
+        + ". Impact: no GPU-to-NIC peer-to-peer DMA on any node of the policy; NCCL and other RDMA traffic is staged through "
+        "host memory, which cuts multi-node bandwidth. Set it back once the cause is fixed.",
+        disable,
+        RDMA_OFF_VALUES,
+        "yaml",
+    )
+
+
 def _peermem_fixes(kind: str, side: _Side, mofed: Component | None, mofed_pod: Pod | None, config: Configuration | None) -> tuple[Fix, ...]:
     ns = side.namespace
     pod = side.pod
@@ -349,17 +377,8 @@ def _peermem_fixes(kind: str, side: _Side, mofed: Component | None, mofed_pod: P
     delete = f"kubectl delete pod {pod}{_ns(ns)}" if pod else f"kubectl delete pod{_ns(ns)} -l app=nvidia-driver-daemonset"
     follow = f"kubectl logs -f daemonset/{ds}{_ns(ns)} -c {DRIVER_CTR}" if ds and ns else f"kubectl logs -f{_ns(ns)} -l app=nvidia-driver-daemonset -c {DRIVER_CTR}"
     where = f"on {side.node}" if side.node else "on the node"
-    disable, unnamed = _disable_rdma(config)
     pod_note = "" if pod else " (the driver pod's name is not in the artifacts; the label selector finds it)"
-    workaround = Fix(
-        FixKind.WORKAROUND,
-        "If GPUDirect RDMA is not needed, disable it so the driver container stops loading nvidia-peermem" + unnamed
-        + ". Impact: no GPU-to-NIC peer-to-peer DMA on any node of the policy; NCCL and other RDMA traffic is staged through "
-        "host memory, which cuts multi-node bandwidth. Set it back once the cause is fixed.",
-        disable,
-        RDMA_OFF_VALUES,
-        "yaml",
-    )
+    workaround = _rdma_off(config)
     if kind == "mofed-not-ready":
         ready_now = f" ({mofed_pod.name} shows {mofed.status})" if mofed is not None and mofed_pod is not None and mofed.status else ""
         return (
@@ -426,6 +445,84 @@ def _peermem_fixes(kind: str, side: _Side, mofed: Component | None, mofed_pod: P
              f"kubectl logs --previous {pod}{_ns(ns)} -c {DRIVER_CTR}" if pod else f"kubectl logs --previous{_ns(ns)} -l app=nvidia-driver-daemonset -c {DRIVER_CTR}"),
         ),
         workaround,
+    )
+
+
+def _host_side(h: NodeHost) -> tuple[list[Evidence], list[str], dict]:
+    """What a node's host shows about nvidia_peermem and MOFED: evidence, sentences, facts."""
+    evidence: list[Evidence] = []
+    said: list[str] = []
+    facts: dict = {}
+    peermem, ib_core = h.loaded(PEERMEM), h.loaded("ib_core")
+    if peermem is not None:
+        evidence.append(h.module_evidence(PEERMEM))
+        said.append(f"{h.modules.source} on the node {'lists' if peermem else 'does not list'} {PEERMEM}")
+        facts["peermem_loaded"] = peermem
+    if ib_core is not None:
+        evidence.append(h.module_evidence("ib_core"))
+        said.append(f"ib_core is {'loaded' if ib_core else 'not loaded'}")
+    if h.mofed is not None:
+        evidence.append(h.mofed.evidence)
+        said.append(f"MOFED {h.mofed.version} ({h.mofed.source})")
+        facts["mofed"] = h.mofed.version
+    ready = h.path(MOFED_READY)
+    if ready is not None:
+        evidence.append(ready.evidence)
+        said.append(f"{MOFED_READY} {'exists' if ready.exists else 'does not exist'}")
+    return [e for e in evidence if e], said, facts
+
+
+def _with_host(hit: Hit, h: NodeHost | None) -> Hit:
+    if h is None:
+        return hit
+    evidence, said, facts = _host_side(h)
+    if not said:
+        return hit
+    return replace(hit, explanation=hit.explanation + " On the node now: " + "; ".join(said) + ".",
+                   evidence=tuple(dict.fromkeys((*hit.evidence, *evidence))), facts={**hit.facts, **facts})
+
+
+def _peermem_not_loaded(h: NodeHost, logs: Logs | None, graph: OperandGraph | None, config: Configuration | None) -> Iterable[Hit]:
+    """nvidia is loaded, nvidia_peermem is not, GPUDirect RDMA is on, and no log shows a load failure."""
+    if h.loaded("nvidia") is not True or h.loaded(PEERMEM) is not False:
+        return
+    rdma = config.setting("driver.rdma.enabled") if config else None
+    rdma_lines = [m for m in logs.matches(SIG_RDMA_ON) if m.log.node in (h.node, None)] if logs is not None else []
+    if not (rdma is not None and truthy(rdma.value) is True) and not rdma_lines:
+        return
+    evidence, said, facts = _host_side(h)
+    evidence = [h.module_evidence("nvidia"), *evidence]
+    evidence += [rdma.evidence] if rdma is not None and rdma.evidence else [m.line.evidence() for m in rdma_lines[-1:]]
+    comp = next((c for c in graph.components if c.name == DRIVER and c.node == h.node), None) if graph is not None and h.node else None
+    side = _Side(comp.pod if comp else None, comp.namespace if comp else None, h.node, [])
+    no_ib = h.loaded("ib_core") is False
+    where = f"on {h.node}" if h.node else "on the node"
+    enabled = f"{rdma.source} enables GPUDirect RDMA (driver.rdma.enabled)" if rdma is not None else "the driver manager reports GPUDirect RDMA enabled"
+    pod_ctr = (f"kubectl logs {side.pod}{_ns(side.namespace)} -c nvidia-peermem-ctr" if side.pod
+               else f"kubectl logs{_ns(side.namespace)} -l app=nvidia-driver-daemonset -c nvidia-peermem-ctr")
+    delete = f"kubectl delete pod {side.pod}{_ns(side.namespace)}" if side.pod else f"kubectl delete pod{_ns(side.namespace)} -l app=nvidia-driver-daemonset"
+    yield Hit(
+        title=f"nvidia_peermem is not loaded {where} although GPUDirect RDMA is enabled",
+        explanation=(f"{enabled}, so the driver pod loads nvidia_peermem after nvidia.ko; the node's {h.modules.source} lists nvidia "
+                     f"but no nvidia_peermem{' (' + '; '.join(said[1:]) + ')' if said[1:] else ''}. "
+                     + ("Without MOFED's ib_core nothing provides the peer-memory API nvidia_peermem needs. " if no_ib else
+                        "nvidia_peermem depends on MOFED's ib_core: a MOFED reload (the MOFED pod restarting, openibd restart) has to "
+                        "unload it, and only the driver pod's nvidia-peermem-ctr loads it again. ")
+                     + "No load failure is in the artifacts; until it is loaded, GPUDirect RDMA is off on this node and RDMA traffic "
+                     "(NCCL over InfiniBand/RoCE) is staged through host memory."),
+        severity=Severity.ERROR,
+        role=Role.ROOT_CAUSE,
+        evidence=tuple(dict.fromkeys(e for e in evidence if e)),
+        fixes=(
+            Fix(FixKind.IMMEDIATE, "See why the driver pod's nvidia-peermem-ctr has not loaded it, then restart the driver pod once MOFED is "
+                "ready so it is loaded again" + ("" if side.pod else " (the driver pod's name is not in the artifacts; the label selector finds it)") + ".",
+                (pod_ctr, "ls -l /run/mellanox/drivers/.driver-ready", delete)),
+            _rdma_off(config),
+        ),
+        node=h.node,
+        component=DRIVER,
+        confidence=0.7,
+        facts={**facts, "cause": "not-loaded"},
     )
 
 

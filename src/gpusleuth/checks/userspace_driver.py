@@ -14,6 +14,7 @@ from gpusleuth.checks.gpu_common import cordon_drain, diag_before_trust, reboot_
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.gpus import GpuInventory, KernelEvents
 from gpusleuth.facts.configuration import Configuration
+from gpusleuth.facts.host import HostFacts
 from gpusleuth.knowledge import versions
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.layers import Layer
@@ -57,16 +58,18 @@ def gpu_unreadable(inventory: GpuInventory, kernel: KernelEvents | None = None) 
 
 
 @check("UD002", "driver-library-version-mismatch")
-def version_mismatch(inventory: GpuInventory | None = None, kernel: KernelEvents | None = None) -> Iterable[Hit]:
+def version_mismatch(inventory: GpuInventory | None = None, kernel: KernelEvents | None = None, host: HostFacts | None = None) -> Iterable[Hit]:
     """The loaded kernel module and the userspace driver libraries are different versions.
 
     What it does: finds "Failed to initialize NVML: Driver/library version mismatch" from nvidia-smi and the
-    kernel's "NVRM: API mismatch: the client has the version X, but this kernel module has the version Y".
+    kernel's "NVRM: API mismatch: the client has the version X, but this kernel module has the version Y";
+    and on the host, the module the kernel runs (/proc/driver/nvidia/version or /sys/module/nvidia/version)
+    against the driver installed on disk (`modinfo nvidia`'s version, whose libraries ship with it).
     Why it matters: after a driver upgrade without a reboot (or two driver installs, host and container) no CUDA
     or NVML call works; every GPU pod on the node fails.
     How to fix: reboot the node (or unload and reload the nvidia modules) so the kernel module matches the
     libraries; make sure only one driver installation (host package or driver container) manages the node.
-    References: nvidia-smi 'Failed to initialize NVML: Driver/library version mismatch'; kernel 'NVRM: API mismatch'
+    References: https://github.com/NVIDIA/gpu-operator/issues/898; nvidia-smi 'Failed to initialize NVML: Driver/library version mismatch'; kernel 'NVRM: API mismatch'
     """
     nodes: dict = {}
     if inventory is not None:
@@ -78,20 +81,37 @@ def version_mismatch(inventory: GpuInventory | None = None, kernel: KernelEvents
     for e in (kernel.of_kind("api-mismatch") if kernel else []):
         nodes.setdefault(e.node, []).append(e.evidence)
         versions_seen[e.node] = e.detail
+    on_disk = {}
+    for h in host.nodes if host else []:
+        mi = h.modinfo.get("nvidia")
+        if h.driver is None or mi is None or not mi.found or not mi.version or mi.version == h.driver.version:
+            continue
+        nodes.setdefault(h.node, []).extend([h.driver.evidence, mi.ev("version")])
+        on_disk[h.node] = (h.driver.version, mi)
     for node, evidence in nodes.items():
         d = versions_seen.get(node, {})
         pair = f": libraries {d.get('client')}, kernel module {d.get('kernel') or '?'}" if d else ""
+        explanation = ("NVML/libcuda refuse to talk to a kernel module of another version. Typical after upgrading the driver "
+                       "package without rebooting, or when a host driver and the GPU Operator's driver container both install one.")
+        facts = dict(d)
+        if node in on_disk:
+            loaded, mi = on_disk[node]
+            where = f" in {mi.root}" if mi.root else ""
+            if not d:
+                pair = f": the kernel runs {loaded}, the installed driver{where} is {mi.version}"
+            explanation += (f" On the node the kernel runs module {loaded} while the driver installed{where} is {mi.version} "
+                            f"({mi.filename or 'modinfo nvidia'}): its libraries and nvidia-smi fail against the loaded module until it is replaced.")
+            facts.update(loaded=loaded, installed=mi.version)
         yield Hit(
             title=f"Driver kernel module and libraries differ{pair}",
-            explanation="NVML/libcuda refuse to talk to a kernel module of another version. Typical after upgrading the driver "
-                        "package without rebooting, or when a host driver and the GPU Operator's driver container both install one.",
+            explanation=explanation,
             severity=Severity.ERROR, role=Role.ROOT_CAUSE, evidence=tuple(x for x in dict.fromkeys(evidence) if x)[:4], node=node,
-            component="nvidia-driver", confidence=0.9,
+            component="nvidia-driver", confidence=0.9 if d or node not in on_disk or len(evidence) > 2 else 0.8,
             fixes=(cordon_drain(node, "no GPU call works until the versions match"),
                    reboot_node(node, "loads the kernel module that matches the installed libraries"),
                    Fix(FixKind.PERMANENT, "Keep one driver installation per node: either the host package or the GPU Operator's driver "
                                           "container (driver.enabled=false when the host has one).", ("cat /proc/driver/nvidia/version",))),
-            facts=d,
+            facts=facts,
         )
 
 
