@@ -15,6 +15,7 @@ from gpusleuth.checks import cuda_runtime, firmware, gpu_sharing, hardware, user
 from gpusleuth.checks import classes  # noqa: E402
 from gpusleuth.checks import allocation, feature_discovery, gpu_firmware, gpu_injection, host_state, operator_state, scheduling  # noqa: E402
 from gpusleuth.checks import ordering  # noqa: E402
+from gpusleuth.checks import host_kernel  # noqa: E402
 
 # Explicit, greppable registry: every module whose Check objects are part of the catalogue.
 _MODULES = (
@@ -39,6 +40,7 @@ _MODULES = (
     operator_state,
     scheduling,
     ordering,
+    host_kernel,
 )
 
 
