@@ -195,3 +195,10 @@ def test_silent_when_peermem_is_loaded_or_rdma_is_off():
     assert _run({"pods.txt": WIDE_PODS, "clusterpolicy.yaml": CLUSTER_POLICY, "host.txt": loaded}) == []
     off = CLUSTER_POLICY.replace("    rdma:\n      enabled: true", "    rdma:\n      enabled: false")
     assert _run({"pods.txt": WIDE_PODS, "clusterpolicy.yaml": off, "host.txt": LSMOD_NO_PEERMEM}) == []
+
+
+def test_the_driver_containers_own_marker_says_rdma_is_on():
+    marker = "root@gpu-node-3:~# cat /run/nvidia/validations/.driver-ctr-ready\nGDRCOPY_ENABLED: false\nGDS_ENABLED: false\nGPU_DIRECT_RDMA_ENABLED: true\n"
+    [f] = _run({"pods.txt": WIDE_PODS, "host.txt": LSMOD_NO_PEERMEM + marker})
+    assert f.facts["cause"] == "not-loaded" and "records GPU_DIRECT_RDMA_ENABLED: true" in f.explanation
+    assert "host.txt:13" in [e.cite() for e in f.evidence]

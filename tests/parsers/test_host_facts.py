@@ -359,3 +359,19 @@ def test_host_sniffers_stay_quiet_on_other_artifacts(text):
 def test_sure_scores():
     assert parse_modules.sniff(_probe(LSMOD, "commands/lsmod.txt", "lsmod")) == SURE
     assert parse_modinfo.sniff(Document("m.txt", tuple(MODINFO.split("\n")))) == SURE
+
+
+def test_readiness_markers_with_content():
+    from gpusleuth.parsers.host_facts import parse_marker
+
+    text = "IS_HOST_DRIVER=false\nNVIDIA_DRIVER_ROOT=/run/nvidia/driver\nDRIVER_ROOT_CTR_PATH=/driver-root\nNVIDIA_DEV_ROOT=/\nDEV_ROOT_CTR_PATH=/host"
+    doc = _probe(text, "files/run/nvidia/validations/driver-ready", path="/run/nvidia/validations/driver-ready")
+    assert _kind(doc) == "host.ready-marker"
+    marker, path = parse_marker.parse(doc)
+    assert marker.value("IS_HOST_DRIVER") == "false" and marker.value("NVIDIA_DRIVER_ROOT") == "/run/nvidia/driver"
+    assert (path.path, path.exists, path.node) == ("/run/nvidia/validations/driver-ready", True, "gpu-node-07")
+    ctr = _probe("GDRCOPY_ENABLED: false\nGDS_ENABLED: false\nGPU_DIRECT_RDMA_ENABLED: true", "files/run/nvidia/validations/.driver-ctr-ready",
+                 path="/run/nvidia/validations/.driver-ctr-ready")
+    assert _kind(ctr) == "host.ready-marker"
+    marker, _ = parse_marker.parse(ctr)
+    assert marker.value("GPU_DIRECT_RDMA_ENABLED") == "true" and marker.fields["GPU_DIRECT_RDMA_ENABLED"][1].line == 3

@@ -33,6 +33,7 @@ SIG_PACKAGE_MISSING = "driver.package.file-missing"
 SIG_MKPRECOMPILED = "driver.package.pack"
 PEERMEM = "nvidia_peermem"
 MOFED_READY = "/run/mellanox/drivers/.driver-ready"
+DRIVER_CTR_READY = "/run/nvidia/validations/.driver-ctr-ready"
 
 DRIVER = "nvidia-driver-daemonset"
 MOFED = "mofed"
@@ -149,7 +150,8 @@ def peermem_load_failed(
     /run/mellanox/drivers, useHostMofed off). It cites the failing line and both sides of the evidence, and
     what the node itself shows (lsmod: nvidia_peermem and ib_core loaded or not; the MOFED version; the
     .driver-ready marker). Without any failure line, a node whose lsmod lists nvidia but no nvidia_peermem
-    while GPUDirect RDMA is enabled is reported too: the module was never loaded or was unloaded with MOFED's
+    while GPUDirect RDMA is enabled (driver.rdma.enabled, or GPU_DIRECT_RDMA_ENABLED: true in the driver
+    container's .driver-ctr-ready) is reported too: the module was never loaded or was unloaded with MOFED's
     ib_core (a MOFED reload), and GPUDirect RDMA is off on that node without an error anywhere.
     Why it matters: nvidia-driver-ctr loads nvidia-peermem right after nvidia.ko and exits when it fails, so
     the driver pod crash-loops, never writes .driver-ctr-ready, and every GPU operand on the node stays blocked
@@ -487,17 +489,24 @@ def _peermem_not_loaded(h: NodeHost, logs: Logs | None, graph: OperandGraph | No
     if h.loaded("nvidia") is not True or h.loaded(PEERMEM) is not False:
         return
     rdma = config.setting("driver.rdma.enabled") if config else None
+    rdma = rdma if rdma is not None and truthy(rdma.value) is True else None
     rdma_lines = [m for m in logs.matches(SIG_RDMA_ON) if m.log.node in (h.node, None)] if logs is not None else []
-    if not (rdma is not None and truthy(rdma.value) is True) and not rdma_lines:
+    marker = h.markers.get(DRIVER_CTR_READY)
+    flag = marker.fields.get("GPU_DIRECT_RDMA_ENABLED") if marker is not None else None
+    flag = flag if flag is not None and truthy(flag[0]) is True else None
+    if rdma is None and not rdma_lines and flag is None:
         return
     evidence, said, facts = _host_side(h)
     evidence = [h.module_evidence("nvidia"), *evidence]
-    evidence += [rdma.evidence] if rdma is not None and rdma.evidence else [m.line.evidence() for m in rdma_lines[-1:]]
+    evidence += [rdma.evidence] if rdma is not None else [m.line.evidence() for m in rdma_lines[-1:]]
+    evidence += [flag[1]] if flag is not None else []
     comp = next((c for c in graph.components if c.name == DRIVER and c.node == h.node), None) if graph is not None and h.node else None
     side = _Side(comp.pod if comp else None, comp.namespace if comp else None, h.node, [])
     no_ib = h.loaded("ib_core") is False
     where = f"on {h.node}" if h.node else "on the node"
-    enabled = f"{rdma.source} enables GPUDirect RDMA (driver.rdma.enabled)" if rdma is not None else "the driver manager reports GPUDirect RDMA enabled"
+    enabled = (f"{rdma.source} enables GPUDirect RDMA (driver.rdma.enabled)" if rdma is not None else
+               f"the driver container's {DRIVER_CTR_READY} records GPU_DIRECT_RDMA_ENABLED: true" if flag is not None else
+               "the driver manager reports GPUDirect RDMA enabled")
     pod_ctr = (f"kubectl logs {side.pod}{_ns(side.namespace)} -c nvidia-peermem-ctr" if side.pod
                else f"kubectl logs{_ns(side.namespace)} -l app=nvidia-driver-daemonset -c nvidia-peermem-ctr")
     delete = f"kubectl delete pod {side.pod}{_ns(side.namespace)}" if side.pod else f"kubectl delete pod{_ns(side.namespace)} -l app=nvidia-driver-daemonset"

@@ -24,12 +24,13 @@ from gpusleuth.model.host import (
     ModuleList,
     MofedVersion,
     OsRelease,
+    ReadyMarker,
     SecureBoot,
     Uptime,
 )
 from gpusleuth.model.runtime import HostPath
 
-HOST_TYPES = (KernelRelease, ModuleList, ModuleInfo, OsRelease, Uptime, KernelCmdline, SecureBoot, DriverVersion, MofedVersion)
+HOST_TYPES = (KernelRelease, ModuleList, ModuleInfo, OsRelease, Uptime, KernelCmdline, SecureBoot, DriverVersion, MofedVersion, ReadyMarker)
 NVIDIA_MODULES = ("nvidia", "nvidia_uvm", "nvidia_modeset", "nvidia_drm", "nvidia_peermem")
 
 # Host states a failure-class row can name under `host = [...]`: id -> the named values its findings can use
@@ -70,6 +71,7 @@ class NodeHost:
     smi_evidence: Evidence | None = None
     mofed: MofedVersion | None = None
     paths: dict[str, HostPath] = field(default_factory=dict)
+    markers: dict[str, ReadyMarker] = field(default_factory=dict)  # readiness markers read with their content
 
     def running_kernel(self) -> tuple[str, Evidence | None] | None:
         """The kernel the node runs: `uname` first, else the Node object's kernelVersion."""
@@ -190,6 +192,8 @@ def build_host_facts(facts: Facts) -> HostFacts:
         elif isinstance(o, ModuleInfo):
             if _better_modinfo(h.modinfo.get(o.name), o):
                 h.modinfo[o.name] = o
+        elif isinstance(o, ReadyMarker):
+            h.markers.setdefault(o.path, o)
         else:
             attr = _ATTR[type(o)]
             if getattr(h, attr) is None:

@@ -182,3 +182,19 @@ class MofedVersion:
     node: str | None = None
     distribution: str | None = None  # MLNX_OFED_LINUX | OFED-internal (DOCA-OFED)
     source: str = "ofed_info -s"
+
+
+@dataclass(frozen=True, slots=True)
+class ReadyMarker:
+    """A readiness marker file the GPU Operator writes, with what it records: the validator's driver-ready
+    (IS_HOST_DRIVER=false, NVIDIA_DRIVER_ROOT=/run/nvidia/driver, ...), the driver container's
+    .driver-ctr-ready (GPU_DIRECT_RDMA_ENABLED: true, ...). `fields` maps KEY -> (value, Evidence)."""
+
+    path: str
+    fields: dict = field(hash=False, compare=False)
+    evidence: Evidence | None = None  # its first line
+    node: str | None = None
+
+    def value(self, key: str) -> str | None:
+        found = self.fields.get(key)
+        return found[0] if found else None

@@ -38,6 +38,7 @@ PARSERS: tuple[Parser, ...] = (
     host_facts.parse_driver_version,
     host_facts.parse_kernel_release,
     host_facts.parse_mofed,
+    host_facts.parse_marker,
     helm.parse_values,
     helm.parse_list,
     helm.parse_release_secret,

@@ -40,9 +40,11 @@ from gpusleuth.model.host import (
     ModuleList,
     MofedVersion,
     OsRelease,
+    ReadyMarker,
     SecureBoot,
     Uptime,
 )
+from gpusleuth.model.runtime import HostPath
 from gpusleuth.parsers.base import LIKELY, NO, SURE, WEAK, parser
 
 # ---------------------------------------------------------------------------------------------- provenance
@@ -547,3 +549,37 @@ def parse_mofed(doc: Document) -> Iterable[MofedVersion]:
             yield MofedVersion(m.group("version"), _at(doc, i), _node(doc), None, host_path(doc) or "sysfs")
             return
     raise UnusableData("no MLNX_OFED_LINUX-<version> line (ofed_info not installed?)")
+
+
+# ---------------------------------------------------------------------------------------------- readiness markers
+
+_MARKER_DIRS = ("/run/nvidia/validations/", "/run/mellanox/drivers/")
+_MARKER_LINE = re.compile(r"^(?P<key>[A-Z][A-Z0-9_]*)(?:=|:\s*)(?P<value>.*?)\s*$")
+_MARKER_KEYS = frozenset({"IS_HOST_DRIVER", "NVIDIA_DRIVER_ROOT", "DRIVER_ROOT_CTR_PATH", "GPU_DIRECT_RDMA_ENABLED", "GDS_ENABLED",
+                          "GDRCOPY_ENABLED"})
+
+
+def sniff_marker(doc: Document) -> int:
+    pairs = [m for _, ln in _lines(doc) if (m := _MARKER_LINE.match(ln.strip()))]
+    if not pairs or len(pairs) != len(_lines(doc)):
+        return NO
+    if (host_path(doc) or "").startswith(_MARKER_DIRS):
+        return SURE
+    return LIKELY if {m.group("key") for m in pairs} & _MARKER_KEYS else NO
+
+
+@parser("host.ready-marker", "GPU Operator readiness markers with content (/run/nvidia/validations/driver-ready, .driver-ctr-ready)",
+        sniff=sniff_marker)
+def parse_marker(doc: Document) -> Iterable[ReadyMarker | HostPath]:
+    fields = {}
+    first = None
+    for i, ln in _lines(doc):
+        m = _MARKER_LINE.match(ln.strip())
+        if m:
+            fields.setdefault(m.group("key"), (m.group("value"), _at(doc, i)))
+            first = first if first is not None else i
+    path = host_path(doc)
+    if first is None or not path:
+        raise UnusableData("a marker's KEY=VALUE lines, but no path says which marker file they are")
+    yield ReadyMarker(path, fields, _at(doc, first), _node(doc))
+    yield HostPath(path, True, _at(doc, first), node=_node(doc))
