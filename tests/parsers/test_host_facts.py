@@ -237,7 +237,10 @@ def test_uptime_and_cmdline():
     doc = _probe("350735.47 5567911.20", "files/proc/uptime", path="/proc/uptime")
     assert _kind(doc) == "host.uptime"
     (up,) = parse_uptime.parse(doc)
-    assert up.seconds == 350735.47 and up.idle == 5567911.20 and up.node == "gpu-node-07"
+    assert up.seconds == 350735.47 and up.idle == 5567911.20 and up.node == "gpu-node-07" and up.read_at is None
+    timed = Document(doc.artifact, doc.lines, 1, path_hint="/proc/uptime", meta={**doc.meta, "server_time": "2025-09-26T18:47:49+00:00"})
+    (up,) = parse_uptime.parse(timed)
+    assert up.read_at.isoformat() == "2025-09-26T18:47:49+00:00"
     line = "BOOT_IMAGE=/vmlinuz-5.15.0-91-generic root=UUID=1c2d ro modprobe.blacklist=nouveau,nvidiafb rd.driver.blacklist=nouveau nouveau.modeset=0 quiet splash"
     doc = _probe(line, "files/proc/cmdline", path="/proc/cmdline")
     assert _kind(doc) == "host.cmdline"

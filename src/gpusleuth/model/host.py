@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from gpusleuth.model.evidence import Evidence
 
@@ -125,6 +126,7 @@ class Uptime:
     evidence: Evidence
     node: str | None = None
     idle: float | None = None
+    read_at: datetime | None = None  # when it was read (a probe's record: the API server's clock), so boot = read_at - seconds
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from datetime import datetime
 from typing import Iterable
 
 from gpusleuth.errors import UnusableData
@@ -375,12 +376,20 @@ def sniff_uptime(doc: Document) -> int:
     return SURE if host_path(doc) == "/proc/uptime" else LIKELY
 
 
+def _read_at(doc: Document) -> datetime | None:
+    try:
+        t = datetime.fromisoformat(str(doc.meta.get("server_time")).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t if t.tzinfo is not None else None
+
+
 @parser("host.uptime", "/proc/uptime: seconds since the node booted", sniff=sniff_uptime)
 def parse_uptime(doc: Document) -> Iterable[Uptime]:
     for i, ln in _lines(doc):
         m = _UPTIME.match(ln.strip())
         if m:
-            yield Uptime(float(m.group("up")), _at(doc, i), _node(doc), float(m.group("idle")))
+            yield Uptime(float(m.group("up")), _at(doc, i), _node(doc), float(m.group("idle")), _read_at(doc))
             return
     raise UnusableData("no `<seconds> <idle seconds>` line")
 
