@@ -178,12 +178,13 @@ def access_limited(inventory: GpuInventory) -> Iterable[Hit]:
 
 
 @check("UD005", "nvml-cannot-reach-driver")
-def cannot_reach_driver(inventory: GpuInventory | None = None, kernel: KernelEvents | None = None) -> Iterable[Hit]:
+def cannot_reach_driver(inventory: GpuInventory | None = None, kernel: KernelEvents | None = None, host: HostFacts | None = None) -> Iterable[Hit]:
     """nvidia-smi/NVML cannot reach the driver at all (not loaded, library missing, no devices, nouveau).
 
     What it does: finds "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver", "No
     devices were found", NVML's Driver Not Loaded / Library Not Found, and nouveau (the open-source driver)
-    holding the GPU in the kernel log.
+    holding the GPU in the kernel log; the node's lsmod, when the artifacts have it, says whether the nvidia
+    module is loaded at all.
     Why it matters: with no driver, nothing above works: the toolkit, the device plugin and every pod fail.
     How to fix: check that the nvidia module is loaded (lsmod | grep nvidia) and why not (the driver container's
     log, dmesg); blacklist nouveau and rebuild the initramfs if it is loaded.
@@ -206,12 +207,20 @@ def cannot_reach_driver(inventory: GpuInventory | None = None, kernel: KernelEve
             fixes.append(Fix(FixKind.PERMANENT, "Blacklist nouveau so the NVIDIA driver can bind the GPU, then rebuild the initramfs and reboot.",
                              ("printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' > /etc/modprobe.d/blacklist-nouveau.conf",
                               "update-initramfs -u || dracut --force", "systemctl reboot")))
+        h = host.for_node(node) if host is not None else None
+        loaded = h.loaded("nvidia") if h is not None else None
+        lsmod = "" if loaded is None else (
+            f" The {h.modules.source} of the node lists the nvidia module, so the module is there: look at the device files "
+            "(/dev/nvidia*) and the libraries the caller sees." if loaded else
+            f" The {h.modules.source} of the node confirms that no nvidia module is loaded.")
         yield Hit(
             title=title + (" (nouveau is bound to the GPU)" if nouveau else ""),
             explanation=("The open-source nouveau driver claimed the GPU, so nvidia.ko cannot bind it. " if nouveau else "")
-                        + "Without the NVIDIA kernel driver NVML has nothing to talk to: the container toolkit, device plugin and every GPU pod fail above it.",
+                        + "Without the NVIDIA kernel driver NVML has nothing to talk to: the container toolkit, device plugin and every GPU pod fail above it."
+                        + lsmod,
             severity=Severity.ERROR, role=Role.ROOT_CAUSE, layer=Layer.KERNEL_DRIVER if nouveau else None,
-            evidence=tuple(dict.fromkeys([*(e.evidence for e in errs if e.evidence), *(e.evidence for e in nouveau[:2])])),
+            evidence=tuple(dict.fromkeys([*(e.evidence for e in errs if e.evidence), *(e.evidence for e in nouveau[:2]),
+                                          *((h.module_evidence("nvidia"),) if loaded is not None else ())])),
             node=node, component="nvidia-driver", confidence=0.75 if not nouveau else 0.85, fixes=tuple(fixes),
             facts={"kind": kind, "nouveau": bool(nouveau)},
         )

@@ -46,7 +46,7 @@ class ModuleList:
     evidence: Evidence  # the command or header line: what a "not loaded" conclusion cites
     node: str | None = None
     source: str = "lsmod"  # lsmod | /proc/modules
-    pattern: re.Pattern | None = field(default=None, compare=False)
+    pattern: re.Pattern | None = field(default=None, compare=False)  # matches the names the filter lets through
     filtered: bool = False  # printed through a filter that could not be read back: absence proves nothing
 
     def get(self, name: str) -> LoadedModule | None:

@@ -77,7 +77,7 @@ def command(doc: Document) -> tuple[str, list[str], str | None, list[list[str]]]
     while argv:
         prog = argv[0].rsplit("/", 1)[-1]
         if prog in _WRAPPERS:
-            argv = [a for a in argv[1:]]
+            argv = argv[1:]
             while argv and argv[0].startswith("-"):
                 argv = argv[1:]
         elif prog == "chroot" and len(argv) >= 2:
@@ -158,14 +158,15 @@ def sniff_modules(doc: Document) -> int:
 
 
 def _grep_pattern(stages: list[list[str]]) -> tuple[re.Pattern | None, bool]:
-    """The filter a `| grep ...` pipeline applied to module names: (pattern, filtered). A stage that cannot
-    be read back (awk, head, grep -v) leaves filtered=True and no pattern: absence then proves nothing."""
-    patterns: list[re.Pattern] = []
+    """The filter a `| grep ...` pipeline applied to module names: (pattern, filtered). Chained greps must all
+    let a name through. A stage that cannot be read back (awk, head, grep -v) leaves filtered=True and no
+    pattern: absence then proves nothing."""
+    stage_patterns: list[str] = []
     for argv in stages:
         prog = argv[0].rsplit("/", 1)[-1] if argv else ""
         if prog not in _GREP:
             return None, True
-        flags, words, expr = 0, [], []
+        ignore_case, fixed, words, expr = False, False, [], []
         extended = prog == "egrep"
         it = iter(argv[1:])
         for a in it:
@@ -174,39 +175,24 @@ def _grep_pattern(stages: list[list[str]]) -> tuple[re.Pattern | None, bool]:
             elif a.startswith("--regexp="):
                 expr.append(a.split("=", 1)[1])
             elif a.startswith("-") and len(a) > 1:
-                if "v" in a or "c" in a or "l" in a:
+                if any(f in a for f in "vclo"):
                     return None, True
-                if "i" in a:
-                    flags |= re.IGNORECASE
-                if "E" in a:
-                    extended = True
-                if "F" in a:
-                    expr = [re.escape(x) for x in expr]
+                ignore_case |= "i" in a
+                extended |= "E" in a
+                fixed |= "F" in a
             else:
                 words.append(a)
         pats = expr or words[:1]
         if not pats:
             return None, True
-        alts = [p if extended else p.replace(r"\|", "|").replace(r"\(", "(").replace(r"\)", ")") for p in pats]
-        try:
-            patterns.append(re.compile("|".join(f"(?:{p})" for p in alts), flags))
-        except re.error:
-            return None, True
-    if not patterns:
+        alts = [re.escape(p) if fixed else p if extended else p.replace(r"\|", "|").replace(r"\(", "(").replace(r"\)", ")") for p in pats]
+        stage_patterns.append(f"(?=.*{'(?i:' if ignore_case else '(?:'}{'|'.join(alts)}))")
+    if not stage_patterns:
         return None, False
-    if len(patterns) == 1:
-        return patterns[0], True
-    return _All(patterns), True
-
-
-class _All:
-    """Patterns of chained greps: a name passes when every stage lets it through."""
-
-    def __init__(self, patterns: list[re.Pattern]):
-        self.patterns = patterns
-
-    def search(self, text: str) -> bool:
-        return all(p.search(text) for p in self.patterns)
+    try:
+        return re.compile("^" + "".join(stage_patterns)), True
+    except re.error:
+        return None, True
 
 
 @parser("host.modules", "`lsmod` (kmod, busybox) and /proc/modules: the kernel modules loaded on the node", sniff=sniff_modules)
