@@ -108,6 +108,11 @@ def _lines(doc: Document) -> list[tuple[int, str]]:
     return [(i, ln) for i, ln in enumerate(doc.lines) if ln.strip()]
 
 
+def _head(doc: Document, n: int) -> list[str]:
+    """The first n non-blank lines, stripped: all a sniffer reads (a million-line log costs nothing)."""
+    return [ln.strip() for ln in doc.head(n)]
+
+
 def _at(doc: Document, i: int) -> Evidence:
     return doc.evidence(i)
 
@@ -128,31 +133,29 @@ _TAINT_LINE = re.compile(r"^\s*(?:Tainted: [A-Z ]*|Not tainted)\s*$")
 _GREP = {"grep", "egrep", "fgrep"}
 
 
+def _module_row(line: str) -> tuple[re.Match, bool] | None:
+    m = _PROC_ROW.match(line)
+    if m:
+        return m, True
+    m = _LSMOD_ROW.match(line)
+    return (m, False) if m else None
+
+
 def _module_rows(doc: Document) -> list[tuple[int, re.Match, bool]]:
-    out = []
-    for i, ln in _lines(doc):
-        m = _PROC_ROW.match(ln)
-        if m:
-            out.append((i, m, True))
-            continue
-        m = _LSMOD_ROW.match(ln)
-        if m:
-            out.append((i, m, False))
-    return out
+    return [(i, *row) for i, ln in _lines(doc) if (row := _module_row(ln))]
 
 
 def sniff_modules(doc: Document) -> int:
-    prog, args, _, _ = command(doc)
-    path = host_path(doc)
-    lines = _lines(doc)
+    prog, _, _, _ = command(doc)
+    lines = _head(doc, 100)
     if not lines:
         return NO
-    rows = _module_rows(doc)
-    header = any(_LSMOD_HEADER.match(ln) for _, ln in lines[:3])
-    if (prog == "lsmod" or path == "/proc/modules" or header) and (rows or header):
+    rows = [r for ln in lines if (r := _module_row(ln))]
+    header = any(_LSMOD_HEADER.match(ln) for ln in lines[:3])
+    if (prog == "lsmod" or host_path(doc) == "/proc/modules" or header) and (rows or header):
         return SURE
-    others = [ln for _, ln in lines if not _TAINT_LINE.match(ln)]
-    if others and len(rows) == len(others) and (len(rows) >= 2 or any(r[2] for r in rows)):
+    others = [ln for ln in lines if not _TAINT_LINE.match(ln)]
+    if others and len(rows) == len(others) and (len(rows) >= 2 or any(proc for _, proc in rows)):
         return LIKELY
     return NO
 
@@ -208,7 +211,7 @@ def parse_modules(doc: Document) -> Iterable[ModuleList]:
         used = tuple(x for x in re.split(r"[,\s]+", by) if x and x != "-" and not x.startswith("["))
         modules.append(LoadedModule(m.group("name"), int(m.group("size")), used, _at(doc, i), int(m.group("count")),
                                     m.group("state") if proc else None))
-    header = any(_LSMOD_HEADER.match(ln) for _, ln in _lines(doc)[:3])
+    header = any(_LSMOD_HEADER.match(ln) for ln in _head(doc, 3))
     source = "/proc/modules" if path == "/proc/modules" or (prog == "cat" and "/proc/modules" in args) or (rows[0][2] and not header) else "lsmod"
     if prog in _GREP:  # `grep nvidia /proc/modules`
         pattern, filtered = _grep_pattern([[prog, *[a for a in args if a != "/proc/modules"]]])
@@ -242,11 +245,11 @@ def _modinfo_key(line: str) -> re.Match | None:
 
 def sniff_modinfo(doc: Document) -> int:
     prog, _, _, _ = command(doc)
-    lines = _lines(doc)
+    lines = _head(doc, 60)
     if not lines:
         return NO
-    errors = [ln for _, ln in lines if _MODINFO_ERROR.match(ln)]
-    keys = {m.group("key") for _, ln in lines[:60] if (m := _modinfo_key(ln))}
+    errors = [ln for ln in lines if _MODINFO_ERROR.match(ln)]
+    keys = {m.group("key") for ln in lines if (m := _modinfo_key(ln))}
     if prog == "modinfo" and (keys or errors):
         return SURE
     if errors or {"filename", "vermagic"} <= keys or ({"vermagic"} == keys and len(lines) == 1):
@@ -324,7 +327,7 @@ def _unquote(value: str) -> str:
 
 
 def sniff_os_release(doc: Document) -> int:
-    keys = {m.group("key") for _, ln in _lines(doc)[:60] if (m := _KV.match(ln.strip()))}
+    keys = {m.group("key") for ln in _head(doc, 60) if (m := _KV.match(ln))}
     if host_path(doc) in _OS_PATHS and keys & (_OS_KEYS | _LSB_KEYS):
         return SURE
     if {"ID", "VERSION_ID"} <= keys and keys & {"NAME", "PRETTY_NAME"}:
@@ -356,8 +359,8 @@ _UPTIME = re.compile(r"^(?P<up>\d+(?:\.\d+)?)\s+(?P<idle>\d+(?:\.\d+)?)\s*$")
 
 
 def sniff_uptime(doc: Document) -> int:
-    lines = _lines(doc)
-    if len(lines) != 1 or not _UPTIME.match(lines[0][1].strip()):
+    lines = _head(doc, 2)
+    if len(lines) != 1 or not _UPTIME.match(lines[0]):
         return NO
     return SURE if host_path(doc) == "/proc/uptime" else LIKELY
 
@@ -384,12 +387,12 @@ _CMDLINE_HINT = re.compile(r"(?:^|\s)(?:BOOT_IMAGE=|root=|ro(?:\s|$)|quiet(?:\s|
 
 
 def sniff_cmdline(doc: Document) -> int:
-    lines = _lines(doc)
+    lines = _head(doc, 2)
     if len(lines) != 1:
         return NO
     if host_path(doc) == "/proc/cmdline":
         return SURE
-    text = lines[0][1].strip()
+    text = lines[0]
     hits = len(_CMDLINE_HINT.findall(text))
     return LIKELY if text.startswith("BOOT_IMAGE=") or hits >= 2 else NO
 
@@ -409,7 +412,7 @@ _SB_UNSUPPORTED = re.compile(r"^(?:This system doesn't support Secure Boot|EFI v
 
 def sniff_secure_boot(doc: Document) -> int:
     prog, args, _, _ = command(doc)
-    lines = [ln.strip() for _, ln in _lines(doc)][:10]
+    lines = _head(doc, 10)
     known = any(_SB.match(ln) or _SB_UNSUPPORTED.match(ln) or _SB_SHIM_OFF.match(ln) for ln in lines)
     if prog == "mokutil" and (known or "--sb-state" in args):
         return SURE
@@ -449,11 +452,11 @@ _SYS_VERSION = re.compile(r"^/sys/module/(?P<module>[\w-]+)/version$")
 
 
 def sniff_driver_version(doc: Document) -> int:
-    lines = _lines(doc)
-    if any(_NVRM.match(ln.strip()) for _, ln in lines[:3]):
+    lines = _head(doc, 3)
+    if any(_NVRM.match(ln) for ln in lines):
         return SURE
     m = _SYS_VERSION.match(host_path(doc) or "")
-    if m and m.group("module") == "nvidia" and len(lines) == 1 and _VERSION_LINE.match(lines[0][1].strip()):
+    if m and m.group("module") == "nvidia" and len(lines) == 1 and _VERSION_LINE.match(lines[0]):
         return SURE
     return NO
 
@@ -484,11 +487,11 @@ _PROC_VERSION = re.compile(r"^Linux version (?P<release>\d+\.\d+\.\d+\S*) \(")
 
 
 def sniff_kernel_release(doc: Document) -> int:
-    prog, _, _, _ = command(doc)
-    lines = _lines(doc)
+    lines = _head(doc, 3)
     if not lines or len(lines) > 2:
         return NO
-    text = lines[0][1].strip()
+    prog, _, _, _ = command(doc)
+    text = lines[0]
     if _UNAME_A.match(text) or _PROC_VERSION.match(text):
         return SURE
     if _RELEASE.match(text) and len(lines) == 1:
@@ -521,10 +524,10 @@ _MOFED_VERSION_LINE = re.compile(r"^(?P<version>\d+\.\d+-\d[\w.-]*)\s*$")
 
 def sniff_mofed(doc: Document) -> int:
     prog, _, _, _ = command(doc)
-    lines = _lines(doc)
+    lines = _head(doc, 2)
     if not lines:
         return NO
-    first = lines[0][1].strip()
+    first = lines[0]
     if _OFED.match(first):
         return SURE
     m = _SYS_VERSION.match(host_path(doc) or "")
@@ -555,8 +558,9 @@ _MARKER_KEYS = frozenset({"IS_HOST_DRIVER", "NVIDIA_DRIVER_ROOT", "DRIVER_ROOT_C
 
 
 def sniff_marker(doc: Document) -> int:
-    pairs = [m for _, ln in _lines(doc) if (m := _MARKER_LINE.match(ln.strip()))]
-    if not pairs or len(pairs) != len(_lines(doc)):
+    lines = _head(doc, 31)
+    pairs = [m for ln in lines if (m := _MARKER_LINE.match(ln))]
+    if not pairs or len(pairs) != len(lines) or len(lines) > 30:
         return NO
     if (host_path(doc) or "").startswith(_MARKER_DIRS):
         return SURE
