@@ -378,3 +378,13 @@ def test_readiness_markers_with_content():
     assert _kind(ctr) == "host.ready-marker"
     marker, _ = parse_marker.parse(ctr)
     assert marker.value("GPU_DIRECT_RDMA_ENABLED") == "true" and marker.fields["GPU_DIRECT_RDMA_ENABLED"][1].line == 3
+
+
+def test_commands_run_through_kubectl_debug_and_sh_c():
+    text = ("$ kubectl debug node/gpu-node-1 -it --image=busybox -- chroot /host sh -c 'lsmod | grep -i nouveau; cat /proc/cmdline'\n"
+            "nouveau              2433024  0\n")
+    (ml,) = parse_modules.parse(doc_from_text(text))
+    assert ml.loaded("nouveau") is True and ml.loaded("nvidia") is None  # a second command's output is mixed in: no absence
+    doc = doc_from_text("$ kubectl exec -n gpu-operator nvidia-driver-daemonset-x -c nvidia-driver-ctr -- cat /proc/driver/nvidia/version\n"
+                        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.129.03  Thu Oct 19 18:56:32 UTC 2023\n")
+    assert _kind(doc) == "host.nvidia-version"

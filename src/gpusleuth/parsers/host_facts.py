@@ -51,6 +51,7 @@ from gpusleuth.parsers.base import LIKELY, NO, SURE, WEAK, parser
 # ---------------------------------------------------------------------------------------------- provenance
 
 _WRAPPERS = {"sudo", "doas", "command", "exec"}
+_PIPE = re.compile(r"\s\|\s?|\s?\|\s")
 
 
 def _node(doc: Document) -> str | None:
@@ -67,11 +68,13 @@ def _split(cmd: str) -> list[str]:
 def command(doc: Document) -> tuple[str, list[str], str | None, list[list[str]]]:
     """(program, its arguments, chroot directory, the pipeline stages after it) of the command that printed
     the document; ("", [], None, []) when none is known."""
-    if not doc.command:
-        return "", [], None, []
-    stages = [_split(s) for s in re.split(r"\s\|\s?|\s?\|\s", doc.command)]
+    return _command(doc.command) if doc.command else ("", [], None, [])
+
+
+def _command(line: str) -> tuple[str, list[str], str | None, list[list[str]]]:
+    stages = [_split(s) for s in _PIPE.split(line)]
     argv = stages[0]
-    if "--" in argv and argv and argv[0] in ("kubectl", "k", "oc", "nsenter"):
+    if "--" in argv and argv[0] in ("kubectl", "k", "oc", "nsenter"):
         argv = argv[argv.index("--") + 1:]
     root = None
     while argv:
@@ -84,7 +87,8 @@ def command(doc: Document) -> tuple[str, list[str], str | None, list[list[str]]]
             root = None if argv[1] == "/host" else argv[1]
             argv = argv[2:]
         elif prog in ("sh", "bash") and len(argv) >= 3 and argv[1] == "-c":
-            return command(Document(doc.artifact, (), command=argv[2]))[:2] + (root, stages[1:])
+            inner, args, _, inner_stages = _command(argv[2])
+            return inner, args, root, inner_stages + stages[1:]
         else:
             break
     if not argv:
@@ -111,10 +115,6 @@ def _lines(doc: Document) -> list[tuple[int, str]]:
 def _head(doc: Document, n: int) -> list[str]:
     """The first n non-blank lines, stripped: all a sniffer reads (a million-line log costs nothing)."""
     return [ln.strip() for ln in doc.head(n)]
-
-
-def _at(doc: Document, i: int) -> Evidence:
-    return doc.evidence(i)
 
 
 def _about(doc: Document, text: str) -> Evidence:
@@ -167,8 +167,8 @@ def _grep_pattern(stages: list[list[str]]) -> tuple[re.Pattern | None, bool]:
     stage_patterns: list[str] = []
     for argv in stages:
         prog = argv[0].rsplit("/", 1)[-1] if argv else ""
-        if prog not in _GREP:
-            return None, True
+        if prog not in _GREP or any(a.endswith(";") or a in ("&&", "||") for a in argv):
+            return None, True  # another filter, or a second command whose output is mixed in
         ignore_case, fixed, words, expr = False, False, [], []
         extended = prog == "egrep"
         it = iter(argv[1:])
@@ -209,7 +209,7 @@ def parse_modules(doc: Document) -> Iterable[ModuleList]:
     for i, m, proc in rows:
         by = m.group("by") or ""
         used = tuple(x for x in re.split(r"[,\s]+", by) if x and x != "-" and not x.startswith("["))
-        modules.append(LoadedModule(m.group("name"), int(m.group("size")), used, _at(doc, i), int(m.group("count")),
+        modules.append(LoadedModule(m.group("name"), int(m.group("size")), used, doc.evidence(i), int(m.group("count")),
                                     m.group("state") if proc else None))
     header = any(_LSMOD_HEADER.match(ln) for ln in _head(doc, 3))
     source = "/proc/modules" if path == "/proc/modules" or (prog == "cat" and "/proc/modules" in args) or (rows[0][2] and not header) else "lsmod"
@@ -279,7 +279,7 @@ def parse_modinfo(doc: Document) -> Iterable[ModuleInfo]:
             continue
         err = _MODINFO_ERROR.match(ln.strip())
         if err:
-            yield ModuleInfo(err.group("name").replace("-", "_"), found=False, evidence={"error": _at(doc, i)}, node=_node(doc), root=root)
+            yield ModuleInfo(err.group("name").replace("-", "_"), found=False, evidence={"error": doc.evidence(i)}, node=_node(doc), root=root)
             continue
         m = _modinfo_key(ln)
         if m is None:
@@ -291,7 +291,7 @@ def parse_modinfo(doc: Document) -> Iterable[ModuleInfo]:
             blocks.append((values, where))
             values, where = {}, {}
         values.setdefault(key, []).append(value)
-        where.setdefault(key, _at(doc, i))
+        where.setdefault(key, doc.evidence(i))
         last = key
     if values:
         blocks.append((values, where))
@@ -343,7 +343,7 @@ def parse_os_release(doc: Document) -> Iterable[OsRelease]:
     for i, ln in _lines(doc):
         m = _KV.match(ln.strip())
         if m and m.group("key") not in fields:
-            fields[m.group("key")] = (_unquote(m.group("value")), _at(doc, i))
+            fields[m.group("key")] = (_unquote(m.group("value")), doc.evidence(i))
     ident = fields.get("ID") or fields.get("DISTRIB_ID")
     version = fields.get("VERSION_ID") or fields.get("DISTRIB_RELEASE")
     pretty = fields.get("PRETTY_NAME") or fields.get("DISTRIB_DESCRIPTION")
@@ -378,7 +378,7 @@ def parse_uptime(doc: Document) -> Iterable[Uptime]:
     for i, ln in _lines(doc):
         m = _UPTIME.match(ln.strip())
         if m:
-            yield Uptime(float(m.group("up")), _at(doc, i), _node(doc), float(m.group("idle")), _read_at(doc))
+            yield Uptime(float(m.group("up")), doc.evidence(i), _node(doc), float(m.group("idle")), _read_at(doc))
             return
     raise UnusableData("no `<seconds> <idle seconds>` line")
 
@@ -400,7 +400,7 @@ def sniff_cmdline(doc: Document) -> int:
 @parser("host.cmdline", "/proc/cmdline: the kernel's boot parameters (module blacklists, IOMMU, ...)", sniff=sniff_cmdline)
 def parse_cmdline(doc: Document) -> Iterable[KernelCmdline]:
     for i, ln in _lines(doc):
-        yield KernelCmdline(tuple(_split(ln.strip())), _at(doc, i), _node(doc))
+        yield KernelCmdline(tuple(_split(ln.strip())), doc.evidence(i), _node(doc))
         return
 
 
@@ -433,11 +433,11 @@ def parse_secure_boot(doc: Document) -> Iterable[SecureBoot]:
     if state is not None:
         i, on = state
         if on and shim_off is not None:  # shim does not verify: the kernel is not booted in Secure Boot mode
-            yield SecureBoot(False, _at(doc, shim_off), _node(doc), doc.lines[shim_off].strip())
+            yield SecureBoot(False, doc.evidence(shim_off), _node(doc), doc.lines[shim_off].strip())
         else:
-            yield SecureBoot(on, _at(doc, i), _node(doc))
+            yield SecureBoot(on, doc.evidence(i), _node(doc))
     elif unsupported is not None:
-        yield SecureBoot(False, _at(doc, unsupported), _node(doc), doc.lines[unsupported].strip())
+        yield SecureBoot(False, doc.evidence(unsupported), _node(doc), doc.lines[unsupported].strip())
     else:
         raise UnusableData("no `SecureBoot enabled|disabled` line")
 
@@ -469,12 +469,12 @@ def parse_driver_version(doc: Document) -> Iterable[DriverVersion]:
         text = ln.strip()
         m = _NVRM.match(text)
         if m:
-            yield DriverVersion(m.group("version"), _at(doc, i), _node(doc), gcc[1] if gcc else None,
-                                _at(doc, gcc[0]) if gcc else None, bool(m.group("open")), m.group("arch1") or m.group("arch2"))
+            yield DriverVersion(m.group("version"), doc.evidence(i), _node(doc), gcc[1] if gcc else None,
+                                doc.evidence(gcc[0]) if gcc else None, bool(m.group("open")), m.group("arch1") or m.group("arch2"))
             return
         v = _VERSION_LINE.match(text)
         if v:
-            yield DriverVersion(v.group("version"), _at(doc, i), _node(doc), source=host_path(doc) or "/sys/module/nvidia/version")
+            yield DriverVersion(v.group("version"), doc.evidence(i), _node(doc), source=host_path(doc) or "/sys/module/nvidia/version")
             return
     raise UnusableData("no `NVRM version:` line")
 
@@ -504,11 +504,11 @@ def parse_kernel_release(doc: Document) -> Iterable[KernelRelease]:
     for i, ln in _lines(doc):
         text = ln.strip()
         if m := _UNAME_A.match(text):
-            yield KernelRelease(m.group("release"), _at(doc, i), _node(doc), "uname -a", m.group("host"), m.group("arch"))
+            yield KernelRelease(m.group("release"), doc.evidence(i), _node(doc), "uname -a", m.group("host"), m.group("arch"))
         elif m := _PROC_VERSION.match(text):
-            yield KernelRelease(m.group("release"), _at(doc, i), _node(doc), "/proc/version")
+            yield KernelRelease(m.group("release"), doc.evidence(i), _node(doc), "/proc/version")
         elif m := _RELEASE.match(text):
-            yield KernelRelease(m.group("release"), _at(doc, i), _node(doc), "uname -r")
+            yield KernelRelease(m.group("release"), doc.evidence(i), _node(doc), "uname -r")
         else:
             continue
         return
@@ -541,10 +541,10 @@ def parse_mofed(doc: Document) -> Iterable[MofedVersion]:
     for i, ln in _lines(doc):
         text = ln.strip()
         if m := _OFED.match(text):
-            yield MofedVersion(m.group("version"), _at(doc, i), _node(doc), m.group("dist"), "ofed_info")
+            yield MofedVersion(m.group("version"), doc.evidence(i), _node(doc), m.group("dist"), "ofed_info")
             return
         if m := _MOFED_VERSION_LINE.match(text):
-            yield MofedVersion(m.group("version"), _at(doc, i), _node(doc), None, host_path(doc) or "sysfs")
+            yield MofedVersion(m.group("version"), doc.evidence(i), _node(doc), None, host_path(doc) or "sysfs")
             return
     raise UnusableData("no MLNX_OFED_LINUX-<version> line (ofed_info not installed?)")
 
@@ -575,10 +575,10 @@ def parse_marker(doc: Document) -> Iterable[ReadyMarker | HostPath]:
     for i, ln in _lines(doc):
         m = _MARKER_LINE.match(ln.strip())
         if m:
-            fields.setdefault(m.group("key"), (m.group("value"), _at(doc, i)))
+            fields.setdefault(m.group("key"), (m.group("value"), doc.evidence(i)))
             first = first if first is not None else i
     path = host_path(doc)
     if first is None or not path:
         raise UnusableData("a marker's KEY=VALUE lines, but no path says which marker file they are")
-    yield ReadyMarker(path, fields, _at(doc, first), _node(doc))
-    yield HostPath(path, True, _at(doc, first), node=_node(doc))
+    yield ReadyMarker(path, fields, doc.evidence(first), _node(doc))
+    yield HostPath(path, True, doc.evidence(first), node=_node(doc))
