@@ -126,7 +126,7 @@ class NodeHost:
             if mi.filename and "/weak-updates/" in mi.filename:
                 continue  # RHEL kABI: a module of an older kernel of the same ABI, linked for the new one, loads
             where = f" ({mi.filename})" if mi.filename else ""
-            text = f"{mi.name}.ko{where} was built for kernel {built} (vermagic), but the node runs {kernel}"
+            text = f"{mi.name}.ko was built for kernel {built} (vermagic), but the node runs {kernel}{where}"
             evidence = (mi.ev("vermagic"), kernel_ev, mi.ev("filename"))
             out.append(HostCondition("host.module-vermagic-mismatch", self.node, text, tuple(e for e in dict.fromkeys(evidence) if e),
                                      {"module": mi.name, "built": built, "kernel": kernel}))
@@ -137,9 +137,9 @@ class NodeHost:
         sb = self.secure_boot
         if sb is None or not sb.enabled or mi is None or not mi.found or mi.signed is not False or self.loaded("nvidia") is True:
             return None
-        where = f" ({mi.filename})" if mi.filename else ""
-        state = {False: " and it is not loaded", None: ""}[self.loaded("nvidia")]
-        text = f"Secure Boot is enabled and nvidia.ko{where} carries no signature (modinfo shows no signer){state}"
+        where = f": {mi.filename}" if mi.filename else ""
+        state = " and it is not loaded" if self.loaded("nvidia") is False else ""
+        text = f"Secure Boot is enabled and nvidia.ko carries no signature{state} (modinfo shows no signer{where})"
         evidence = (sb.evidence, mi.ev("filename") or mi.ev("vermagic"), self.module_evidence("nvidia") if self.loaded("nvidia") is False else None)
         return HostCondition("host.secure-boot-unsigned-module", self.node, text, tuple(e for e in evidence if e), {"module": mi.name})
 
