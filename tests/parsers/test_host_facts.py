@@ -388,3 +388,11 @@ def test_commands_run_through_kubectl_debug_and_sh_c():
     doc = doc_from_text("$ kubectl exec -n gpu-operator nvidia-driver-daemonset-x -c nvidia-driver-ctr -- cat /proc/driver/nvidia/version\n"
                         "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.129.03  Thu Oct 19 18:56:32 UTC 2023\n")
     assert _kind(doc) == "host.nvidia-version"
+
+
+def test_ls_la_of_the_mofed_directory_shows_its_ready_marker():
+    text = ("total 4\ndrwxr-xr-x  5 root root  160 Nov 21 11:58 .\ndrwxr-xr-x  3 root root   60 Nov 21 11:50 ..\n"
+            "-rw-r--r--  1 root root    0 Nov 21 11:58 .driver-ready\ndrwxr-xr-x  4 root root   80 Nov 21 11:51 usr")
+    d, ready, usr = parse_probe.parse(_probe(text, "commands/ls-mellanox.txt", "ls -la /run/mellanox/drivers/"))
+    assert d.entries == (".driver-ready", "usr")
+    assert (ready.path, ready.exists, ready.evidence.line, ready.node) == ("/run/mellanox/drivers/.driver-ready", True, 4, "gpu-node-07")
