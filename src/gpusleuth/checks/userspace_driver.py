@@ -87,7 +87,7 @@ def version_mismatch(inventory: GpuInventory | None = None, kernel: KernelEvents
         if h.driver is None or mi is None or not mi.found or not mi.version or mi.version == h.driver.version:
             continue
         nodes.setdefault(h.node, []).extend([h.driver.evidence, mi.ev("version")])
-        on_disk[h.node] = (h.driver.version, mi)
+        on_disk[h.node] = (h.driver.version, mi, h.smi_driver)
     for node, evidence in nodes.items():
         d = versions_seen.get(node, {})
         pair = f": libraries {d.get('client')}, kernel module {d.get('kernel') or '?'}" if d else ""
@@ -95,13 +95,13 @@ def version_mismatch(inventory: GpuInventory | None = None, kernel: KernelEvents
                        "package without rebooting, or when a host driver and the GPU Operator's driver container both install one.")
         facts = dict(d)
         if node in on_disk:
-            loaded, mi = on_disk[node]
+            loaded, mi, smi = on_disk[node]
             where = f" in {mi.root}" if mi.root else ""
             if not d:
                 pair = f": the kernel runs {loaded}, the installed driver{where} is {mi.version}"
             explanation += (f" On the node the kernel runs module {loaded} while the driver installed{where} is {mi.version} "
                             f"({mi.filename or 'modinfo nvidia'}): its libraries and nvidia-smi fail against the loaded module until it is replaced.")
-            facts.update(loaded=loaded, installed=mi.version)
+            facts.update(loaded=loaded, installed=mi.version, **({"nvidia_smi": smi} if smi else {}))
         yield Hit(
             title=f"Driver kernel module and libraries differ{pair}",
             explanation=explanation,

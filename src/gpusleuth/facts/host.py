@@ -31,7 +31,6 @@ from gpusleuth.model.host import (
 from gpusleuth.model.runtime import HostPath
 
 HOST_TYPES = (KernelRelease, ModuleList, ModuleInfo, OsRelease, Uptime, KernelCmdline, SecureBoot, DriverVersion, MofedVersion, ReadyMarker)
-NVIDIA_MODULES = ("nvidia", "nvidia_uvm", "nvidia_modeset", "nvidia_drm", "nvidia_peermem")
 
 # Host states a failure-class row can name under `host = [...]`: id -> the named values its findings can use
 # as placeholders ({module}, {built}, {kernel}).
