@@ -185,7 +185,7 @@ def node(fmt: str, output: str | None, save_dir: str | None, kernel_log: str | N
     try:
         import pynvml  # the node path only: the offline commands never load it
     except ImportError:
-        _fail("gpusleuth node needs nvidia-ml-py: pip install 'gpusleuth[node]'")
+        _fail("gpusleuth node needs nvidia-ml-py, which is not installed: pip install nvidia-ml-py")
     from pathlib import Path
 
     from gpusleuth.analysis.diagnose import diagnose as run

@@ -96,3 +96,16 @@ def test_a_sniffer_or_parser_bug_is_a_gap_not_a_crash(monkeypatch):
     facts = ingest(docs_from_text("anything\n", "x.txt"), Facts())
     assert any("internal error" in g.why and g.artifact == "x.txt" for g in facts.gaps)
     assert facts.errors and "IndexError" in facts.errors[0]
+
+
+def test_the_same_gap_on_many_artifacts_reads_as_one_line():
+    from gpusleuth.analysis.diagnose import _grouped
+    from gpusleuth.model.finding import Gap
+
+    many = [Gap("artifact", "output of `lsmod` not recognised", f"nodes/n{i}/lsmod") for i in range(1000)]
+    few = [Gap("artifact", "binary file", "core.dump"), Gap("source", "archive truncated")]
+    out = _grouped(many + few)
+    assert len(out) == 3
+    merged = next(g for g in out if "lsmod" in g.why)
+    assert "1000 artifacts: nodes/n0/lsmod, nodes/n1/lsmod, nodes/n2/lsmod and 997 more" in merged.why
+    assert Gap("artifact", "binary file", "core.dump") in out

@@ -30,7 +30,7 @@ def analyse(facts: Facts, about: dict, selection: Selection = Selection()) -> Re
     views = _views(facts)
     gaps = list(facts.gaps)
     gaps.extend(Gap("gpusleuth", e) for e in facts.errors if not any(e in str(g) for g in gaps))
-    gaps.extend(_unseen(outcomes))
+    gaps = _grouped(gaps) + _unseen(outcomes)
     return Report(
         source={
             **about,
@@ -51,6 +51,25 @@ def analyse(facts: Facts, about: dict, selection: Selection = Selection()) -> Re
         ),
         extras=views,
     )
+
+
+GROUP_AT = 4  # this many artifacts with the same gap read as one line
+
+
+def _grouped(gaps: list[Gap]) -> list[Gap]:
+    """The same reason on many artifacts (a probe output on 1,000 nodes) as one gap naming a few of them."""
+    by_reason: dict[tuple[str, str], list[Gap]] = {}
+    for g in gaps:
+        by_reason.setdefault((g.what, g.why), []).append(g)
+    out = []
+    for (what, why), same in by_reason.items():
+        named = [g.artifact for g in same if g.artifact]
+        if len(named) < GROUP_AT:
+            out.extend(same)
+            continue
+        out.extend(g for g in same if not g.artifact)
+        out.append(Gap(what, f"{why} — {len(named)} artifacts: {', '.join(named[:3])} and {len(named) - 3} more"))
+    return out
 
 
 def _unseen(outcomes) -> list[Gap]:
