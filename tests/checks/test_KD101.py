@@ -64,3 +64,20 @@ def test_silent_on_a_clean_driver_install_and_a_kernel_cmdline_that_blacklists_n
     dmesg = ("$ dmesg\n[    0.000000] Command line: BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=/dev/sda1 rd.driver.blacklist=nouveau nouveau.modeset=0\n"
              "[   12.331245] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.127.05  Tue Oct  8 03:24:45 UTC 2024\n")
     assert run("KD101", facts_from({"driver.log": ok, "dmesg.txt": dmesg})) == []
+
+
+def test_a_long_wrapped_kernel_line_is_cut_at_a_word_in_the_title():
+    """The probe message spans three dmesg lines; the title quotes it without cutting a word in half."""
+    [f] = run("KD101", facts_from({"dmesg.txt": DMESG}))
+    assert len(f.title) <= 160
+    quoted = f.title.split(": ", 1)[1]
+    assert quoted.endswith("…") or quoted.endswith("device(s).")
+    assert not quoted.rstrip("…").endswith(("loa", "was lo", "obtain")), f.title
+
+
+def test_clip_keeps_whole_words():
+    from gpusleuth.checks.classes import clip
+
+    assert clip("short line", 40) == "short line"
+    assert clip("NVRM: was loaded and obtained ownership of the NVIDIA device(s).", 30) == "NVRM: was loaded and obtained…"
+    assert clip("a" * 50, 20) == "a" * 19 + "…"

@@ -291,6 +291,17 @@ _WHAT_IS = {"pod": "the pod's name", "namespace": "its namespace", "node": "the 
             "image": "the image"}
 
 
+def clip(text: str, limit: int) -> str:
+    """text in at most `limit` characters, cut at a word boundary with an ellipsis: a title that ends in
+    "was loa" reads as a bug, one that ends in "was …" as a quote."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = len(cut) if text[len(cut)] == " " else cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "…"
+
+
 def _render_fixes(templates: Iterable[FixTemplate], ctx: dict) -> tuple[Fix, ...]:
     out = []
     for t in templates:
@@ -371,9 +382,9 @@ def _hit(fc: FailureClass, group: list[Seen], cluster: Cluster | None) -> Hit:
             explanation += " " + (_fill(h.text, ctx, strict=False) or h.text)
             fixes = [*h.fixes, *fixes]
             break
-    title = _fill(fc.title, {**ctx, "line": ctx["line"][:100]}, strict=False) or fc.summary
+    title = _fill(fc.title, {**ctx, "line": clip(ctx["line"], 100)}, strict=False) or fc.summary
     return Hit(
-        title=title if len(title) <= 160 else title[:157] + "...",
+        title=clip(title, 160),
         explanation=explanation,
         severity=fc.severity,
         role=fc.role,
