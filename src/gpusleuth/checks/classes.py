@@ -247,12 +247,13 @@ def _healthy(p: Pod) -> bool:
     return not any(c.reason for c in p.containers if c.state == "waiting")
 
 
+def _operand(s: Seen) -> str | None:
+    spec = spec_for(Pod(s.pod, s.namespace)) if s.pod else None
+    return spec.name if spec is not None else None
+
+
 def _component(s: Seen) -> str | None:
-    if s.pod:
-        spec = spec_for(Pod(s.pod, s.namespace))
-        if spec is not None:
-            return spec.name
-    return s.signature.component
+    return _operand(s) or s.signature.component
 
 
 def _where(s: Seen) -> str:
@@ -347,8 +348,8 @@ def evaluate(fc: FailureClass, logs: Logs | None, cluster: Cluster | None) -> li
             continue
         if s.scope in blockers or (s.node and ("node", s.node) in blockers):
             continue
-        if fc.components and s.pod and _component(s) not in fc.components:
-            continue
+        if fc.components and s.pod and _operand(s) not in fc.components:
+            continue  # a named pod counts only when it is one of those operands, whatever the line says
         if fc.failing and not s.previous and s.pod and cluster is not None:
             p = cluster.pod(s.pod)
             if p is not None and _healthy(p):
