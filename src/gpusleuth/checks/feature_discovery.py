@@ -20,6 +20,8 @@ NFD_WORKER = "nfd-worker"
 _DRIVER_LABELS = (("nvidia.com/cuda.driver-version.full",),
                   ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor", "nvidia.com/cuda.driver.rev"),
                   ("nvidia.com/cuda.driver-version.major", "nvidia.com/cuda.driver-version.minor", "nvidia.com/cuda.driver-version.revision"))
+# Pods only the GPU Operator runs: a standalone device plugin chart also brings NFD, GFD and the plugin.
+_OPERATOR_ONLY = ("gpu-operator", "nvidia-driver-daemonset", "nvidia-container-toolkit-daemonset", "nvidia-operator-validator")
 _NVIDIA_OPERANDS = frozenset({"nvidia-driver-daemonset", "nvidia-container-toolkit-daemonset", "nvidia-device-plugin-daemonset",
                               "gpu-feature-discovery", "nvidia-operator-validator", "nvidia-dcgm-exporter"})
 
@@ -63,8 +65,9 @@ def nfd_labels_missing(cluster: Cluster, inventory: GpuInventory | None = None, 
                        configuration: Configuration | None = None) -> Iterable[Hit]:
     """A GPU node lacks Node Feature Discovery's NVIDIA PCI label, so the GPU Operator deploys nothing there.
 
-    What it does: For nodes with GPUs (nvidia-smi output, nvidia.com/gpu capacity or GFD's gpu.count label)
-    whose labels are in the artifacts, looks for `feature.node.kubernetes.io/pci-10de.present=true` and
+    What it does: Where the GPU Operator is in the artifacts (its Helm values or ClusterPolicy, its own pod or
+    operator-only operands, its NFD complaint), for nodes with GPUs (nvidia-smi output, nvidia.com/gpu
+    capacity or GFD's gpu.count label) whose labels are in the artifacts, looks for `feature.node.kubernetes.io/pci-10de.present=true` and
     `nvidia.com/gpu.present`; when neither is there, says whether NFD runs at all (nfd-master/worker pods,
     Helm nfd.enabled) and cites the operator's `Couldn't get kernelVersion, did you run the node feature
     discovery?` line when present.
@@ -77,6 +80,8 @@ def nfd_labels_missing(cluster: Cluster, inventory: GpuInventory | None = None, 
     """
     gpu_nodes = _gpu_nodes(cluster, inventory)
     op_lines = [m.line.evidence() for m in logs.matches("operator.nfd-labels-missing")] if logs else []
+    if configuration is None and not op_lines and not any(_pods_of(cluster, c) for c in _OPERATOR_ONLY):
+        return  # no GPU Operator in sight (a standalone device plugin chart): nothing selects nodes by these labels
     workers = _pods_of(cluster, NFD_WORKER)
     masters = _pods_of(cluster, "nfd-master")
     nfd_setting = configuration.setting("nfd.enabled") if configuration else None
