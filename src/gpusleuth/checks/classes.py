@@ -372,7 +372,7 @@ def _hit(fc: FailureClass, group: list[Seen], cluster: Cluster | None) -> Hit:
     for s in group:
         for k, v in s.groups.items():
             ctx.setdefault(k, v)
-    ctx.update(line=last.text.strip()[:200], where=_where(last), count=len(group), summary=fc.summary,
+    ctx.update(line=clip(last.text, 240), where=_where(last), count=len(group), summary=fc.summary,
                container_flag=f" -c {last.container}" if last.container else "")
     pod = cluster.pod(last.pod) if cluster is not None and last.pod else None
     status_ev = (pod.evidence,) if pod is not None and pod.evidence and not _healthy(pod) else ()
