@@ -79,6 +79,7 @@ class FailureClass:
     components: frozenset[str] = frozenset()
     failing: bool = False
     unless: tuple[str, ...] = ()
+    context: tuple[str, ...] = ()  # signatures that only add facts ({kernel}, ...) and hint text from the same pod/node
     hints: tuple[HintRow, ...] = ()
     per_node: bool = False  # one finding per node (a node-level fault), else one per pod
 
@@ -134,7 +135,7 @@ def _load_row(row: dict, sigs: dict[str, Signature], operands: set[str]) -> Fail
         raise ValueError(f"{where}: missing {', '.join(missing)}")
     if layer_of(code).value != row["layer"]:
         raise ValueError(f"{where}: layer {row['layer']!r} does not match the code's prefix ({layer_of(code).value})")
-    unknown = [s for s in [*row["signatures"], *row.get("unless", [])] if s not in sigs]
+    unknown = [s for s in [*row["signatures"], *row.get("unless", []), *row.get("context", [])] if s not in sigs]
     if unknown:
         raise ValueError(f"{where}: unknown signature id(s) {unknown} (knowledge/signatures.toml)")
     kinds = frozenset(row.get("in", KINDS))
@@ -155,10 +156,13 @@ def _load_row(row: dict, sigs: dict[str, Signature], operands: set[str]) -> Fail
     known = set(CONTEXT)
     for sid in row["signatures"]:
         known |= set(re.compile(sigs[sid].pattern).groupindex)
-    texts = [row.get("title", ""), row["explanation"], *(f.description for f in fixes), *(c for f in fixes for c in f.commands),
-             *(h.text for h in hints), *(c for h in hints for f in h.fixes for c in (f.description, *f.commands))]
-    for t in texts:
-        bad = _placeholders(t) - known
+    # A hint may also name the context signatures' groups: it matches the context line that carries them.
+    hinted = known | {g for sid in row.get("context", []) for g in re.compile(sigs[sid].pattern).groupindex}
+    texts = [(t, known) for t in (row.get("title", ""), row["explanation"], *(f.description for f in fixes),
+                                  *(c for f in fixes for c in f.commands))]
+    texts += [(t, hinted) for t in (*(h.text for h in hints), *(c for h in hints for f in h.fixes for c in (f.description, *f.commands)))]
+    for t, allowed in texts:
+        bad = _placeholders(t) - allowed
         if bad:
             raise ValueError(f"{where}: unknown placeholder(s) {sorted(bad)} in {t!r}")
     return FailureClass(
@@ -166,7 +170,8 @@ def _load_row(row: dict, sigs: dict[str, Signature], operands: set[str]) -> Fail
         references=tuple(row["references"]), severity=Severity(row["severity"]), role=Role(row["role"]),
         confidence=float(row["confidence"]), signatures=tuple(row["signatures"]),
         title=row.get("title", "{summary}"), explanation=row["explanation"], fixes=fixes, kinds=kinds,
-        components=comps, failing=bool(row.get("failing", False)), unless=tuple(row.get("unless", ())), hints=hints,
+        components=comps, failing=bool(row.get("failing", False)), unless=tuple(row.get("unless", ())),
+        context=tuple(row.get("context", ())), hints=hints,
         per_node=group == "node",
     )
 
@@ -331,7 +336,7 @@ def _evidence(seen: list[Seen]) -> tuple[Evidence, ...]:
 
 def evaluate(fc: FailureClass, logs: Logs | None, cluster: Cluster | None) -> list[Hit]:
     """The findings of one failure class over the artifacts' log lines and events."""
-    wanted = set(fc.signatures) | set(fc.unless)
+    wanted = set(fc.signatures) | set(fc.unless) | set(fc.context)
     seen = _seen_in_logs(logs, wanted, cluster) if fc.kinds - {"event"} else []
     if "event" in fc.kinds:
         seen += _seen_in_events(cluster, wanted)
@@ -343,6 +348,12 @@ def evaluate(fc: FailureClass, logs: Logs | None, cluster: Cluster | None) -> li
         if s.signature.id in fc.unless:
             blockers |= {s.scope, ("node", s.node)} if s.node else {s.scope}
     groups: dict[tuple, list[Seen]] = defaultdict(list)
+    around: dict[tuple, list[Seen]] = defaultdict(list)  # context lines by pod scope and by node
+    for s in seen:
+        if s.signature.id in fc.context:
+            around[s.scope].append(s)
+            if s.node:
+                around[("node", s.node)].append(s)
     for s in seen:
         if s.signature.id not in fc.signatures or s.kind not in fc.kinds:
             continue
@@ -355,7 +366,15 @@ def evaluate(fc: FailureClass, logs: Logs | None, cluster: Cluster | None) -> li
             if p is not None and _healthy(p):
                 continue
         groups[s.group(fc.per_node)].append(s)
-    return [_hit(fc, group, cluster) for group in groups.values()]
+    return [_hit(fc, group, cluster, _context_of(group, around)) for group in groups.values()]
+
+
+def _context_of(group: list[Seen], around: dict[tuple, list[Seen]]) -> list[Seen]:
+    out: list[Seen] = []
+    for s in group:
+        for key in (s.scope, ("node", s.node) if s.node else None):
+            out += [c for c in around.get(key, ()) if c not in out]
+    return out
 
 
 def _only_node(cluster: Cluster | None) -> str | None:
@@ -364,12 +383,12 @@ def _only_node(cluster: Cluster | None) -> str | None:
     return names[0] if len(names) == 1 else None
 
 
-def _hit(fc: FailureClass, group: list[Seen], cluster: Cluster | None) -> Hit:
+def _hit(fc: FailureClass, group: list[Seen], cluster: Cluster | None, context: list[Seen] = ()) -> Hit:
     group.sort(key=lambda s: (s.artifact, s.evidence.line or 0))
     # the line that speaks for the finding: one in a pod (its commands can be filled) before a kernel line
     last = max(group, key=lambda s: (bool(s.pod), s.previous, s.artifact, s.evidence.line or 0))
     ctx = {k: v for k, v in (("pod", last.pod), ("namespace", last.namespace), ("container", last.container), ("node", last.node)) if v}
-    for s in group:
+    for s in [*group, *context]:
         for k, v in s.groups.items():
             ctx.setdefault(k, v)
     ctx.update(line=clip(last.text, 240), where=_where(last), count=len(group), summary=fc.summary,
@@ -379,7 +398,7 @@ def _hit(fc: FailureClass, group: list[Seen], cluster: Cluster | None) -> Hit:
     explanation = _fill(fc.explanation, ctx, strict=False) or fc.explanation
     fixes = list(fc.fixes)
     for h in fc.hints:
-        if any(h.pattern.search(s.text) for s in group):
+        if any(h.pattern.search(s.text) for s in [*group, *context]):
             explanation += " " + (_fill(h.text, ctx, strict=False) or h.text)
             fixes = [*h.fixes, *fixes]
             break
@@ -389,7 +408,7 @@ def _hit(fc: FailureClass, group: list[Seen], cluster: Cluster | None) -> Hit:
         explanation=explanation,
         severity=fc.severity,
         role=fc.role,
-        evidence=tuple(dict.fromkeys((*status_ev, *_evidence(group)))),
+        evidence=tuple(dict.fromkeys((*status_ev, *_evidence([*context[:1], *group])))),
         fixes=_render_fixes(fixes, ctx),
         node=last.node,
         component=_component(last) or (last.pod if last.pod else None),
