@@ -237,7 +237,8 @@ def _pull_hit(p: _Pull, configuration: Configuration | None) -> Hit:
                 cmds = helm_set(configuration, "driver.enabled=false")
                 fixes.append(Fix(FixKind.PERMANENT, f"Upgrade the GPU Operator to {since} or later (its default driver has an {os_} image), "
                                  "or run a supported OS on the GPU nodes."))
-                fixes.append(Fix(FixKind.WORKAROUND, f"Or pre-install the NVIDIA driver on the {os_} nodes and stop deploying the driver container."
+                fixes.append(Fix(FixKind.WORKAROUND, f"Or pre-install the NVIDIA driver on the {os_} nodes and stop deploying the driver "
+                                 "container (driver.enabled=false)."
                                  + ("" if cmds else _NO_RELEASE), cmds, snippet="driver:\n  enabled: false\n", snippet_language="yaml"))
             fixes.append(Fix(FixKind.PERMANENT, f"Set a driver version that NVIDIA publishes for {os_}.",
                              snippet="driver:\n  version: \"<a version listed for " + os_ + ">\"\n", snippet_language="yaml"))
