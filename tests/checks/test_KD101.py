@@ -89,3 +89,20 @@ def test_nouveau_in_lsmod_without_nvidia_fires_from_the_host_alone():
 def test_nouveau_next_to_a_loaded_nvidia_is_not_this_class():
     both = PROBE_LSMOD.replace("nouveau              2433024  0\n", "nouveau              2433024  0\nnvidia              56717312  2\n")
     assert run("KD101", facts_from({"host.txt": both})) == []
+
+
+def test_a_long_wrapped_kernel_line_is_cut_at_a_word_in_the_title():
+    """The probe message spans three dmesg lines; the title quotes it without cutting a word in half."""
+    [f] = run("KD101", facts_from({"dmesg.txt": DMESG}))
+    assert len(f.title) <= 160
+    quoted = f.title.split(": ", 1)[1]
+    assert quoted.endswith("…") or quoted.endswith("device(s).")
+    assert not quoted.rstrip("…").endswith(("loa", "was lo", "obtain")), f.title
+
+
+def test_clip_keeps_whole_words():
+    from gpusleuth.checks.classes import clip
+
+    assert clip("short line", 40) == "short line"
+    assert clip("NVRM: was loaded and obtained ownership of the NVIDIA device(s).", 30) == "NVRM: was loaded and obtained…"
+    assert clip("a" * 50, 20) == "a" * 19 + "…"

@@ -102,3 +102,16 @@ def test_row_checks_skip_without_logs_or_events():
     facts = facts_from({}, pod("x"))
     _, outcomes = run_checks(facts, checks=[get_check("KD101"), get_check("SC103")])
     assert [o.status for o in outcomes] == ["skipped", "skipped"]
+
+
+def test_context_groups_fill_hints_only():
+    """A context signature lends {kernel} to hints (which match its line), never to the title or fixes."""
+    hint = {"match": "for Linux kernel version", "text": "kernel {kernel}"}
+    fc = _load(signatures=["driver.kernel-version-unresolved"], context=["driver.install.start"], hint=[hint],
+               fixes=[{"kind": "immediate", "description": "d"}])
+    assert fc.context == ("driver.install.start",)
+    with pytest.raises(ValueError, match="kernel"):
+        _load(signatures=["driver.kernel-version-unresolved"], context=["driver.install.start"], explanation="{kernel}",
+              fixes=[{"kind": "immediate", "description": "d"}])
+    with pytest.raises(ValueError, match="unknown signature"):
+        _load(context=["no.such.signature"])

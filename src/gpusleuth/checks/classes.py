@@ -82,6 +82,7 @@ class FailureClass:
     components: frozenset[str] = frozenset()
     failing: bool = False
     unless: tuple[str, ...] = ()
+    context: tuple[str, ...] = ()  # signatures that only add facts ({kernel}, ...) and hint text from the same pod/node
     hints: tuple[HintRow, ...] = ()
     per_node: bool = False  # one finding per node (a node-level fault), else one per pod
     host: tuple[str, ...] = ()  # facts/host.py CONDITIONS that show the class without a log line
@@ -138,7 +139,7 @@ def _load_row(row: dict, sigs: dict[str, Signature], operands: set[str]) -> Fail
         raise ValueError(f"{where}: missing {', '.join(missing)}")
     if layer_of(code).value != row["layer"]:
         raise ValueError(f"{where}: layer {row['layer']!r} does not match the code's prefix ({layer_of(code).value})")
-    unknown = [s for s in [*row["signatures"], *row.get("unless", [])] if s not in sigs]
+    unknown = [s for s in [*row["signatures"], *row.get("unless", []), *row.get("context", [])] if s not in sigs]
     if unknown:
         raise ValueError(f"{where}: unknown signature id(s) {unknown} (knowledge/signatures.toml)")
     unknown = [h for h in row.get("host", []) if h not in CONDITIONS]
@@ -164,10 +165,13 @@ def _load_row(row: dict, sigs: dict[str, Signature], operands: set[str]) -> Fail
         known |= set(re.compile(sigs[sid].pattern).groupindex)
     for cid in row.get("host", []):
         known |= set(CONDITIONS[cid])
-    texts = [row.get("title", ""), row["explanation"], *(f.description for f in fixes), *(c for f in fixes for c in f.commands),
-             *(h.text for h in hints), *(c for h in hints for f in h.fixes for c in (f.description, *f.commands))]
-    for t in texts:
-        bad = _placeholders(t) - known
+    # A hint may also name the context signatures' groups: it matches the context line that carries them.
+    hinted = known | {g for sid in row.get("context", []) for g in re.compile(sigs[sid].pattern).groupindex}
+    texts = [(t, known) for t in (row.get("title", ""), row["explanation"], *(f.description for f in fixes),
+                                  *(c for f in fixes for c in f.commands))]
+    texts += [(t, hinted) for t in (*(h.text for h in hints), *(c for h in hints for f in h.fixes for c in (f.description, *f.commands)))]
+    for t, allowed in texts:
+        bad = _placeholders(t) - allowed
         if bad:
             raise ValueError(f"{where}: unknown placeholder(s) {sorted(bad)} in {t!r}")
     return FailureClass(
@@ -175,7 +179,8 @@ def _load_row(row: dict, sigs: dict[str, Signature], operands: set[str]) -> Fail
         references=tuple(row["references"]), severity=Severity(row["severity"]), role=Role(row["role"]),
         confidence=float(row["confidence"]), signatures=tuple(row["signatures"]),
         title=row.get("title", "{summary}"), explanation=row["explanation"], fixes=fixes, kinds=kinds,
-        components=comps, failing=bool(row.get("failing", False)), unless=tuple(row.get("unless", ())), hints=hints,
+        components=comps, failing=bool(row.get("failing", False)), unless=tuple(row.get("unless", ())),
+        context=tuple(row.get("context", ())), hints=hints,
         per_node=group == "node", host=tuple(row.get("host", ())),
     )
 
@@ -271,12 +276,13 @@ def _healthy(p: Pod) -> bool:
     return not any(c.reason for c in p.containers if c.state == "waiting")
 
 
+def _operand(s: Seen) -> str | None:
+    spec = spec_for(Pod(s.pod, s.namespace)) if s.pod else None
+    return spec.name if spec is not None else None
+
+
 def _component(s: Seen) -> str | None:
-    if s.pod:
-        spec = spec_for(Pod(s.pod, s.namespace))
-        if spec is not None:
-            return spec.name
-    return s.signature.component
+    return _operand(s) or s.signature.component
 
 
 def _where(s: Seen) -> str:
@@ -317,6 +323,17 @@ _WHAT_IS = {"pod": "the pod's name", "namespace": "its namespace", "node": "the 
             "image": "the image"}
 
 
+def clip(text: str, limit: int) -> str:
+    """text in at most `limit` characters, cut at a word boundary with an ellipsis: a title that ends in
+    "was loa" reads as a bug, one that ends in "was …" as a quote."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = len(cut) if text[len(cut)] == " " else cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "…"
+
+
 def _render_fixes(templates: Iterable[FixTemplate], ctx: dict) -> tuple[Fix, ...]:
     out = []
     for t in templates:
@@ -345,7 +362,7 @@ def _evidence(seen: list[Seen]) -> tuple[Evidence, ...]:
 
 def evaluate(fc: FailureClass, logs: Logs | None, cluster: Cluster | None, host: HostFacts | None = None) -> list[Hit]:
     """The findings of one failure class over the artifacts' log lines, events and host conditions."""
-    wanted = set(fc.signatures) | set(fc.unless)
+    wanted = set(fc.signatures) | set(fc.unless) | set(fc.context)
     seen = _seen_in_logs(logs, wanted, cluster) if fc.kinds - {"event"} else []
     if "event" in fc.kinds:
         seen += _seen_in_events(cluster, wanted)
@@ -358,6 +375,12 @@ def evaluate(fc: FailureClass, logs: Logs | None, cluster: Cluster | None, host:
         if s.signature.id in fc.unless:
             blockers |= {s.scope, ("node", s.node)} if s.node else {s.scope}
     groups: dict[tuple, list[Seen]] = defaultdict(list)
+    around: dict[tuple, list[Seen]] = defaultdict(list)  # context lines by pod scope and by node
+    for s in seen:
+        if s.signature.id in fc.context:
+            around[s.scope].append(s)
+            if s.node:
+                around[("node", s.node)].append(s)
     for s in seen:
         if s.kind == "host":
             pass  # a host condition the row names counts wherever it is seen
@@ -365,14 +388,22 @@ def evaluate(fc: FailureClass, logs: Logs | None, cluster: Cluster | None, host:
             continue
         if s.scope in blockers or (s.node and ("node", s.node) in blockers):
             continue
-        if fc.components and s.pod and _component(s) not in fc.components:
-            continue
+        if fc.components and s.pod and _operand(s) not in fc.components:
+            continue  # a named pod counts only when it is one of those operands, whatever the line says
         if fc.failing and not s.previous and s.pod and cluster is not None:
             p = cluster.pod(s.pod)
             if p is not None and _healthy(p):
                 continue
         groups[s.group(fc.per_node)].append(s)
-    return [_hit(fc, group, cluster) for group in groups.values()]
+    return [_hit(fc, group, cluster, _context_of(group, around)) for group in groups.values()]
+
+
+def _context_of(group: list[Seen], around: dict[tuple, list[Seen]]) -> list[Seen]:
+    out: list[Seen] = []
+    for s in group:
+        for key in (s.scope, ("node", s.node) if s.node else None):
+            out += [c for c in around.get(key, ()) if c not in out]
+    return out
 
 
 def _only_node(cluster: Cluster | None) -> str | None:
@@ -381,32 +412,32 @@ def _only_node(cluster: Cluster | None) -> str | None:
     return names[0] if len(names) == 1 else None
 
 
-def _hit(fc: FailureClass, group: list[Seen], cluster: Cluster | None) -> Hit:
+def _hit(fc: FailureClass, group: list[Seen], cluster: Cluster | None, context: list[Seen] = ()) -> Hit:
     group.sort(key=lambda s: (s.artifact, s.evidence.line or 0))
     # the line that speaks for the finding: one in a pod (its commands can be filled) before a kernel line
     last = max(group, key=lambda s: (bool(s.pod), s.previous, s.artifact, s.evidence.line or 0))
     ctx = {k: v for k, v in (("pod", last.pod), ("namespace", last.namespace), ("container", last.container), ("node", last.node)) if v}
-    for s in group:
+    for s in [*group, *context]:
         for k, v in s.groups.items():
             ctx.setdefault(k, v)
-    ctx.update(line=last.text.strip()[:200], where=_where(last), count=len(group), summary=fc.summary,
+    ctx.update(line=clip(last.text, 240), where=_where(last), count=len(group), summary=fc.summary,
                container_flag=f" -c {last.container}" if last.container else "")
     pod = cluster.pod(last.pod) if cluster is not None and last.pod else None
     status_ev = (pod.evidence,) if pod is not None and pod.evidence and not _healthy(pod) else ()
     explanation = _fill(fc.explanation, ctx, strict=False) or fc.explanation
     fixes = list(fc.fixes)
     for h in fc.hints:
-        if any(h.pattern.search(s.text) for s in group):
+        if any(h.pattern.search(s.text) for s in [*group, *context]):
             explanation += " " + (_fill(h.text, ctx, strict=False) or h.text)
             fixes = [*h.fixes, *fixes]
             break
-    title = _fill(fc.title, {**ctx, "line": ctx["line"][:100]}, strict=False) or fc.summary
+    title = _fill(fc.title, {**ctx, "line": clip(ctx["line"], 100)}, strict=False) or fc.summary
     return Hit(
-        title=title if len(title) <= 160 else title[:157] + "...",
+        title=clip(title, 160),
         explanation=explanation,
         severity=fc.severity,
         role=fc.role,
-        evidence=tuple(dict.fromkeys((*status_ev, *_evidence(group)))),
+        evidence=tuple(dict.fromkeys((*status_ev, *_evidence([*context[:1], *group])))),
         fixes=_render_fixes(fixes, ctx),
         node=last.node,
         component=_component(last) or (last.pod if last.pod else None),

@@ -14,7 +14,7 @@ from gpusleuth.checks.base import check
 from gpusleuth.facts import Cluster, Configuration, Logs
 from gpusleuth.facts.configuration import truthy
 from gpusleuth.facts.operands import OperandGraph, spec_for
-from gpusleuth.knowledge import table
+from gpusleuth.knowledge import table, versions
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Component, ComponentState, Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.k8s import Pod
@@ -125,6 +125,12 @@ def _driver_images() -> tuple[str, tuple[str, ...], re.Pattern, tuple[str, ...]]
     return t["repository"], tuple(t["published_os"]), re.compile(t["tag"]), tuple(t["references"])
 
 
+@cache
+def _os_since() -> dict[str, str]:
+    """OS version -> the first GPU Operator release with driver images for it."""
+    return dict(table("failure_classes")["driver_images"].get("since", {}))
+
+
 @dataclass
 class _Pull:
     image: str
@@ -220,6 +226,20 @@ def _pull_hit(p: _Pull, configuration: Configuration | None) -> Hit:
             extra = (f" The GPU Operator appended the node's OS ({os_}) to driver.version {m.group('version')}: NVIDIA publishes "
                      f"driver images for {os_.rstrip('0123456789.')}, but not this version for {os_}. Pick a driver version "
                      f"published for {os_} (NGC's nvcr.io/nvidia/driver tag list).")
+            since = _os_since().get(os_)
+            rel = configuration.release if configuration else None
+            older = since and not (rel and rel.chart_version and versions.vtuple(rel.chart_version) >= versions.vtuple(since))
+            if older:
+                extra += (f" GPU Operator supports {os_} only from {since} on: "
+                          + (f"release {rel.chart_version} predates it, so none of its driver versions has an {os_} image."
+                             if rel and rel.chart_version else
+                             f"with an older release (the artifacts do not show which one runs) no driver version it offers has an {os_} image."))
+                cmds = helm_set(configuration, "driver.enabled=false")
+                fixes.append(Fix(FixKind.PERMANENT, f"Upgrade the GPU Operator to {since} or later (its default driver has an {os_} image), "
+                                 "or run a supported OS on the GPU nodes."))
+                fixes.append(Fix(FixKind.WORKAROUND, f"Or pre-install the NVIDIA driver on the {os_} nodes and stop deploying the driver "
+                                 "container (driver.enabled=false)."
+                                 + ("" if cmds else _NO_RELEASE), cmds, snippet="driver:\n  enabled: false\n", snippet_language="yaml"))
             fixes.append(Fix(FixKind.PERMANENT, f"Set a driver version that NVIDIA publishes for {os_}.",
                              snippet="driver:\n  version: \"<a version listed for " + os_ + ">\"\n", snippet_language="yaml"))
         else:

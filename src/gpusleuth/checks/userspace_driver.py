@@ -277,7 +277,8 @@ def driver_eol(inventory: GpuInventory, today: date | None = None) -> Iterable[H
                 title=f"Driver {ng.driver_version} ({b.branch} {b.type}) is past end of life since {b.eol:%B %Y}",
                 explanation=f"{b.branch} ({b.type}) reached end of life on {b.eol.isoformat()}, {(today - b.eol).days} days ago: no more bug or "
                             f"security fixes. It supports CUDA up to {b.max_cuda}.",
-                severity=Severity.WARNING, role=Role.ROOT_CAUSE, evidence=ev, node=ng.node, component="nvidia-driver",
+                # A risk to plan for, not the cause of what is failing now: it must not read as one.
+                severity=Severity.WARNING, role=Role.CONTRIBUTING, evidence=ev, node=ng.node, component="nvidia-driver",
                 confidence=0.9 if b.verified else 0.7, fixes=(fix,),
                 facts={"branch": b.branch, "eol": b.eol.isoformat(), "days_past": (today - b.eol).days, "today": today.isoformat()},
             )

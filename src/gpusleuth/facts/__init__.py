@@ -14,6 +14,7 @@ from gpusleuth.facts.configuration import Configuration  # noqa: E402
 from gpusleuth.facts.runtime import RuntimeSetup  # noqa: E402
 from gpusleuth.facts.configs import CdiSpecs  # noqa: E402,F401
 from gpusleuth.facts.host import HostFacts  # noqa: E402
+from gpusleuth.facts.plugin_config import PluginWiring  # noqa: E402,F401
 
 from gpusleuth.facts.timeline import Timeline  # noqa: E402
 from gpusleuth.analysis.ordering import Ordering  # noqa: E402,F401  (its combiner reads Timeline)

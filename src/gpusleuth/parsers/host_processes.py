@@ -148,12 +148,38 @@ def parse_processes(doc: Document) -> Iterable[ContainerdInstance | KubeletRunti
 
 def sniff_crictl(doc: Document) -> int:
     cmd = doc.command or ""
-    if re.match(r"^crictl\b.*\binfo\b", cmd):
+    if _CRICTL_INFO.match(cmd):
         return SURE
     head = doc.lines[:400]
     if head and head[0].lstrip().startswith("{") and any('"containerdEndpoint"' in ln or '"lastCNILoadStatus"' in ln for ln in head):
         return SURE
     return NO
+
+
+_CRICTL_INFO = re.compile(r"^(?:sudo\s+)?(?:\S*/)?crictl\b.*\binfo\b")
+_GREPPED = re.compile(r"\|\s*(?:grep|egrep|jq|head|tail)\b")
+_JSON_PAIR = re.compile(r'^\s*"(?P<key>defaultRuntimeName|enableCDI|containerdEndpoint)"\s*:\s*"?(?P<value>[^",]*)"?,?\s*$')
+
+
+def _crictl_fragment(doc: Document) -> Iterable[ContainerdConfig | ContainerdInstance]:
+    """`crictl info | grep defaultRuntimeName`: the keys shown, nothing about the runtimes left out."""
+    found = {m.group("key"): (m.group("value"), i) for i, ln in enumerate(doc.lines) if (m := _JSON_PAIR.match(ln))}
+    if not found:
+        raise UnusableData("a filtered `crictl info` with none of defaultRuntimeName, enableCDI, containerdEndpoint")
+    flag = re.search(r"(?:--runtime-endpoint|-r)[= ](\S+)", doc.command or "")
+    socket = normalise_path(found["containerdEndpoint"][0] if "containerdEndpoint" in found else (flag.group(1) if flag else None))
+    default = found.get("defaultRuntimeName")
+    cdi = found.get("enableCDI")
+    yield ContainerdConfig(
+        engine="containerd", artifact=doc.artifact, path=None, path_source="crictl info (filtered)",
+        default_runtime=default[0] if default else None, default_runtime_evidence=doc.evidence(default[1]) if default else None,
+        evidence=doc.evidence(0), version=0,
+        enable_cdi=cdi[0] == "true" if cdi and cdi[0] in ("true", "false") else None,
+        enable_cdi_evidence=doc.evidence(cdi[1]) if cdi else None,
+        live=True, fragment=True, socket=socket,
+    )
+    if socket:
+        yield ContainerdInstance(config_path=None, socket=socket, evidence=doc.evidence(0))
 
 
 def _json_line(doc: Document, key: str, start: int = 0) -> int:
@@ -163,6 +189,9 @@ def _json_line(doc: Document, key: str, start: int = 0) -> int:
 
 @parser("host.crictl-info", "`crictl info`: the runtimes a running containerd's CRI plugin actually loaded", sniff=sniff_crictl)
 def parse_crictl(doc: Document) -> Iterable[ContainerdConfig | ContainerdInstance]:
+    if _GREPPED.search(doc.command or "") and not doc.text.lstrip().startswith("{"):
+        yield from _crictl_fragment(doc)
+        return
     try:
         data = json.loads(doc.text)
     except json.JSONDecodeError as exc:
