@@ -5,46 +5,34 @@ docs/checks/ are generated from this list.
 
 from __future__ import annotations
 
+import importlib
+
 from gpusleuth.checks.base import Check, check
-from gpusleuth.checks import (  # noqa: E402  (one module per layer, bottom-up)
-    hardware,
-    firmware,
-    kernel_driver,
-    userspace_driver,
-    cuda_runtime,
-    container_toolkit,
-    container_runtime,
-    device_plugin,
-    feature_discovery,
-    operator,
-    scheduler,
-    workload,
-)
-from gpusleuth.checks import classes, gpu_injection, gpu_sharing, host_state, ordering  # noqa: E402
 
 # Explicit, greppable registry: every module whose Check objects are part of the catalogue. The layer
-# modules come first; then the modules named for a mechanism their checks share across layers: the
-# failure-class table (classes), GPU injection into containers (CU101, WL102), GPU sharing configs,
+# modules come first, bottom-up; then the modules named for a mechanism their checks share across layers:
+# the failure-class table (classes), GPU injection into containers (CU101, WL102), GPU sharing configs,
 # the host's own state against the GPU stack, and the happens-before rules of the timeline.
-_MODULES = (
-    hardware,
-    firmware,
-    kernel_driver,
-    userspace_driver,
-    cuda_runtime,
-    container_toolkit,
-    container_runtime,
-    device_plugin,
-    feature_discovery,
-    operator,
-    scheduler,
-    workload,
-    classes,
-    gpu_injection,
-    gpu_sharing,
-    host_state,
-    ordering,
+MODULES = (
+    "hardware",
+    "firmware",
+    "kernel_driver",
+    "userspace_driver",
+    "cuda_runtime",
+    "container_toolkit",
+    "container_runtime",
+    "device_plugin",
+    "feature_discovery",
+    "operator",
+    "scheduler",
+    "workload",
+    "classes",
+    "gpu_injection",
+    "gpu_sharing",
+    "host_state",
+    "ordering",
 )
+_MODULES = tuple(importlib.import_module(f"gpusleuth.checks.{name}") for name in MODULES)
 
 
 def all_checks() -> list[Check]:
