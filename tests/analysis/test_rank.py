@@ -50,3 +50,25 @@ def test_findings_caused_by_a_demoted_fallback_point_at_the_specific_cause():
 def test_a_warning_low_in_the_stack_does_not_outrank_a_breaking_cause_above_it():
     roots, _ = rank([F("RT008", Layer.CONTAINER_RUNTIME, sev=Severity.WARNING, node=None), F("DP001", Layer.DEVICE_PLUGIN, sev=Severity.CRITICAL)])
     assert [f.code for f in roots] == ["DP001", "RT008"]
+
+
+def test_a_demoted_guess_is_explained_by_the_breaking_cause_not_by_a_warning_below_it():
+    """An end-of-life driver (warning, userspace-driver) sits lower than a CUDA error (cuda-runtime) on
+    the same node; the crash-loop guess is explained by the CUDA error alone."""
+    roots, ordered = rank([F("UD010", Layer.USERSPACE_DRIVER, sev=Severity.WARNING), F("CU104", Layer.CUDA_RUNTIME),
+                           F("OP001", Layer.CUDA_RUNTIME, conf=0.5)])
+    assert next(f for f in ordered if f.code == "OP001").caused_by == ("CU104",)
+    assert [f.code for f in roots] == ["CU104", "UD010"]
+
+
+def test_headline_counts_only_independent_breaking_root_causes():
+    from dataclasses import replace
+
+    from gpusleuth.analysis.diagnose import _headline
+
+    hw = F("HW001", Layer.HARDWARE)
+    explained = replace(F("DP101", Layer.DEVICE_PLUGIN), caused_by=("HW001",))
+    eol = F("UD010", Layer.USERSPACE_DRIVER, sev=Severity.WARNING)
+    assert _headline([hw, explained, eol], [], ()) == "title HW001 on n1"
+    assert _headline([hw, F("RT002", Layer.CONTAINER_RUNTIME, node="n2")], [], ()).endswith("(+1 more root cause(s))")
+    assert _headline([replace(hw, title="Xid 79 on n1")], [], ()) == "Xid 79 on n1"

@@ -24,3 +24,9 @@ def test_nfd_disabled_and_node_unlabelled():
 def test_silent_when_the_pci_label_is_there():
     labelled = _gpu_node({"feature.node.kubernetes.io/pci-10de.present": "true"})
     assert run("FD101", facts_from({}, labelled)) == []
+
+
+def test_silent_without_the_gpu_operator():
+    """k8s-device-plugin#990: a standalone device plugin chart on an unlabelled node; nothing selects by NFD labels."""
+    plugin = pod("nvdp-nvidia-device-plugin-drdv2", ns="nvidia-device-plugin", node="ip-10-0-3-17")
+    assert run("FD101", facts_from({}, _gpu_node({"kubernetes.io/os": "linux"}), plugin)) == []

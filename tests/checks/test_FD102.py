@@ -22,3 +22,20 @@ def test_value_mismatch_in_the_toleration():
 def test_silent_when_the_worker_tolerates_the_taint():
     ok = ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)
     assert run("FD102", facts_from({}, *_cluster(ok))) == []
+
+
+def test_device_plugin_chart_nfd_and_a_gpu_node_known_only_by_its_taint():
+    """k8s-device-plugin#1934: EKS GPU nodes tainted nvidia.com/gpu=true, the plugin chart's NFD tolerates
+    value "present"; no labels, no capacity: the taint says GPU node; the plugin DaemonSet has DESIRED 0."""
+    ds = ("$ kubectl get ds -n kube-system\n"
+          "NAME                                                 DESIRED   CURRENT   READY   UP-TO-DATE   AVAILABLE   NODE SELECTOR   AGE\n"
+          "nvidia-device-plugin                                 0         0         0       0            0           <none>          44m\n"
+          "nvidia-device-plugin-node-feature-discovery-worker   1         1         1       1            1           <none>          44m\n")
+    gpu = node("ip-10-20-31-114.ec2.internal", taints=(taint("nvidia.com/gpu", "true"),))
+    worker = pod("nvidia-device-plugin-node-feature-discovery-worker-4mh6s", ns="kube-system", node="ip-10-20-25-143.ec2.internal")
+    [f] = run("FD102", facts_from({"ds.txt": ds}, gpu, node("ip-10-20-25-143.ec2.internal"), worker))
+    assert "a GPU node by its taint nvidia.com/gpu=true:NoSchedule" in f.explanation
+    assert "DaemonSet nvidia-device-plugin has DESIRED 0" in f.explanation and "ds.txt:3" in cites(f)
+    assert f.fixes[0].commands == ("helm upgrade nvidia-device-plugin nvdp/nvidia-device-plugin -n kube-system --reuse-values --set-json "
+                                   "'nfd.worker.tolerations=[{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]'",)
+    assert f.fixes[0].snippet.startswith("nfd:\n  worker:\n    tolerations:")

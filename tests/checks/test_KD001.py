@@ -151,3 +151,54 @@ waiting for mellanox ofed and nvidia drivers to be installed
 successfully loaded nvidia-peermem module, now waiting for signal
 """
     assert _run({"pods.txt": seed.PODS, "driver.log": ok, "peermem.log": waiting}) == []
+
+
+LSMOD_NO_PEERMEM = """\
+root@gpu-node-3:~# lsmod | grep -E 'nvidia|ib_core|mlx5'
+nvidia_uvm           1794048  0
+nvidia_modeset       1355776  0
+nvidia              56717312  2 nvidia_uvm,nvidia_modeset
+mlx5_ib               458752  0
+ib_core               434176  8 rdma_cm,ib_ipoib,iw_cm,ib_umad,rdma_ucm,ib_uverbs,mlx5_ib,ib_cm
+mlx5_core            2453504  1 mlx5_ib
+root@gpu-node-3:~# cat /sys/module/mlx5_core/version
+24.10-1.1.4
+"""
+WIDE_PODS = """\
+$ kubectl get pods -n gpu-operator -o wide
+NAME                            READY   STATUS    RESTARTS   AGE   IP           NODE         NOMINATED NODE   READINESS GATES
+nvidia-driver-daemonset-k7q2x   2/2     Running   0          3d    10.42.3.17   gpu-node-3   <none>           <none>
+"""
+
+
+def test_the_failure_gains_what_the_node_shows_now():
+    [f] = _run({"pods.txt": seed.PODS, "netop-pods.txt": seed.NETOP_PODS, "driver.log": seed.DRIVER_LOG, "mofed.log": MOFED_LOG,
+                "host.txt": LSMOD_NO_PEERMEM})
+    assert f.facts["cause"] == "mofed-not-ready" and f.facts["peermem_loaded"] is False and f.facts["mofed"] == "24.10-1.1.4"
+    assert "On the node now: lsmod on the node does not list nvidia_peermem; ib_core is loaded; MOFED 24.10-1.1.4" in f.explanation
+    assert {"host.txt:1", "host.txt:6", "host.txt:9"} <= {e.cite() for e in f.evidence}
+
+
+def test_peermem_missing_with_rdma_on_and_no_failure_in_any_log():
+    [f] = _run({"pods.txt": WIDE_PODS, "clusterpolicy.yaml": CLUSTER_POLICY, "host.txt": LSMOD_NO_PEERMEM})
+    assert f.facts["cause"] == "not-loaded" and f.node == "gpu-node-3" and f.role == Role.ROOT_CAUSE
+    assert f.title == "nvidia_peermem is not loaded on gpu-node-3 although GPUDirect RDMA is enabled"
+    assert [e.cite() for e in f.evidence] == ["host.txt:4", "host.txt:1", "host.txt:6", "host.txt:9", "clusterpolicy.yaml:9"]
+    assert "a MOFED reload" in f.explanation
+    assert f.fixes[0].commands == ("kubectl logs nvidia-driver-daemonset-k7q2x -n gpu-operator -c nvidia-peermem-ctr",
+                                   "ls -l /run/mellanox/drivers/.driver-ready", "kubectl delete pod nvidia-driver-daemonset-k7q2x -n gpu-operator")
+    assert f.fixes[1].kind == FixKind.WORKAROUND
+
+
+def test_silent_when_peermem_is_loaded_or_rdma_is_off():
+    loaded = LSMOD_NO_PEERMEM.replace("mlx5_ib               458752  0\n", "mlx5_ib               458752  0\nnvidia_peermem         16384  0\n")
+    assert _run({"pods.txt": WIDE_PODS, "clusterpolicy.yaml": CLUSTER_POLICY, "host.txt": loaded}) == []
+    off = CLUSTER_POLICY.replace("    rdma:\n      enabled: true", "    rdma:\n      enabled: false")
+    assert _run({"pods.txt": WIDE_PODS, "clusterpolicy.yaml": off, "host.txt": LSMOD_NO_PEERMEM}) == []
+
+
+def test_the_driver_containers_own_marker_says_rdma_is_on():
+    marker = "root@gpu-node-3:~# cat /run/nvidia/validations/.driver-ctr-ready\nGDRCOPY_ENABLED: false\nGDS_ENABLED: false\nGPU_DIRECT_RDMA_ENABLED: true\n"
+    [f] = _run({"pods.txt": WIDE_PODS, "host.txt": LSMOD_NO_PEERMEM + marker})
+    assert f.facts["cause"] == "not-loaded" and "records GPU_DIRECT_RDMA_ENABLED: true" in f.explanation
+    assert "host.txt:13" in [e.cite() for e in f.evidence]

@@ -64,3 +64,45 @@ def test_silent_on_a_clean_driver_install_and_a_kernel_cmdline_that_blacklists_n
     dmesg = ("$ dmesg\n[    0.000000] Command line: BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=/dev/sda1 rd.driver.blacklist=nouveau nouveau.modeset=0\n"
              "[   12.331245] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.127.05  Tue Oct  8 03:24:45 UTC 2024\n")
     assert run("KD101", facts_from({"driver.log": ok, "dmesg.txt": dmesg})) == []
+
+
+PROBE_LSMOD = """\
+root@gpu-node-1:~# lsmod
+Module                  Size  Used by
+nouveau              2433024  0
+mxm_wmi                16384  1 nouveau
+drm_ttm_helper         16384  1 nouveau
+ttm                    86016  2 drm_ttm_helper,nouveau
+root@gpu-node-1:~# cat /proc/cmdline
+BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=UUID=0c2f6a7e ro quiet splash
+"""
+
+
+def test_nouveau_in_lsmod_without_nvidia_fires_from_the_host_alone():
+    [f] = run("KD101", facts_from({"host.txt": PROBE_LSMOD}, pod("nvidia-driver-daemonset-7xk2p", status="CrashLoopBackOff", ready="0/1")))
+    assert f.node == "gpu-node-1" and f.role == Role.ROOT_CAUSE
+    assert cites(f) == ["host.txt:1", "host.txt:3", "host.txt:8"]  # the lsmod command, nouveau's row, the cmdline
+    assert "nouveau is loaded and nvidia is not; /proc/cmdline does not blacklist it" in f.explanation
+    assert f.facts["signatures"] == ["host.nouveau-loaded"]
+
+
+def test_nouveau_next_to_a_loaded_nvidia_is_not_this_class():
+    both = PROBE_LSMOD.replace("nouveau              2433024  0\n", "nouveau              2433024  0\nnvidia              56717312  2\n")
+    assert run("KD101", facts_from({"host.txt": both})) == []
+
+
+def test_a_long_wrapped_kernel_line_is_cut_at_a_word_in_the_title():
+    """The probe message spans three dmesg lines; the title quotes it without cutting a word in half."""
+    [f] = run("KD101", facts_from({"dmesg.txt": DMESG}))
+    assert len(f.title) <= 160
+    quoted = f.title.split(": ", 1)[1]
+    assert quoted.endswith("…") or quoted.endswith("device(s).")
+    assert not quoted.rstrip("…").endswith(("loa", "was lo", "obtain")), f.title
+
+
+def test_clip_keeps_whole_words():
+    from gpusleuth.checks.classes import clip
+
+    assert clip("short line", 40) == "short line"
+    assert clip("NVRM: was loaded and obtained ownership of the NVIDIA device(s).", 30) == "NVRM: was loaded and obtained…"
+    assert clip("a" * 50, 20) == "a" * 19 + "…"

@@ -30,7 +30,7 @@ Stopping NVIDIA persistence daemon...
 
 def test_dnf_without_headers_points_at_entitlement_and_fills_the_pod():
     [f] = run("KD102", facts_from({"driver.log": RHEL}))
-    assert cites(f) == ["driver.log:9"]
+    assert cites(f) == ["driver.log:4", "driver.log:9"]  # the kernel it runs, then the failure
     assert "entitled repositories" in f.explanation
     assert f.fixes[0].commands[0] == ("kubectl logs nvidia-driver-daemonset-412.86.202301061548-0-x7r2m -n nvidia-gpu-operator "
                                       "-c nvidia-driver-ctr --previous")
@@ -38,8 +38,17 @@ def test_dnf_without_headers_points_at_entitlement_and_fills_the_pod():
 
 
 def test_unresolved_kernel_version_on_a_fips_kernel():
+    """NVIDIA/gpu-operator#457: the FIPS kernel's headers live only in the Ubuntu Pro FIPS repository."""
     [f] = run("KD102", facts_from({"driver.log": UBUNTU}))
-    assert cites(f) == ["driver.log:9"] and "Could not resolve Linux kernel version" in f.title
+    assert cites(f) == ["driver.log:2", "driver.log:9"] and "Could not resolve Linux kernel version" in f.title
+    assert "FIPS kernel 5.4.0-1068-fips" in f.explanation
+    assert f.fixes[0].kind.value == "workaround" and "Ubuntu Pro FIPS apt source for 5.4.0-1068-fips" in f.fixes[0].description
+
+
+def test_a_generic_kernel_is_named_with_the_headers_package_it_needs():
+    generic = UBUNTU.replace("5.4.0-1068-fips", "5.15.0-1028-gke")
+    [f] = run("KD102", facts_from({"driver.log": generic}))
+    assert "needs linux-headers-5.15.0-1028-gke" in f.explanation and "FIPS" not in f.explanation
 
 
 def test_silent_when_headers_install():

@@ -29,3 +29,28 @@ def test_key_rejected_and_lockdown_lines_on_the_same_node():
 def test_silent_for_an_unrelated_module_error():
     other = DRIVER.replace("Key was rejected by service", "Unknown symbol in module, or unknown parameter (see dmesg)")
     assert run("KD104", facts_from({"driver.log": other})) == []
+
+
+UNSIGNED = """\
+root@gpu-node-1:~# mokutil --sb-state
+SecureBoot enabled
+root@gpu-node-1:~# chroot /run/nvidia/driver modinfo nvidia
+filename:       /lib/modules/6.8.0-45-generic/kernel/drivers/video/nvidia.ko
+version:        550.127.05
+license:        NVIDIA
+name:           nvidia
+vermagic:       6.8.0-45-generic SMP preempt mod_unload modversions 
+parm:           NVreg_EnableGpuFirmware:int
+"""
+
+
+def test_secure_boot_and_an_unsigned_module_on_the_host():
+    [f] = run("KD104", facts_from({"host.txt": UNSIGNED}, pod("nvidia-driver-daemonset-vz6lq", status="CrashLoopBackOff", ready="0/1")))
+    assert f.node == "gpu-node-1" and cites(f) == ["host.txt:2", "host.txt:4"]  # Secure Boot, the module file
+    assert "carries no signature" in f.explanation and f.fixes[0].commands[0].startswith("kubectl debug node/gpu-node-1")
+
+
+def test_silent_when_the_module_is_signed_or_secure_boot_is_off():
+    signed = UNSIGNED.replace("parm:", "signer:         Canonical Ltd. Kernel Module Signing\nparm:")
+    assert run("KD104", facts_from({"host.txt": signed})) == []
+    assert run("KD104", facts_from({"host.txt": UNSIGNED.replace("SecureBoot enabled", "SecureBoot disabled")})) == []

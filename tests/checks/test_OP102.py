@@ -56,3 +56,22 @@ def test_kubectl_paste_end_to_end_makes_the_pull_the_root_cause():
     assert "driver-image-debian13.txt:36" in cites(root)
     fallback = [f for f in report.findings if f.code == "OP107"]
     assert fallback and fallback[0].role.value == "symptom"  # the generic start failure yields to the specific one
+
+
+def test_new_os_before_the_operator_release_that_supports_it():
+    """gpu-operator#722: 24.3.0 on Ubuntu 24.04; images for ubuntu24.04 come with GPU Operator 25.3.0."""
+    e = event("pod/nvidia-driver-daemonset-5xgrq", "Failed", UBUNTU.replace("535.129.03", "550.54.15"), line=2)
+    values = "$ helm list -n gpu-operator\nNAME                      NAMESPACE     REVISION  UPDATED                                  STATUS    CHART                APP VERSION\ngpu-operator-1715775233   gpu-operator  1         2024-05-15 12:14:02.31 +0000 UTC         deployed  gpu-operator-v24.3.0 v24.3.0\n"
+    [f] = run("OP102", facts_from({"helm.txt": values}, e))
+    assert "supports ubuntu24.04 only from v25.3.0 on: release v24.3.0 predates it" in f.explanation
+    kinds = [(x.kind.value, x.description.split(" ")[0]) for x in f.fixes]
+    assert ("permanent", "Upgrade") in kinds and any(x.snippet == "driver:\n  enabled: false\n" for x in f.fixes)
+    assert any(c == "helm upgrade gpu-operator-1715775233 nvidia/gpu-operator -n gpu-operator --reuse-values --set driver.enabled=false"
+               for x in f.fixes for c in x.commands)
+
+
+def test_a_release_that_supports_the_os_only_gets_the_version_advice():
+    e = event("pod/nvidia-driver-daemonset-5xgrq", "Failed", UBUNTU, line=2)
+    values = "$ helm list -n gpu-operator\nNAME                      NAMESPACE     REVISION  UPDATED                                  STATUS    CHART                APP VERSION\ngpu-operator              gpu-operator  3         2025-06-02 08:00:00.1 +0000 UTC          deployed  gpu-operator-v25.3.1 v25.3.1\n"
+    [f] = run("OP102", facts_from({"helm.txt": values}, e))
+    assert "only from" not in f.explanation and "not this version for ubuntu24.04" in f.explanation

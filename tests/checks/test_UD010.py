@@ -23,6 +23,7 @@ def test_r535_is_past_eol(tmp_path):
     inv = _inventory({"smi.xml": healthy_node(2, driver="535.183.01", cuda="12.2")}, tmp_path)
     (h,) = get_check("UD010")(inventory=inv, today=TODAY)
     assert h.severity.value == "warning" and "past end of life since June 2026" in h.title
+    assert h.role.value == "contributing"  # a risk, listed apart from what breaks the node now
     assert h.facts["days_past"] == 144 and h.evidence[0].text == "<driver_version>535.183.01</driver_version>"
     assert "R580 LTS until June 2028" in h.fixes[0].description
 

@@ -42,6 +42,8 @@ def test_every_row_is_a_registered_documented_check():
     ({"components": ["nvidia-frobnicator"]}, "unknown operand"),
     ({"in": ["kernel", "smoke-signals"]}, "`in` must be"),
     ({"code": "WL1"}, "two letters and three digits"),
+    ({"host": ["host.no-such-state"]}, "unknown host condition"),
+    ({"host": ["host.nouveau-loaded"], "explanation": "{where} {built}"}, "unknown placeholder"),
 ])
 def test_bad_rows_fail_loudly(changes, message):
     with pytest.raises(ValueError, match=message):
@@ -51,6 +53,7 @@ def test_bad_rows_fail_loudly(changes, message):
 def test_named_groups_are_valid_placeholders():
     fc = _load(title="asked {requested}")
     assert fc.title == "asked {requested}"
+    assert _load(host=["host.module-vermagic-mismatch"], title="{module} built for {built}, running {kernel}").host == ("host.module-vermagic-mismatch",)
 
 
 OOM = "$ kubectl logs -n ml trainer-0 --previous\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity)\n"
@@ -99,3 +102,16 @@ def test_row_checks_skip_without_logs_or_events():
     facts = facts_from({}, pod("x"))
     _, outcomes = run_checks(facts, checks=[get_check("KD101"), get_check("SC103")])
     assert [o.status for o in outcomes] == ["skipped", "skipped"]
+
+
+def test_context_groups_fill_hints_only():
+    """A context signature lends {kernel} to hints (which match its line), never to the title or fixes."""
+    hint = {"match": "for Linux kernel version", "text": "kernel {kernel}"}
+    fc = _load(signatures=["driver.kernel-version-unresolved"], context=["driver.install.start"], hint=[hint],
+               fixes=[{"kind": "immediate", "description": "d"}])
+    assert fc.context == ("driver.install.start",)
+    with pytest.raises(ValueError, match="kernel"):
+        _load(signatures=["driver.kernel-version-unresolved"], context=["driver.install.start"], explanation="{kernel}",
+              fixes=[{"kind": "immediate", "description": "d"}])
+    with pytest.raises(ValueError, match="unknown signature"):
+        _load(context=["no.such.signature"])

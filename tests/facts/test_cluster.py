@@ -159,3 +159,19 @@ def test_nothing_to_combine(facts_of):
     facts = facts_of({"notes.txt": "just some words\n"})
     with pytest.raises(NotApplicable):
         facts.get(Cluster)
+
+
+def test_a_pod_without_a_node_column_is_placed_by_its_scheduled_event(facts_of):
+    """`get pods` without -o wide and a describe cut to its events: the Scheduled event names the node."""
+    table = ("$ kubectl get pods -n gpu-operator\n"
+             "NAME                            READY   STATUS             RESTARTS   AGE\n"
+             "nvidia-driver-daemonset-5xgrq   0/1     ImagePullBackOff   0          12m\n"
+             "nvidia-device-plugin-x2c4n      0/1     Init:0/1           0          12m\n")
+    describe = ("$ kubectl describe pod nvidia-driver-daemonset-5xgrq -n gpu-operator | tail -4\n"
+                "Events:\n"
+                "  Type    Reason     Age   From               Message\n"
+                "  ----    ------     ----  ----               -------\n"
+                "  Normal  Scheduled  12m   default-scheduler  Successfully assigned gpu-operator/nvidia-driver-daemonset-5xgrq to ip-172-31-9-210\n")
+    cluster = facts_of({"pods.txt": table, "describe.txt": describe}).get(Cluster)
+    assert cluster.pod("nvidia-driver-daemonset-5xgrq").node == "ip-172-31-9-210"
+    assert cluster.pod("nvidia-device-plugin-x2c4n").node is None

@@ -239,6 +239,22 @@ def test_dmesg_uptime_becomes_wall_clock_only_when_the_same_boot_is_seen():
     assert any("stay relative to boot" in n for n in alone.notes)
 
 
+def test_dmesg_uptime_is_anchored_by_the_probed_proc_uptime_of_the_same_node():
+    from gpusleuth.model.host import Uptime
+
+    rel = ContainerLog("nodes/gpu-node-3/commands/dmesg-nvidia.txt", (
+        _line("nodes/gpu-node-3/commands/dmesg-nvidia.txt", 1, "nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)",
+              None, "dmesg", 160.25),
+    ), node="gpu-node-3", kind="kernel")
+    up = Uptime(3600.0, Evidence("nodes/gpu-node-3/files/proc/uptime", 1, "3600.00 1200.00"), "gpu-node-3", read_at=at(15, 0))
+    tl = facts_with(rel, up).get(Timeline)
+    e = entry(tl, "Unknown symbol")
+    assert e.time == at(14, 0) + timedelta(seconds=160.25)
+    assert any("/proc/uptime of node gpu-node-3 (nodes/gpu-node-3/files/proc/uptime:1: 3600 s)" in n for n in tl.notes)
+    other = Uptime(3600.0, up.evidence, "gpu-node-4", read_at=at(15, 0))
+    assert entry(facts_with(rel, other).get(Timeline), "Unknown symbol").time is None  # another node's boot says nothing
+
+
 def test_event_ages_are_anchored_to_the_capture_time_and_say_from_where():
     ev = Event("BackOff", "Back-off restarting failed container nvidia-driver-ctr in pod nvidia-driver-daemonset-x",
                type="Warning", namespace="nvidia-gpu-operator", object="pod/nvidia-driver-daemonset-418.94.202510230424-0-564xm",

@@ -180,6 +180,20 @@ def test_crictl_info_with_runtime_endpoint_flag_and_no_endpoint_field():
     assert cfg.socket == inst.socket == "/run/k3s/containerd/containerd.sock"
 
 
+def test_crictl_info_grepped_for_the_default_runtime_knows_only_that():
+    """`crictl info | grep defaultRuntimeName`, run with RKE2's own crictl: the default is known, the
+    runtimes are not (absent from a grep is not absent from containerd)."""
+    text = ("root@gpu-worker-1:~# /var/lib/rancher/rke2/bin/crictl --runtime-endpoint unix:///run/k3s/containerd/containerd.sock "
+            "info | grep -i defaultRuntimeName\n"
+            '      "defaultRuntimeName": "runc",\n')
+    doc = doc_from_text(text)
+    assert sniff_crictl(doc) == SURE
+    cfg, inst = parse_crictl.parse(doc)
+    assert cfg.live and cfg.fragment and cfg.runtimes == {}
+    assert cfg.default_runtime == "runc" and cfg.default_runtime_evidence.line == 2
+    assert cfg.socket == inst.socket == "/run/k3s/containerd/containerd.sock"
+
+
 def test_crictl_truncated_is_unusable():
     with pytest.raises(UnusableData, match="truncated"):
         list(parse_crictl.parse(doc_from_text("\n".join(CRICTL_17.splitlines()[:20]))))

@@ -277,3 +277,19 @@ def test_free_text_with_a_known_signature_is_a_weak_log():
     text = "some notes from the on-call\nmodprobe: ERROR: could not insert 'nvidia_peermem': Invalid argument\nthat was all\n"
     assert sniff(doc_from_text(text, "notes.md")) == WEAK
     assert sniff(doc_from_text("some notes from the on-call\nnothing known here\n", "notes.md")) < WEAK
+
+
+def test_a_bundle_record_names_the_node_of_its_logs():
+    from gpusleuth.model.document import Document
+
+    dmesg = Document("nodes/gpu-node-07/commands/dmesg-nvidia.txt", ("[  101.230000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.129.03",),
+                     command="dmesg | grep -E 'NVRM|Xid'", meta={"source": "probe", "node": "gpu-node-07"})
+    log = parse_log(dmesg)
+    assert (log.kind, log.node) == ("kernel", "gpu-node-07")
+    ctr = Document("namespaces/gpu-operator/logs/nvidia-driver-daemonset-x/nvidia-driver-ctr.log",
+                   ("2025-09-26T18:40:01.000000000Z + modprobe nvidia",), command="kubectl logs -n gpu-operator nvidia-driver-daemonset-x -c nvidia-driver-ctr",
+                   meta={"kind": "container-log", "node": "gpu-node-07"})
+    assert parse_log(ctr).node == "gpu-node-07"
+    journal = "Sep 26 18:40:01 ip-10-0-0-7 kernel: NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off the bus."
+    assert parse_log(Document("j.log", (journal,), meta={"node": "gpu-node-07"})).node == "gpu-node-07"  # the record wins over the host name
+    assert parse_log(Document("j.log", (journal,))).node == "ip-10-0-0-7"

@@ -8,7 +8,7 @@ from gpusleuth.analysis.engine import Selection, ingest, run_checks
 from gpusleuth.analysis.rank import rank, verdict
 from gpusleuth.facts import Facts
 from gpusleuth.gcpause import gc_paused
-from gpusleuth.model.finding import Gap, Role
+from gpusleuth.model.finding import Gap, Severity
 from gpusleuth.model.report import Report
 from gpusleuth.sources import Source
 
@@ -110,8 +110,11 @@ def _headline(roots, findings, components) -> str:
             return serious[0].title
         return "No known failure found in the artifacts given (see gaps for what could not be seen)."
     top = roots[0]
-    where = f" on {top.node}" if top.node else ""
+    where = f" on {top.node}" if top.node and top.node not in top.title else ""
     blocked = [c for c in components if c.state.value == "blocked"]
     tail = f"; {len(blocked)} component(s) blocked behind it" if blocked else ""
-    more = f" (+{len(roots) - 1} more root cause(s))" if len(roots) > 1 else ""
+    # Only causes that stand on their own count: one explained by another root cause (caused_by) is its
+    # consequence, and a warning (an end-of-life branch, a missing setting) breaks nothing by itself.
+    others = [f for f in roots[1:] if not f.caused_by and f.severity.weight >= Severity.ERROR.weight]
+    more = f" (+{len(others)} more root cause(s))" if others else ""
     return f"{top.title}{where}{tail}{more}"

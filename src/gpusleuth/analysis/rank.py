@@ -3,7 +3,9 @@ debug from the bottom of the stack up).
 
 Rules, in order:
 1. A fallback finding (a check's generic guess, confidence <= FALLBACK) stops being a root cause when a
-   specific root cause exists on the same node (or cluster-wide); it becomes a symptom of it.
+   specific root cause exists on the same node (or cluster-wide); it becomes a symptom of it. Causes that
+   break something (error and above) explain it before warnings do: an end-of-life driver does not
+   explain a crash-loop that a CUDA error explains.
 2. A higher-layer root cause on the same (known) node as a lower-layer one stays a root cause and is
    linked to the lower one through caused_by, unless its check named its cause itself.
 3. A caused_by naming a finding that rule 1 demoted points at what that finding was demoted to (a blocked
@@ -41,6 +43,8 @@ def rank(findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
     for f in findings:
         if f.role == Role.ROOT_CAUSE and f.confidence <= FALLBACK:
             causes = sorted((g for g in specific if g is not f and _same_scope(f, g)), key=_key)
+            breaking = [g for g in causes if g.severity.weight >= Severity.ERROR.weight]
+            causes = breaking or causes
             if causes:
                 f = replace(f, role=Role.SYMPTOM, caused_by=f.caused_by or tuple(dict.fromkeys(g.code for g in causes[:2])))
         out.append(f)

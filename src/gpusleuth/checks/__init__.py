@@ -1,45 +1,38 @@
-"""The check catalogue. One module per layer; add a check to the module of its layer and list new
-modules here. ``gpusleuth checks`` and docs/checks/ are generated from this list.
+"""The check catalogue. One module per layer: add a check to the module of its layer (a failure class
+told by one log line is a row in knowledge/failure_classes.toml instead). ``gpusleuth checks`` and
+docs/checks/ are generated from this list.
 """
 
 from __future__ import annotations
 
-from gpusleuth.checks import container_runtime
-from gpusleuth.checks import container_toolkit
-from gpusleuth.checks.base import Check, check
-from gpusleuth.checks import kernel_driver  # noqa: E402
-from gpusleuth.checks import operator  # noqa: E402
-from gpusleuth.checks import device_plugin  # noqa: E402
-from gpusleuth.checks import scheduler  # noqa: E402
-from gpusleuth.checks import cuda_runtime, firmware, gpu_sharing, hardware, userspace_driver, workload  # noqa: E402
-from gpusleuth.checks import classes  # noqa: E402
-from gpusleuth.checks import allocation, feature_discovery, gpu_firmware, gpu_injection, host_state, operator_state, scheduling  # noqa: E402
-from gpusleuth.checks import ordering  # noqa: E402
+import importlib
 
-# Explicit, greppable registry: every module whose Check objects are part of the catalogue.
-_MODULES = (
-    container_toolkit,
-    container_runtime,
-    kernel_driver,
-    operator,
-    device_plugin,
-    scheduler,
-    hardware,
-    firmware,
-    userspace_driver,
-    cuda_runtime,
-    gpu_sharing,
-    workload,
-    classes,
-    allocation,
-    feature_discovery,
-    gpu_firmware,
-    gpu_injection,
-    host_state,
-    operator_state,
-    scheduling,
-    ordering,
+from gpusleuth.checks.base import Check, check
+
+# Explicit, greppable registry: every module whose Check objects are part of the catalogue. The layer
+# modules come first, bottom-up; then the modules named for a mechanism their checks share across layers:
+# the failure-class table (classes), GPU injection into containers (CU101, WL102), GPU sharing configs,
+# the host's own state against the GPU stack, and the happens-before rules of the timeline.
+MODULES = (
+    "hardware",
+    "firmware",
+    "kernel_driver",
+    "userspace_driver",
+    "cuda_runtime",
+    "container_toolkit",
+    "container_runtime",
+    "device_plugin",
+    "feature_discovery",
+    "operator",
+    "scheduler",
+    "workload",
+    "classes",
+    "gpu_injection",
+    "gpu_sharing",
+    "host_state",
+    "ordering",
 )
+_MODULES = tuple(importlib.import_module(f"gpusleuth.checks.{name}") for name in MODULES)
 
 
 def all_checks() -> list[Check]:

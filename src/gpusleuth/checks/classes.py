@@ -9,7 +9,9 @@ that matched; a command whose placeholder the artifacts cannot fill is left out 
 fill in. A new failure class is a new row, not new code.
 
 Every matched line becomes evidence (artifact:line); one finding per class and pod (or node, or artifact
-when neither is known).
+when neither is known). A row can also name host conditions (`host = [...]`, facts/host.py CONDITIONS): a
+state of the node that shows the class without any log line (nouveau in lsmod, a module whose vermagic is
+another kernel's); its lines are evidence like matched lines, and its named values fill placeholders.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Iterable
 from gpusleuth.checks.base import Check, layer_of
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.cluster import Cluster
+from gpusleuth.facts.host import CONDITIONS, HostFacts
 from gpusleuth.facts.logs import Logs, Signature, signatures
 from gpusleuth.facts.operands import operand_table, spec_for
 from gpusleuth.knowledge import table
@@ -79,8 +82,10 @@ class FailureClass:
     components: frozenset[str] = frozenset()
     failing: bool = False
     unless: tuple[str, ...] = ()
+    context: tuple[str, ...] = ()  # signatures that only add facts ({kernel}, ...) and hint text from the same pod/node
     hints: tuple[HintRow, ...] = ()
     per_node: bool = False  # one finding per node (a node-level fault), else one per pod
+    host: tuple[str, ...] = ()  # facts/host.py CONDITIONS that show the class without a log line
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,9 +139,12 @@ def _load_row(row: dict, sigs: dict[str, Signature], operands: set[str]) -> Fail
         raise ValueError(f"{where}: missing {', '.join(missing)}")
     if layer_of(code).value != row["layer"]:
         raise ValueError(f"{where}: layer {row['layer']!r} does not match the code's prefix ({layer_of(code).value})")
-    unknown = [s for s in [*row["signatures"], *row.get("unless", [])] if s not in sigs]
+    unknown = [s for s in [*row["signatures"], *row.get("unless", []), *row.get("context", [])] if s not in sigs]
     if unknown:
         raise ValueError(f"{where}: unknown signature id(s) {unknown} (knowledge/signatures.toml)")
+    unknown = [h for h in row.get("host", []) if h not in CONDITIONS]
+    if unknown:
+        raise ValueError(f"{where}: unknown host condition(s) {unknown} (facts/host.py CONDITIONS)")
     kinds = frozenset(row.get("in", KINDS))
     if not kinds <= KINDS:
         raise ValueError(f"{where}: `in` must be a subset of {sorted(KINDS)}")
@@ -155,10 +163,15 @@ def _load_row(row: dict, sigs: dict[str, Signature], operands: set[str]) -> Fail
     known = set(CONTEXT)
     for sid in row["signatures"]:
         known |= set(re.compile(sigs[sid].pattern).groupindex)
-    texts = [row.get("title", ""), row["explanation"], *(f.description for f in fixes), *(c for f in fixes for c in f.commands),
-             *(h.text for h in hints), *(c for h in hints for f in h.fixes for c in (f.description, *f.commands))]
-    for t in texts:
-        bad = _placeholders(t) - known
+    for cid in row.get("host", []):
+        known |= set(CONDITIONS[cid])
+    # A hint may also name the context signatures' groups: it matches the context line that carries them.
+    hinted = known | {g for sid in row.get("context", []) for g in re.compile(sigs[sid].pattern).groupindex}
+    texts = [(t, known) for t in (row.get("title", ""), row["explanation"], *(f.description for f in fixes),
+                                  *(c for f in fixes for c in f.commands))]
+    texts += [(t, hinted) for t in (*(h.text for h in hints), *(c for h in hints for f in h.fixes for c in (f.description, *f.commands)))]
+    for t, allowed in texts:
+        bad = _placeholders(t) - allowed
         if bad:
             raise ValueError(f"{where}: unknown placeholder(s) {sorted(bad)} in {t!r}")
     return FailureClass(
@@ -166,8 +179,9 @@ def _load_row(row: dict, sigs: dict[str, Signature], operands: set[str]) -> Fail
         references=tuple(row["references"]), severity=Severity(row["severity"]), role=Role(row["role"]),
         confidence=float(row["confidence"]), signatures=tuple(row["signatures"]),
         title=row.get("title", "{summary}"), explanation=row["explanation"], fixes=fixes, kinds=kinds,
-        components=comps, failing=bool(row.get("failing", False)), unless=tuple(row.get("unless", ())), hints=hints,
-        per_node=group == "node",
+        components=comps, failing=bool(row.get("failing", False)), unless=tuple(row.get("unless", ())),
+        context=tuple(row.get("context", ())), hints=hints,
+        per_node=group == "node", host=tuple(row.get("host", ())),
     )
 
 
@@ -231,6 +245,21 @@ def _seen_in_events(cluster: Cluster | None, wanted: set[str]) -> list[Seen]:
     return out
 
 
+def _seen_on_hosts(host: HostFacts | None, wanted: tuple[str, ...], fc_layer: str, severity: str) -> list[Seen]:
+    """Host conditions are seen like lines: one Seen per line that shows the condition."""
+    out = []
+    for c in (host.conditions(*wanted) if host is not None and wanted else []):
+        sig = _host_signature(c.id, fc_layer, severity)
+        out += [Seen(sig, c.text, e, "host", e.artifact, node=c.node, groups=dict(c.groups)) for e in c.evidence]
+    return out
+
+
+@cache
+def _host_signature(cid: str, layer: str, severity: str) -> Signature:
+    """What a host condition is recorded as in a finding's facts (its id among the signatures)."""
+    return Signature(cid, "host", layer, severity, "")
+
+
 def _pod_node(cluster: Cluster | None, pod: str | None) -> str | None:
     p = cluster.pod(pod) if cluster is not None and pod else None
     return p.node if p is not None else None
@@ -247,15 +276,18 @@ def _healthy(p: Pod) -> bool:
     return not any(c.reason for c in p.containers if c.state == "waiting")
 
 
+def _operand(s: Seen) -> str | None:
+    spec = spec_for(Pod(s.pod, s.namespace)) if s.pod else None
+    return spec.name if spec is not None else None
+
+
 def _component(s: Seen) -> str | None:
-    if s.pod:
-        spec = spec_for(Pod(s.pod, s.namespace))
-        if spec is not None:
-            return spec.name
-    return s.signature.component
+    return _operand(s) or s.signature.component
 
 
 def _where(s: Seen) -> str:
+    if s.kind == "host":
+        return f"the host of {s.node}" if s.node else s.artifact
     if s.kind in ("kernel", "journal"):
         return f"the {s.kind} log of {s.node}" if s.node else f"the {s.kind} log ({s.artifact})"
     parts = []
@@ -291,6 +323,17 @@ _WHAT_IS = {"pod": "the pod's name", "namespace": "its namespace", "node": "the 
             "image": "the image"}
 
 
+def clip(text: str, limit: int) -> str:
+    """text in at most `limit` characters, cut at a word boundary with an ellipsis: a title that ends in
+    "was loa" reads as a bug, one that ends in "was …" as a quote."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = len(cut) if text[len(cut)] == " " else cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "…"
+
+
 def _render_fixes(templates: Iterable[FixTemplate], ctx: dict) -> tuple[Fix, ...]:
     out = []
     for t in templates:
@@ -317,12 +360,13 @@ def _evidence(seen: list[Seen]) -> tuple[Evidence, ...]:
     return tuple(ordered)
 
 
-def evaluate(fc: FailureClass, logs: Logs | None, cluster: Cluster | None) -> list[Hit]:
-    """The findings of one failure class over the artifacts' log lines and events."""
-    wanted = set(fc.signatures) | set(fc.unless)
+def evaluate(fc: FailureClass, logs: Logs | None, cluster: Cluster | None, host: HostFacts | None = None) -> list[Hit]:
+    """The findings of one failure class over the artifacts' log lines, events and host conditions."""
+    wanted = set(fc.signatures) | set(fc.unless) | set(fc.context)
     seen = _seen_in_logs(logs, wanted, cluster) if fc.kinds - {"event"} else []
     if "event" in fc.kinds:
         seen += _seen_in_events(cluster, wanted)
+    seen += _seen_on_hosts(host, fc.host, layer_of(fc.code).value, fc.severity.value)
     only = _only_node(cluster)
     if only:
         seen = [s if s.node else replace(s, node=only) for s in seen]
@@ -331,19 +375,35 @@ def evaluate(fc: FailureClass, logs: Logs | None, cluster: Cluster | None) -> li
         if s.signature.id in fc.unless:
             blockers |= {s.scope, ("node", s.node)} if s.node else {s.scope}
     groups: dict[tuple, list[Seen]] = defaultdict(list)
+    around: dict[tuple, list[Seen]] = defaultdict(list)  # context lines by pod scope and by node
     for s in seen:
-        if s.signature.id not in fc.signatures or s.kind not in fc.kinds:
+        if s.signature.id in fc.context:
+            around[s.scope].append(s)
+            if s.node:
+                around[("node", s.node)].append(s)
+    for s in seen:
+        if s.kind == "host":
+            pass  # a host condition the row names counts wherever it is seen
+        elif s.signature.id not in fc.signatures or s.kind not in fc.kinds:
             continue
         if s.scope in blockers or (s.node and ("node", s.node) in blockers):
             continue
-        if fc.components and s.pod and _component(s) not in fc.components:
-            continue
+        if fc.components and s.pod and _operand(s) not in fc.components:
+            continue  # a named pod counts only when it is one of those operands, whatever the line says
         if fc.failing and not s.previous and s.pod and cluster is not None:
             p = cluster.pod(s.pod)
             if p is not None and _healthy(p):
                 continue
         groups[s.group(fc.per_node)].append(s)
-    return [_hit(fc, group, cluster) for group in groups.values()]
+    return [_hit(fc, group, cluster, _context_of(group, around)) for group in groups.values()]
+
+
+def _context_of(group: list[Seen], around: dict[tuple, list[Seen]]) -> list[Seen]:
+    out: list[Seen] = []
+    for s in group:
+        for key in (s.scope, ("node", s.node) if s.node else None):
+            out += [c for c in around.get(key, ()) if c not in out]
+    return out
 
 
 def _only_node(cluster: Cluster | None) -> str | None:
@@ -352,32 +412,32 @@ def _only_node(cluster: Cluster | None) -> str | None:
     return names[0] if len(names) == 1 else None
 
 
-def _hit(fc: FailureClass, group: list[Seen], cluster: Cluster | None) -> Hit:
+def _hit(fc: FailureClass, group: list[Seen], cluster: Cluster | None, context: list[Seen] = ()) -> Hit:
     group.sort(key=lambda s: (s.artifact, s.evidence.line or 0))
     # the line that speaks for the finding: one in a pod (its commands can be filled) before a kernel line
     last = max(group, key=lambda s: (bool(s.pod), s.previous, s.artifact, s.evidence.line or 0))
     ctx = {k: v for k, v in (("pod", last.pod), ("namespace", last.namespace), ("container", last.container), ("node", last.node)) if v}
-    for s in group:
+    for s in [*group, *context]:
         for k, v in s.groups.items():
             ctx.setdefault(k, v)
-    ctx.update(line=last.text.strip()[:200], where=_where(last), count=len(group), summary=fc.summary,
+    ctx.update(line=clip(last.text, 240), where=_where(last), count=len(group), summary=fc.summary,
                container_flag=f" -c {last.container}" if last.container else "")
     pod = cluster.pod(last.pod) if cluster is not None and last.pod else None
     status_ev = (pod.evidence,) if pod is not None and pod.evidence and not _healthy(pod) else ()
     explanation = _fill(fc.explanation, ctx, strict=False) or fc.explanation
     fixes = list(fc.fixes)
     for h in fc.hints:
-        if any(h.pattern.search(s.text) for s in group):
+        if any(h.pattern.search(s.text) for s in [*group, *context]):
             explanation += " " + (_fill(h.text, ctx, strict=False) or h.text)
             fixes = [*h.fixes, *fixes]
             break
-    title = _fill(fc.title, {**ctx, "line": ctx["line"][:100]}, strict=False) or fc.summary
+    title = _fill(fc.title, {**ctx, "line": clip(ctx["line"], 100)}, strict=False) or fc.summary
     return Hit(
-        title=title if len(title) <= 160 else title[:157] + "...",
+        title=clip(title, 160),
         explanation=explanation,
         severity=fc.severity,
         role=fc.role,
-        evidence=tuple(dict.fromkeys((*status_ev, *_evidence(group)))),
+        evidence=tuple(dict.fromkeys((*status_ev, *_evidence([*context[:1], *group])))),
         fixes=_render_fixes(fixes, ctx),
         node=last.node,
         component=_component(last) or (last.pod if last.pod else None),
@@ -393,16 +453,17 @@ def _hit(fc: FailureClass, group: list[Seen], cluster: Cluster | None) -> Hit:
 def _as_check(fc: FailureClass) -> Check:
     events_only = fc.kinds == {"event"}
 
-    def run(logs: Logs | None = None, cluster: Cluster | None = None) -> list[Hit]:
+    def run(logs: Logs | None = None, cluster: Cluster | None = None, host: HostFacts | None = None) -> list[Hit]:
         events = "event" in fc.kinds and cluster is not None and bool(cluster.events)
-        if (logs is None or events_only) and not events:
+        if (logs is None or events_only) and not events and not (fc.host and host is not None):
             raise NotApplicable("no Kubernetes events in the artifacts" if events_only else "no logs or events in the artifacts")
-        return evaluate(fc, logs, cluster)
+        return evaluate(fc, logs, cluster, host if fc.host else None)
 
     run.__name__ = run.__qualname__ = fc.name.replace("-", "_")
+    inputs = (("logs", Logs), ("cluster", Cluster)) + ((("host", HostFacts),) if fc.host else ())
     return Check(
         code=fc.code, name=fc.name, layer=layer_of(fc.code), func=run, requires=(),
-        optional=(("logs", Logs), ("cluster", Cluster)), summary=fc.summary, what=fc.what, why=fc.why, fix=fc.fix,
+        optional=inputs, summary=fc.summary, what=fc.what, why=fc.why, fix=fc.fix,
         module=__name__, references=fc.references, detects=fc.signatures,
     )
 

@@ -3,6 +3,9 @@ nodes, missing because NFD never ran there, or stale after a driver change."""
 
 from __future__ import annotations
 
+import json
+import re
+from dataclasses import dataclass
 from typing import Iterable
 
 from gpusleuth.checks.base import check
@@ -20,6 +23,8 @@ NFD_WORKER = "nfd-worker"
 _DRIVER_LABELS = (("nvidia.com/cuda.driver-version.full",),
                   ("nvidia.com/cuda.driver.major", "nvidia.com/cuda.driver.minor", "nvidia.com/cuda.driver.rev"),
                   ("nvidia.com/cuda.driver-version.major", "nvidia.com/cuda.driver-version.minor", "nvidia.com/cuda.driver-version.revision"))
+# Pods only the GPU Operator runs: a standalone device plugin chart also brings NFD, GFD and the plugin.
+_OPERATOR_ONLY = ("gpu-operator", "nvidia-driver-daemonset", "nvidia-container-toolkit-daemonset", "nvidia-operator-validator")
 _NVIDIA_OPERANDS = frozenset({"nvidia-driver-daemonset", "nvidia-container-toolkit-daemonset", "nvidia-device-plugin-daemonset",
                               "gpu-feature-discovery", "nvidia-operator-validator", "nvidia-dcgm-exporter"})
 
@@ -41,7 +46,14 @@ def _gpu_nodes(cluster: Cluster, inventory: GpuInventory | None) -> dict[str, tu
             out[name] = (f"capacity {GPU_RESOURCE}: {node.capacity[GPU_RESOURCE]}", _ev(node, f"capacity:{GPU_RESOURCE}"))
         elif COUNT_LABEL in node.labels:
             out[name] = (f"label {COUNT_LABEL}={node.labels[COUNT_LABEL]}", _ev(node, f"label:{COUNT_LABEL}"))
+        elif gpu_taint := next((t for t in node.taints if t.key == GPU_RESOURCE), None):
+            # Nothing on the node says GPU yet (no plugin, no labels): the taint its owners put on GPU nodes does.
+            out[name] = (f"tainted {_shown(gpu_taint)}, the taint GPU nodes are given", gpu_taint.evidence or _ev(node, f"taint:{GPU_RESOURCE}"))
     return out
+
+
+def _shown(t) -> str:
+    return f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}"
 
 
 def _int(v) -> int | None:
@@ -63,8 +75,9 @@ def nfd_labels_missing(cluster: Cluster, inventory: GpuInventory | None = None, 
                        configuration: Configuration | None = None) -> Iterable[Hit]:
     """A GPU node lacks Node Feature Discovery's NVIDIA PCI label, so the GPU Operator deploys nothing there.
 
-    What it does: For nodes with GPUs (nvidia-smi output, nvidia.com/gpu capacity or GFD's gpu.count label)
-    whose labels are in the artifacts, looks for `feature.node.kubernetes.io/pci-10de.present=true` and
+    What it does: Where the GPU Operator is in the artifacts (its Helm values or ClusterPolicy, its own pod or
+    operator-only operands, its NFD complaint), for nodes with GPUs (nvidia-smi output, nvidia.com/gpu
+    capacity or GFD's gpu.count label) whose labels are in the artifacts, looks for `feature.node.kubernetes.io/pci-10de.present=true` and
     `nvidia.com/gpu.present`; when neither is there, says whether NFD runs at all (nfd-master/worker pods,
     Helm nfd.enabled) and cites the operator's `Couldn't get kernelVersion, did you run the node feature
     discovery?` line when present.
@@ -77,6 +90,8 @@ def nfd_labels_missing(cluster: Cluster, inventory: GpuInventory | None = None, 
     """
     gpu_nodes = _gpu_nodes(cluster, inventory)
     op_lines = [m.line.evidence() for m in logs.matches("operator.nfd-labels-missing")] if logs else []
+    if configuration is None and not op_lines and not any(_pods_of(cluster, c) for c in _OPERATOR_ONLY):
+        return  # no GPU Operator in sight (a standalone device plugin chart): nothing selects nodes by these labels
     workers = _pods_of(cluster, NFD_WORKER)
     masters = _pods_of(cluster, "nfd-master")
     nfd_setting = configuration.setting("nfd.enabled") if configuration else None
@@ -137,15 +152,17 @@ def _tolerates(pod: Pod, taint) -> bool:
 def nfd_worker_not_on_gpu_node(cluster: Cluster, inventory: GpuInventory | None = None) -> Iterable[Hit]:
     """Node Feature Discovery's worker does not run on a GPU node, because of a taint it does not tolerate.
 
-    What it does: Where nfd-worker pods run on some nodes but not on a GPU node that has NoSchedule or
-    NoExecute taints, names the taint; when the workers' tolerations are in the artifacts, it checks them
+    What it does: Where nfd-worker pods run on some nodes but not on a GPU node (GPUs seen, or the node
+    tainted nvidia.com/gpu) that has NoSchedule or NoExecute taints, names the taint and the device plugin /
+    GFD DaemonSets left with DESIRED 0; when the workers' tolerations are in the artifacts, it checks them
     against the taint (a toleration for `nvidia.com/gpu=present` does not match a taint
     `nvidia.com/gpu=true`).
     Why it matters: GPU nodes are often tainted (nvidia.com/gpu:NoSchedule) to keep other workloads off; a
     DaemonSet without the matching toleration never lands there, NFD never labels the node, and the
     operator never deploys the GPU stack on it.
-    How to fix: add a toleration for the GPU nodes' taints to the NFD worker (chart:
-    node-feature-discovery.worker.tolerations, e.g. `operator: Exists` for the taint key).
+    How to fix: add a toleration for the GPU nodes' taints to the NFD worker (GPU Operator chart:
+    node-feature-discovery.worker.tolerations; nvidia-device-plugin chart: nfd.worker.tolerations; e.g.
+    `operator: Exists` for the taint key).
     References: https://github.com/NVIDIA/k8s-device-plugin/issues/734; https://github.com/NVIDIA/gpu-feature-discovery/issues/70; https://github.com/Mellanox/network-operator/issues/435
     """
     workers = _pods_of(cluster, NFD_WORKER)
@@ -165,25 +182,76 @@ def nfd_worker_not_on_gpu_node(cluster: Cluster, inventory: GpuInventory | None 
         if not blocking:
             continue
         t = blocking[0]
-        shown = f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}"
+        shown = _shown(t)
         tol = known[0].tolerations if known else ()
+        idle = _idle_daemonsets(cluster)
+        chart = _nfd_chart(workers[0])
+        toleration = {"key": t.key, "operator": "Exists", "effect": t.effect}
+        fixes = [Fix(FixKind.PERMANENT, f"Let the NFD worker tolerate the GPU nodes' taint ({chart.values_key} in the {chart.name} chart's values), "
+                     "then check that a worker pod starts on the node"
+                     + (" (add --version with the chart version `helm list` shows, so the upgrade does not also move the chart)." if chart.release else "."),
+                     tuple(c for c in (chart.command(toleration),) if c),
+                     snippet=chart.snippet(toleration), snippet_language="yaml")]
         yield Hit(
             title=f"NFD worker does not run on GPU node {name}: taint {shown} is not tolerated",
-            explanation=(f"nfd-worker pods run on {len(with_worker)} node(s) but not on {name}, which has GPUs ({why_gpu}) and the "
-                         f"taint {shown}. " + (f"The worker's tolerations ({', '.join(_tol(x) for x in tol)}) do not match it. " if tol else "")
-                         + "Without the worker the node gets no NFD labels and the GPU Operator skips it."),
+            explanation=(f"nfd-worker pods run on {len(with_worker)} node(s) but not on {name}, "
+                         + (f"a GPU node by its taint {shown}. " if gpu_ev is t.evidence and gpu_ev is not None
+                            else f"which has GPUs ({why_gpu}) and the taint {shown}. ")
+                         + (f"The worker's tolerations ({', '.join(_tol(x) for x in tol)}) do not match it. " if tol else "")
+                         + "Without the worker the node gets no NFD labels (feature.node.kubernetes.io/pci-10de.present), and what "
+                         "selects GPU nodes by them (the GPU Operator, the device plugin chart's node affinity) skips it."
+                         + (f" DaemonSet {' and '.join(d.name for d in idle)} {'has' if len(idle) == 1 else 'have'} DESIRED 0: scheduled on "
+                            "no node, so nvidia.com/gpu is never registered and GPU pods stay Pending." if idle else "")),
             severity=Severity.ERROR,
             role=Role.ROOT_CAUSE,
-            evidence=tuple(dict.fromkeys(e for e in (t.evidence, gpu_ev, known[0].evidence if known else workers[0].evidence) if e)),
-            fixes=(Fix(FixKind.PERMANENT, "Let the NFD worker tolerate the GPU nodes' taint (GPU Operator chart values), then check that a "
-                       "worker pod starts on the node.",
-                       snippet=("node-feature-discovery:\n  worker:\n    tolerations:\n"
-                                f"    - key: {t.key}\n      operator: Exists\n      effect: {t.effect}\n"), snippet_language="yaml"),),
+            evidence=tuple(dict.fromkeys(e for e in (t.evidence, gpu_ev, known[0].evidence if known else workers[0].evidence,
+                                                     *(d.evidence for d in idle)) if e)),
+            fixes=tuple(fixes),
             node=name,
             component="nfd-worker",
             confidence=0.8 if known else 0.65,
             facts={"taint": shown, "worker_nodes": sorted(with_worker)},
         )
+
+
+def _idle_daemonsets(cluster: Cluster) -> list:
+    """The device plugin / GFD DaemonSets scheduled on no node at all (DESIRED 0)."""
+    return [d for d in cluster.daemonsets if d.desired == 0 and ("device-plugin" in d.name or "feature-discovery" in d.name)
+            and "node-feature-discovery" not in d.name]
+
+
+@dataclass(frozen=True)
+class _NfdChart:
+    name: str
+    values_key: str  # where the worker's tolerations go in that chart's values
+    release: str | None
+    namespace: str | None
+
+    def snippet(self, toleration: dict) -> str:
+        outer, inner = self.values_key.split(".", 1)
+        return (f"{outer}:\n  {inner.split('.')[0]}:\n    tolerations:\n    - key: {toleration['key']}\n"
+                f"      operator: {toleration['operator']}\n      effect: {toleration['effect']}\n")
+
+    def command(self, toleration: dict) -> str | None:
+        if not self.release:
+            return None
+        repo = "nvdp/nvidia-device-plugin" if self.name == "nvidia-device-plugin" else "nvidia/gpu-operator"
+        ns = f" -n {self.namespace}" if self.namespace else ""
+        return f"helm upgrade {self.release} {repo}{ns} --reuse-values --set-json '{self.values_key}=[{json.dumps(toleration, separators=(',', ':'))}]'"
+
+
+_NFD_POD = re.compile(r"^(?P<release>.+?)-node-feature-discovery-worker-")
+
+
+def _nfd_chart(worker: Pod) -> _NfdChart:
+    """Which chart deployed NFD, from its pod's name (<release>-node-feature-discovery-worker-...): the device
+    plugin chart keeps NFD's values under `nfd`, the GPU Operator under `node-feature-discovery`."""
+    m = _NFD_POD.match(worker.name or "")
+    release = m.group("release") if m else None
+    if release and "device-plugin" in release:
+        return _NfdChart("nvidia-device-plugin", "nfd.worker.tolerations", release, worker.namespace)
+    return _NfdChart("gpu-operator", "node-feature-discovery.worker.tolerations",
+                     release if release and release.startswith("gpu-operator") else None, worker.namespace)
 
 
 def _tol(t: dict) -> str:

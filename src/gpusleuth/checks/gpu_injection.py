@@ -3,14 +3,17 @@ runtime, CDI, no GPU requested) apart from "the driver really is too old", from 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Iterable
 
 from gpusleuth.checks.base import check
+from gpusleuth.checks.classes import clip
 from gpusleuth.checks.cuda_runtime import needs_of
 from gpusleuth.facts import Cluster, Configuration, GpuInventory, Logs, RuntimeSetup
 from gpusleuth.facts.configuration import truthy
-from gpusleuth.facts.logs import Match
+from gpusleuth.facts.logs import Match, signatures
 from gpusleuth.facts.operands import spec_for
 from gpusleuth.knowledge import versions
 from gpusleuth.model.evidence import Evidence
@@ -43,13 +46,15 @@ def injection_of(pod: Pod | None, setup: RuntimeSetup | None, configuration: Con
         if not _wants_gpu(pod):
             reasons.append(("the pod requests no nvidia.com/gpu, so the device plugin gives it no GPU", pod.evidence))
     if not pod.runtime_class and setup is not None:
-        cfg = setup.kubelet_instance.config if setup.kubelet_instance else None
-        if cfg is not None and cfg.default_runtime and not cfg.default_runtime.startswith("nvidia"):
+        default = setup.default_runtime_of(setup.kubelet_instance)
+        if default is not None and not default.name.startswith("nvidia"):
+            cfg = default.config
             cdi = configuration.setting("cdi.enabled") if configuration else None
             cdi_on = (truthy(cdi.value) if cdi else None) or cfg.enable_cdi
             if not cdi_on:
-                reasons.append((f"it has no runtimeClassName and {cfg.where}'s default runtime is {cfg.default_runtime!r} with CDI off, "
-                                "so no NVIDIA hook runs for it", cfg.default_runtime_evidence))
+                unset = " (none set)" if default.implicit else ""
+                reasons.append((f"it has no runtimeClassName and {cfg.where}'s default runtime is {default.name!r}{unset} with CDI off, "
+                                "so no NVIDIA hook runs for it", default.evidence))
     return Injection(reasons)
 
 
@@ -143,6 +148,8 @@ def cuda_insufficient_driver_explained(logs: Logs, cluster: Cluster | None = Non
             title = f"{where}: CUDA driver version is insufficient (not injected, or driver too old)"
             confidence = 0.5
         cmds = (f"kubectl exec {name}{f' -n {ns}' if ns else ''} -- nvidia-smi",) if name else ()
+        # "Not injected" is a fault of how the pod was started (its spec, the runtime), not of CUDA.
+        layer = Layer.WORKLOAD if confidence > 0.5 else None
         yield Hit(
             title=title,
             explanation=f"{where} logged \"{m.line.message.strip()[:160]}\" ({m.line.evidence().cite()}): {why}.",
@@ -157,9 +164,38 @@ def cuda_insufficient_driver_explained(logs: Logs, cluster: Cluster | None = Non
             node=(pod.node if pod else None) or m.log.node,
             component=name or "workload",
             confidence=confidence,
+            layer=layer,
             facts={"pod": name, "needs": need.label if need else None, "driver": driver, "driver_cuda": max_cuda,
                    "not_injected_because": [r for r, _ in inj.reasons]},
         )
+
+
+def _driver_missing(logs: Logs, cluster: Cluster) -> Iterable[tuple[Pod, str, Evidence]]:
+    """(pod, message, evidence) per pod whose own log, or whose start failure (`exec: "nvidia-smi":
+    executable file not found` in its events), shows no NVIDIA driver inside the container."""
+    seen: set = set()
+    for (ns, key), ms in _group(logs.matches(SIGNATURE)).items():
+        m = ms[-1]
+        pod = _pod_for(m, cluster)
+        if pod is not None:
+            seen.add((pod.namespace, pod.name))
+            yield pod, m.line.message, m.line.evidence()
+    rx = _pattern(SIGNATURE)
+    for e in cluster.events:
+        name = e.object.rsplit("/", 1)[-1] if e.object and e.object.lower().startswith("pod/") else None
+        pod = cluster.pod(name) if name else None
+        if pod is None or (pod.namespace, pod.name) in seen or not rx.search(e.message) or e.evidence is None:
+            continue
+        seen.add((pod.namespace, pod.name))
+        yield pod, e.message, e.evidence
+
+
+SIGNATURE = "workload.driver-not-in-container"
+
+
+@cache
+def _pattern(sid: str) -> re.Pattern:
+    return re.compile(next(s.pattern for s in signatures()[0] if s.id == sid))
 
 
 @check("WL102", "gpu-pod-started-without-nvidia-runtime")
@@ -167,7 +203,8 @@ def gpu_pod_started_without_nvidia_runtime(logs: Logs, cluster: Cluster, setup: 
                                            configuration: Configuration | None = None) -> Iterable[Hit]:
     """A GPU pod's container has no NVIDIA driver inside (`nvidia-smi: command not found`): no NVIDIA runtime ran.
 
-    What it does: For pods whose own log shows the driver missing inside the container, reads the pod spec:
+    What it does: For pods whose own log (or whose start failure in their events, `exec: "nvidia-smi":
+    executable file not found in $PATH`) shows the driver missing inside the container, reads the pod spec:
     a GPU request without runtimeClassName (and, when the node's containerd config is in the artifacts, a
     default runtime other than nvidia with CDI off) means the NVIDIA hook never ran; a pod without a GPU
     request is given no GPU at all. Operator operands are left to their own checks.
@@ -178,10 +215,8 @@ def gpu_pod_started_without_nvidia_runtime(logs: Logs, cluster: Cluster, setup: 
     nvidia containerd's default runtime) and request nvidia.com/gpu.
     References: https://github.com/NVIDIA/gpu-operator/pull/1017; https://github.com/NVIDIA/gpu-operator/issues/415; https://github.com/NVIDIA/gpu-feature-discovery/issues/71
     """
-    for (ns, key), ms in _group(logs.matches("workload.driver-not-in-container")).items():
-        m = ms[-1]
-        pod = _pod_for(m, cluster)
-        if pod is None or spec_for(pod) is not None or pod.runtime_class:
+    for pod, message, line_ev in _driver_missing(logs, cluster):
+        if spec_for(pod) is not None or pod.runtime_class:
             continue
         inj = injection_of(pod, setup, configuration)
         wants = _wants_gpu(pod)
@@ -189,11 +224,12 @@ def gpu_pod_started_without_nvidia_runtime(logs: Logs, cluster: Cluster, setup: 
             continue
         why = "; ".join(r for r, _ in inj.reasons) if inj.reasons else (
             "it requests a GPU but has no runtimeClassName, so it ran with the node's default runtime, which does not inject the GPU")
-        evidence = [m.line.evidence(), pod.evidence, *(e for _, e in inj.reasons if e)]
+        evidence = [line_ev, pod.evidence, *(e for _, e in inj.reasons if e)]
         nsf = f" -n {pod.namespace}" if pod.namespace else ""
+        shown = message.strip()
         yield Hit(
-            title=f"{pod.name} runs without the NVIDIA driver inside: {m.line.message.strip()[:80]}",
-            explanation=f"Pod {pod.name} logged \"{m.line.message.strip()[:160]}\": {why}.",
+            title=f"{pod.name} runs without the NVIDIA driver inside: {clip(shown, 80)}",
+            explanation=f"Pod {pod.name} logged \"{clip(shown, 200)}\": {why}.",
             severity=Severity.ERROR,
             role=Role.ROOT_CAUSE,
             evidence=tuple(dict.fromkeys(e for e in evidence if e)),

@@ -15,6 +15,7 @@ from typing import Iterable
 from gpusleuth.checks.base import check
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.gpus import GpuInventory
+from gpusleuth.facts.plugin_config import PluginWiring
 from gpusleuth.facts.sharing import SharingConfigs
 from gpusleuth.knowledge import mig as mig_table
 from gpusleuth.model.evidence import Evidence
@@ -269,10 +270,11 @@ def plugin_sharing_invalid(sharing: SharingConfigs) -> Iterable[Hit]:
 
 
 @check("DP151", "gpu-sharing-isolation")
-def sharing_isolation(sharing: SharingConfigs, inventory: GpuInventory | None = None) -> Iterable[Hit]:
+def sharing_isolation(sharing: SharingConfigs, inventory: GpuInventory | None = None, wiring: PluginWiring | None = None) -> Iterable[Hit]:
     """GPUs are shared by time-slicing or MPS: what isolation that gives, and what would give more.
 
-    What it does: for each valid time-slicing or MPS configuration, states the isolation it provides (seed 004's
+    What it does: for each valid time-slicing or MPS configuration (unless the device plugin is seen running
+    without any sharing), states the isolation it provides (seed 004's
     table in knowledge/mig_profiles.toml) and, when the cluster's GPUs can do MIG, that MIG gives hardware
     isolation instead.
     Why it matters: time-slicing has no memory and no fault isolation (one pod taking 70 GB of an 80 GB card makes
@@ -281,6 +283,8 @@ def sharing_isolation(sharing: SharingConfigs, inventory: GpuInventory | None = 
     nvidia.com/mig.config label) or give whole GPUs.
     References: seed 004 (the MIG / MPS / time-slicing isolation table); knowledge/mig_profiles.toml [[isolation]]
     """
+    if wiring is not None and wiring.running and not any(rc.replicas() for rc in wiring.running):
+        return  # the plugin runs without any sharing: DP152 says so; there is no isolation to describe
     models = _models_for([], None, inventory)
     products = sorted({ng.product for ng in (inventory.nodes if inventory else []) if ng.product})
     no_mig = bool(products) and all(mig_table.not_mig_capable(p) for p in products)
@@ -305,3 +309,150 @@ def sharing_isolation(sharing: SharingConfigs, inventory: GpuInventory | None = 
             severity=Severity.INFO, role=Role.INFO, evidence=(cfg.evidence(("sharing", key)),), component="nvidia-device-plugin",
             confidence=0.9, facts={"mode": mode, "replicas": dict(replicas)},
         )
+
+
+def _shared(cfg: SharingConfig) -> dict[str, int]:
+    """resource -> replicas a valid device-plugin sharing config asks for (empty when it shares nothing)."""
+    if any(sev == "error" for sev, _, _ in _plugin_problems(cfg)):
+        return {}
+    s = cfg.body.get("sharing") if isinstance(cfg.body.get("sharing"), dict) else {}
+    out: dict[str, int] = {}
+    for mode in ("timeSlicing", "mps"):
+        for r in (s.get(mode) or {}).get("resources") or () if isinstance(s.get(mode), dict) else ():
+            if isinstance(r, dict) and isinstance(r.get("replicas"), int):
+                out[str(r.get("name"))] = r["replicas"]
+    return out
+
+
+def _plugin_values(rel) -> dict:
+    values = rel.user_values if rel.user_values is not None else rel.values
+    config = values.get("config") if isinstance(values, dict) else None
+    return config if isinstance(config, dict) else {}
+
+
+def _wiring_fault(cfg: SharingConfig, wiring: PluginWiring | None) -> tuple[str, list[Evidence], list[Fix]]:
+    """Why the plugin is not pointed at `cfg`, as far as the artifacts show, with the command that points it."""
+    cm, key = cfg.configmap, cfg.key
+    ns = f" -n {cfg.namespace}" if cfg.namespace else ""
+    for rel in (wiring.releases if wiring else ()):
+        values = _plugin_values(rel)
+        name, default, cmap = values.get("name"), values.get("default"), values.get("map")
+        where = f"release {rel.name}" if rel.name else "the device plugin's Helm values"
+        rns = f" -n {rel.namespace}" if rel.namespace else ns
+        version = f" --version {rel.chart_version}" if rel.chart_version else ""
+        cmd = (f"helm upgrade {rel.name or '<release>'} nvdp/nvidia-device-plugin{rns}{version} --reuse-values "
+               f"--set config.name={cm} --set config.default={key}") if cm and key else None
+        fixes = [Fix(FixKind.IMMEDIATE, f"Point the chart at ConfigMap {cm} and its key {key}, then check that the node advertises the replicas."
+                     + ("" if rel.name else " (The release name is not in the artifacts: `helm list -A`.)")
+                     + ("" if version else " Add --version with the chart version `helm list` shows, so the upgrade does not also move the chart."),
+                     (cmd, "kubectl get nodes -o custom-columns='NAME:.metadata.name,GPU:.status.capacity.nvidia\\.com/gpu'"))] if cmd else []
+        if not name and not cmap:
+            if default and default == cm:
+                why = (f"{where} sets config.default={default}, the name of the ConfigMap; config.default is the key inside it "
+                       f"({key}) and the ConfigMap's name belongs in config.name. With no config.name (and no config.map) the chart "
+                       "mounts no config, so the plugin starts with its built-in one")
+            else:
+                why = (f"{where} sets neither config.name nor config.map, so the chart mounts no config and the plugin starts with its "
+                       "built-in one")
+            return why, [rel.cite("config.default" if default else "config")], fixes
+        if name and cm and name != cm:
+            return (f"{where} points the plugin at ConfigMap {name} (config.name), but the sharing config is in ConfigMap {cm}",
+                    [rel.cite("config.name")], fixes)
+        if default and key and default != key:
+            return (f"{where} selects key {default} (config.default), but the sharing config is under key {key}",
+                    [rel.cite("config.default")], fixes)
+    conf = wiring.configuration if wiring else None
+    if conf is not None:
+        name, default = conf.setting("devicePlugin.config.name"), conf.setting("devicePlugin.config.default")
+        patch = '{"spec":{"devicePlugin":{"config":{"name":"%s","default":"%s"}}}}' % (cm, key)
+        fixes = [Fix(FixKind.IMMEDIATE, f"Point the GPU Operator's device plugin at ConfigMap {cm} (in the operator's namespace) and its key {key}.",
+                     (f"kubectl patch clusterpolicies.nvidia.com/{conf.policy_name} --type merge -p '{patch}'",))] if cm and key else []
+        if name is None or not name.value:
+            return ("the GPU Operator gives the plugin no config: ClusterPolicy/Helm devicePlugin.config.name is not set",
+                    [e for e in (name.evidence if name else None,) if e], fixes)
+        if cm and name.value != cm:
+            return (f"the GPU Operator points the plugin at ConfigMap {name.value} (devicePlugin.config.name), not {cm}", [name.evidence], fixes)
+        if (default is None or not default.value) and key:
+            return ("devicePlugin.config.default is not set, so only nodes labelled nvidia.com/device-plugin.config="
+                    f"{key} get the config", [e for e in (default.evidence if default else name.evidence,) if e], fixes)
+    return ("the artifacts do not show how the plugin is pointed at it (device plugin Helm values config.name / config.default, "
+            "ClusterPolicy devicePlugin.config, or the node label nvidia.com/device-plugin.config)", [], [])
+
+
+@check("DP152", "sharing-config-not-in-effect")
+def sharing_config_not_in_effect(sharing: SharingConfigs, wiring: PluginWiring | None = None, cluster: Cluster | None = None,
+                                 inventory: GpuInventory | None = None) -> Iterable[Hit]:
+    """A time-slicing / MPS config is defined, but the device plugin runs without it: the GPUs are not shared.
+
+    What it does: For each valid device-plugin sharing config (a ConfigMap key or file asking for replicas),
+    looks at what the plugin runs with: the config it prints at start (`Running with config:` with an empty
+    sharing block), or a node whose nvidia.com/gpu capacity equals its physical GPU count (GFD gpu.count,
+    nvidia-smi). Then says why the plugin never got the config: the standalone chart's config.name unset
+    (typically the ConfigMap's name put in config.default, which names the key), config.name or
+    config.default pointing elsewhere, or the GPU Operator's devicePlugin.config not set.
+    Why it matters: the ConfigMap looks right and nothing logs an error, but every node still advertises one
+    nvidia.com/gpu per GPU, so pods that count on replicas stay Pending.
+    How to fix: point the plugin at the ConfigMap and key (`--set config.name=<ConfigMap> --set
+    config.default=<key>` for the nvidia-device-plugin chart, ClusterPolicy devicePlugin.config.{name,default}
+    for the operator); the plugin restarts and advertises the replicas.
+    References: https://github.com/NVIDIA/k8s-device-plugin/issues/990; https://github.com/NVIDIA/gpu-operator/issues/412; https://github.com/NVIDIA/k8s-device-plugin/blob/main/deployments/helm/nvidia-device-plugin/values.yaml (config.name, config.default)
+    """
+    running = wiring.running if wiring else []
+    for cfg in sharing.of_kind("device-plugin"):
+        wanted = _shared(cfg)
+        if not wanted:
+            continue
+        unshared = [rc for rc in running if not rc.replicas()]
+        physical = _unmultiplied_nodes(cluster, inventory, wanted)
+        if not unshared and not physical:
+            continue
+        why, wiring_ev, fixes = _wiring_fault(cfg, wiring)
+        resource, replicas = next(iter(wanted.items()))
+        where = f"ConfigMap {cfg.configmap}, key {cfg.key}" if cfg.configmap else cfg.name
+        seen, evidence = [], [cfg.evidence(("sharing",))]
+        plugin_nodes: set[str] = set()
+        for rc in unshared[:2]:
+            node = rc.node or (p.node if cluster is not None and rc.pod and (p := cluster.pod(rc.pod)) else None)
+            seen.append(f"the device plugin{f' {rc.pod}' if rc.pod else ''}{f' on {node}' if node else ''} started with a config "
+                        "whose sharing block is empty")
+            evidence.append(rc.evidence)
+            n = cluster.nodes.get(node) if cluster is not None and node else None
+            if n is not None and n.capacity.get(resource) is not None and node not in {p[0] for p in physical}:
+                seen.append(f"{node} advertises {resource}: {n.capacity[resource]}")
+                evidence.append(n.evidence.get(f"capacity:{resource}"))
+            if node:
+                plugin_nodes.add(node)
+        for node, count, ev_cap, ev_count in physical[:2]:
+            seen.append(f"node {node} advertises {resource}: {count}, one per physical GPU")
+        evidence += [*wiring_ev, *(e for _, _, c, n in physical[:2] for e in (c, n))]
+        nodes = sorted({n for n, _, _, _ in physical} | plugin_nodes)
+        yield Hit(
+            title=f"Sharing config {where} ({resource} x{replicas}) is not in effect: the device plugin runs without it",
+            explanation=(f"{where} asks for {replicas} replicas of {resource}, but " + " and ".join(seen) + f". Why: {why}."),
+            severity=Severity.ERROR,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(e for e in evidence if e)),
+            fixes=tuple(fixes),
+            node=nodes[0] if len(nodes) == 1 else None,
+            component="nvidia-device-plugin",
+            confidence=0.85 if unshared else 0.7,
+            facts={"config": where, "replicas": wanted, "running_unshared": [rc.pod for rc in unshared], "nodes": nodes},
+        )
+
+
+def _unmultiplied_nodes(cluster: Cluster | None, inventory: GpuInventory | None, wanted: dict[str, int]) -> list[tuple]:
+    """(node, advertised, capacity evidence, count evidence) for nodes advertising exactly their physical GPU count."""
+    if cluster is None or "nvidia.com/gpu" not in wanted:
+        return []
+    out = []
+    for name, node in sorted(cluster.nodes.items()):
+        cap = node.capacity.get("nvidia.com/gpu")
+        physical, ev = None, None
+        if "nvidia.com/gpu.count" in node.labels:
+            physical, ev = node.labels["nvidia.com/gpu.count"], node.evidence.get("label:nvidia.com/gpu.count")
+        ng = inventory.for_node(name) if inventory else None
+        if physical is None and ng is not None and ng.visible and ng.visible.value:
+            physical, ev = ng.visible.value, ng.visible.evidence
+        if cap is not None and physical is not None and str(cap).strip() == str(physical).strip():
+            out.append((name, cap, node.evidence.get("capacity:nvidia.com/gpu"), ev))
+    return out

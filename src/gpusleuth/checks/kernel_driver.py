@@ -4,19 +4,28 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable
 
 from gpusleuth.analysis.ordering import Ordering, Violation
 from gpusleuth.checks.base import check
+from gpusleuth.errors import NotApplicable
 from gpusleuth.facts import Cluster, Configuration, Logs
 from gpusleuth.facts.logs import Match
 from gpusleuth.facts.configuration import truthy
+from gpusleuth.facts.host import HostFacts, NodeHost
 from gpusleuth.facts.operands import OperandGraph, operand_table
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Component, Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.k8s import Pod
 from gpusleuth.model.logs import ContainerLog, LogLine
+import re
+from functools import cache
+from gpusleuth.checks.operator import helm_set
+from gpusleuth.facts import Cluster, Configuration
+from gpusleuth.facts.operands import spec_for
+from gpusleuth.knowledge import table
+from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 
 # knowledge/signatures.toml rows these checks read
 SIG_PEERMEM_INSERT = ("kmod.peermem.invalid-argument", "kmod.insert-failed")  # the latter for any reason
@@ -30,6 +39,8 @@ SIG_MOFED_SOURCES = "driver.mofed-sources"
 SIG_PACKAGE_MISSING = "driver.package.file-missing"
 SIG_MKPRECOMPILED = "driver.package.pack"
 PEERMEM = "nvidia_peermem"
+MOFED_READY = "/run/mellanox/drivers/.driver-ready"
+DRIVER_CTR_READY = "/run/nvidia/validations/.driver-ctr-ready"
 
 DRIVER = "nvidia-driver-daemonset"
 MOFED = "mofed"
@@ -131,8 +142,8 @@ def _all_namespaces(cluster: Cluster | None) -> bool:
 
 @check("KD001", "nvidia-peermem-load-failed")
 def peermem_load_failed(
-    logs: Logs, graph: OperandGraph | None = None, cluster: Cluster | None = None, config: Configuration | None = None,
-    ordering: Ordering | None = None,
+    logs: Logs | None = None, graph: OperandGraph | None = None, cluster: Cluster | None = None, config: Configuration | None = None,
+    ordering: Ordering | None = None, host: HostFacts | None = None,
 ) -> Iterable[Hit]:
     """The nvidia_peermem kernel module (GPUDirect RDMA) fails to load, crashing the driver container.
 
@@ -143,7 +154,12 @@ def peermem_load_failed(
     was built against a different MOFED than the one loaded (dmesg: `nvidia_peermem: disagrees about version of
     symbol ib_register_peer_memory_client`); (c) GPUDirect RDMA is enabled (ClusterPolicy
     driver.rdma.enabled, GPU_DIRECT_RDMA_ENABLED=true) with no MOFED at all (no Network Operator, no
-    /run/mellanox/drivers, useHostMofed off). It cites the failing line and both sides of the evidence.
+    /run/mellanox/drivers, useHostMofed off). It cites the failing line and both sides of the evidence, and
+    what the node itself shows (lsmod: nvidia_peermem and ib_core loaded or not; the MOFED version; the
+    .driver-ready marker). Without any failure line, a node whose lsmod lists nvidia but no nvidia_peermem
+    while GPUDirect RDMA is enabled (driver.rdma.enabled, or GPU_DIRECT_RDMA_ENABLED: true in the driver
+    container's .driver-ctr-ready) is reported too: the module was never loaded or was unloaded with MOFED's
+    ib_core (a MOFED reload), and GPUDirect RDMA is off on that node without an error anywhere.
     Why it matters: nvidia-driver-ctr loads nvidia-peermem right after nvidia.ko and exits when it fails, so
     the driver pod crash-loops, never writes .driver-ctr-ready, and every GPU operand on the node stays blocked
     in Init (seed 000: 1 failed, 7 blocked, 1 running with errors).
@@ -154,8 +170,16 @@ def peermem_load_failed(
     RDMA is the workaround for all three, at the cost of GPUDirect RDMA.
     References: seeds 000-002; https://github.com/NVIDIA/gpu-operator/issues/2868; https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-rdma.html
     """
-    for side in _group_failures(logs, graph):
-        yield _peermem_hit(side, logs, graph, cluster, config, _race(ordering, side.node))
+    if logs is None and host is None:
+        raise NotApplicable("no logs and no host facts (lsmod) in the artifacts")
+    sides = _group_failures(logs, graph) if logs is not None else []
+    for side in sides:
+        hit = _peermem_hit(side, logs, graph, cluster, config, _race(ordering, side.node))
+        yield _with_host(hit, host.for_node(side.node) if host else None) if host else hit
+    failed = {s.node for s in sides}
+    for h in host.nodes if host else []:
+        if h.node not in failed and None not in failed:
+            yield from _peermem_not_loaded(h, logs, graph, config)
 
 
 RACE_RULE = "peermem-after-mofed-ready"  # knowledge/ordering.toml
@@ -340,6 +364,19 @@ def _disable_rdma(config: Configuration | None) -> tuple[tuple[str, ...], str]:
     return tuple(cmds), note
 
 
+def _rdma_off(config: Configuration | None) -> Fix:
+    disable, unnamed = _disable_rdma(config)
+    return Fix(
+        FixKind.WORKAROUND,
+        "If GPUDirect RDMA is not needed, disable it so the driver container stops loading nvidia-peermem" + unnamed
+        + ". Impact: no GPU-to-NIC peer-to-peer DMA on any node of the policy; NCCL and other RDMA traffic is staged through "
+        "host memory, which cuts multi-node bandwidth. Set it back once the cause is fixed.",
+        disable,
+        RDMA_OFF_VALUES,
+        "yaml",
+    )
+
+
 def _peermem_fixes(kind: str, side: _Side, mofed: Component | None, mofed_pod: Pod | None, config: Configuration | None) -> tuple[Fix, ...]:
     ns = side.namespace
     pod = side.pod
@@ -349,17 +386,8 @@ def _peermem_fixes(kind: str, side: _Side, mofed: Component | None, mofed_pod: P
     delete = f"kubectl delete pod {pod}{_ns(ns)}" if pod else f"kubectl delete pod{_ns(ns)} -l app=nvidia-driver-daemonset"
     follow = f"kubectl logs -f daemonset/{ds}{_ns(ns)} -c {DRIVER_CTR}" if ds and ns else f"kubectl logs -f{_ns(ns)} -l app=nvidia-driver-daemonset -c {DRIVER_CTR}"
     where = f"on {side.node}" if side.node else "on the node"
-    disable, unnamed = _disable_rdma(config)
     pod_note = "" if pod else " (the driver pod's name is not in the artifacts; the label selector finds it)"
-    workaround = Fix(
-        FixKind.WORKAROUND,
-        "If GPUDirect RDMA is not needed, disable it so the driver container stops loading nvidia-peermem" + unnamed
-        + ". Impact: no GPU-to-NIC peer-to-peer DMA on any node of the policy; NCCL and other RDMA traffic is staged through "
-        "host memory, which cuts multi-node bandwidth. Set it back once the cause is fixed.",
-        disable,
-        RDMA_OFF_VALUES,
-        "yaml",
-    )
+    workaround = _rdma_off(config)
     if kind == "mofed-not-ready":
         ready_now = f" ({mofed_pod.name} shows {mofed.status})" if mofed is not None and mofed_pod is not None and mofed.status else ""
         return (
@@ -429,6 +457,91 @@ def _peermem_fixes(kind: str, side: _Side, mofed: Component | None, mofed_pod: P
     )
 
 
+def _host_side(h: NodeHost) -> tuple[list[Evidence], list[str], dict]:
+    """What a node's host shows about nvidia_peermem and MOFED: evidence, sentences, facts."""
+    evidence: list[Evidence] = []
+    said: list[str] = []
+    facts: dict = {}
+    peermem, ib_core = h.loaded(PEERMEM), h.loaded("ib_core")
+    if peermem is not None:
+        evidence.append(h.module_evidence(PEERMEM))
+        said.append(f"{h.modules.source} on the node {'lists' if peermem else 'does not list'} {PEERMEM}")
+        facts["peermem_loaded"] = peermem
+    if ib_core is not None:
+        evidence.append(h.module_evidence("ib_core"))
+        said.append(f"ib_core is {'loaded' if ib_core else 'not loaded'}")
+    if h.mofed is not None:
+        evidence.append(h.mofed.evidence)
+        said.append(f"MOFED {h.mofed.version} ({h.mofed.source})")
+        facts["mofed"] = h.mofed.version
+    ready = h.path(MOFED_READY)
+    if ready is not None:
+        evidence.append(ready.evidence)
+        said.append(f"{MOFED_READY} {'exists' if ready.exists else 'does not exist'}")
+    return [e for e in evidence if e], said, facts
+
+
+def _with_host(hit: Hit, h: NodeHost | None) -> Hit:
+    if h is None:
+        return hit
+    evidence, said, facts = _host_side(h)
+    if not said:
+        return hit
+    return replace(hit, explanation=hit.explanation + " On the node now: " + "; ".join(said) + ".",
+                   evidence=tuple(dict.fromkeys((*hit.evidence, *evidence))), facts={**hit.facts, **facts})
+
+
+def _peermem_not_loaded(h: NodeHost, logs: Logs | None, graph: OperandGraph | None, config: Configuration | None) -> Iterable[Hit]:
+    """nvidia is loaded, nvidia_peermem is not, GPUDirect RDMA is on, and no log shows a load failure."""
+    if h.loaded("nvidia") is not True or h.loaded(PEERMEM) is not False:
+        return
+    rdma = config.setting("driver.rdma.enabled") if config else None
+    rdma = rdma if rdma is not None and truthy(rdma.value) is True else None
+    rdma_lines = [m for m in logs.matches(SIG_RDMA_ON) if m.log.node in (h.node, None)] if logs is not None else []
+    marker = h.markers.get(DRIVER_CTR_READY)
+    flag = marker.fields.get("GPU_DIRECT_RDMA_ENABLED") if marker is not None else None
+    flag = flag if flag is not None and truthy(flag[0]) is True else None
+    if rdma is None and not rdma_lines and flag is None:
+        return
+    evidence, said, facts = _host_side(h)
+    evidence = [h.module_evidence("nvidia"), *evidence]
+    evidence += [rdma.evidence] if rdma is not None else [m.line.evidence() for m in rdma_lines[-1:]]
+    evidence += [flag[1]] if flag is not None else []
+    comp = next((c for c in graph.components if c.name == DRIVER and c.node == h.node), None) if graph is not None and h.node else None
+    side = _Side(comp.pod if comp else None, comp.namespace if comp else None, h.node, [])
+    no_ib = h.loaded("ib_core") is False
+    where = f"on {h.node}" if h.node else "on the node"
+    enabled = (f"{rdma.source} enables GPUDirect RDMA (driver.rdma.enabled)" if rdma is not None else
+               f"the driver container's {DRIVER_CTR_READY} records GPU_DIRECT_RDMA_ENABLED: true" if flag is not None else
+               "the driver manager reports GPUDirect RDMA enabled")
+    pod_ctr = (f"kubectl logs {side.pod}{_ns(side.namespace)} -c nvidia-peermem-ctr" if side.pod
+               else f"kubectl logs{_ns(side.namespace)} -l app=nvidia-driver-daemonset -c nvidia-peermem-ctr")
+    delete = f"kubectl delete pod {side.pod}{_ns(side.namespace)}" if side.pod else f"kubectl delete pod{_ns(side.namespace)} -l app=nvidia-driver-daemonset"
+    yield Hit(
+        title=f"nvidia_peermem is not loaded {where} although GPUDirect RDMA is enabled",
+        explanation=(f"{enabled}, so the driver pod loads nvidia_peermem after nvidia.ko; the node's {h.modules.source} lists nvidia "
+                     f"but no nvidia_peermem{' (' + '; '.join(said[1:]) + ')' if said[1:] else ''}. "
+                     + ("Without MOFED's ib_core nothing provides the peer-memory API nvidia_peermem needs. " if no_ib else
+                        "nvidia_peermem depends on MOFED's ib_core: a MOFED reload (the MOFED pod restarting, openibd restart) has to "
+                        "unload it, and only the driver pod's nvidia-peermem-ctr loads it again. ")
+                     + "No load failure is in the artifacts; until it is loaded, GPUDirect RDMA is off on this node and RDMA traffic "
+                     "(NCCL over InfiniBand/RoCE) is staged through host memory."),
+        severity=Severity.ERROR,
+        role=Role.ROOT_CAUSE,
+        evidence=tuple(dict.fromkeys(e for e in evidence if e)),
+        fixes=(
+            Fix(FixKind.IMMEDIATE, "See why the driver pod's nvidia-peermem-ctr has not loaded it, then restart the driver pod once MOFED is "
+                "ready so it is loaded again" + ("" if side.pod else " (the driver pod's name is not in the artifacts; the label selector finds it)") + ".",
+                (pod_ctr, "ls -l /run/mellanox/drivers/.driver-ready", delete)),
+            _rdma_off(config),
+        ),
+        node=h.node,
+        component=DRIVER,
+        confidence=0.7,
+        facts={**facts, "cause": "not-loaded"},
+    )
+
+
 @check("KD002", "precompiled-package-missing-modules")
 def precompiled_package_missing_modules(logs: Logs, graph: OperandGraph | None = None) -> Iterable[Hit]:
     """The driver container's precompiled package lacks kernel modules (nvidia-peermem.ko, nvidia-drm.ko).
@@ -488,3 +601,166 @@ def _module_named(message: str) -> str | None:
     start = message.find("'")
     end = message.find("'", start + 1)
     return message[start + 1 : end] if 0 <= start < end else None
+
+
+DRIVER_READY = ("/run/nvidia/validations/.driver-ctr-ready", "/run/nvidia/validations/driver-ready")
+_UBUNTU_KERNEL = re.compile(r"^(?P<series>\d+\.\d+)\.\d+-\d+-(?P<flavor>[a-z][a-z0-9-]*)$")
+
+
+
+
+def _driver_pods(cluster: Cluster | None, node: str | None) -> list[Pod]:
+    pods = [p for p in (cluster.pods if cluster else []) if (s := spec_for(p)) is not None and s.name == DRIVER]
+    if node is not None:
+        return [p for p in pods if p.node == node]
+    return pods if len(pods) == 1 else []
+
+
+def _ready(p: Pod) -> bool:
+    have, _, want = (p.ready or "").partition("/")
+    return (p.status or p.phase) == "Running" and bool(have) and have == want
+
+
+# ------------------------------------------------------------------------------------------------ KD120
+
+
+@check("KD120", "nvidia-module-not-loaded-while-driver-ready")
+def nvidia_module_not_loaded(host: HostFacts, cluster: Cluster | None = None) -> Iterable[Hit]:
+    """The node's module listing has no nvidia module, while its driver pod is Running and ready or the driver-ready marker exists.
+
+    What it does: On each node whose lsmod (or /proc/modules) covers `nvidia` and does not list it, looks for
+    what claims the driver is up: the GPU Operator driver pod on that node Running with all containers ready,
+    or /run/nvidia/validations/.driver-ctr-ready or driver-ready present. Silent when nouveau is loaded
+    instead (KD101 explains that) and when nvidia-smi read the driver on the node.
+    Why it matters: the driver container writes .driver-ctr-ready and the validator writes driver-ready only
+    after nvidia.ko loaded and nvidia-smi worked, so the module was unloaded since: a driver container that
+    stops unloads the modules on its way out (its signal trap runs _shutdown) while the validator's
+    driver-ready stays; an rmmod on the host, or an upgrade that stopped half-way, do the same. GPU pods on
+    the node then fail to start or lose their devices while the operator still counts the driver as ready.
+    How to fix: find who unloaded it in the kernel log (`dmesg | grep -i nvidia`), then restart the driver
+    pod so the driver container loads the modules again and the validators run afresh.
+    References: https://github.com/NVIDIA/gpu-operator/issues/416; https://github.com/NVIDIA/gpu-operator/issues/129
+    """
+    for h in host.nodes:
+        if h.loaded("nvidia") is not False or h.loaded("nouveau") is True or h.smi_driver:
+            continue
+        pods = [p for p in _driver_pods(cluster, h.node) if _ready(p)]
+        markers = [m for p in DRIVER_READY if (m := h.path(p)) is not None and m.exists]
+        if not pods and not markers:
+            continue
+        claims = [f"driver pod {p.name} is {p.status} {p.ready}" for p in pods] + [f"{m.path} exists" for m in markers]
+        pod = pods[0] if pods else None
+        where = f"on {h.node}" if h.node else "on the node"
+        delete = (f"kubectl delete pod {pod.name}{_ns(pod.namespace)}" if pod else
+                  f"kubectl delete pod{_ns(None)} -l app=nvidia-driver-daemonset --field-selector spec.nodeName={h.node}" if h.node else None)
+        fixes = [Fix(FixKind.IMMEDIATE, "Find when and how the module was unloaded, then restart the driver pod so it loads the modules "
+                     "again" + ("" if pod else " (the driver pod's name is not in the artifacts; the selector finds it)") + ".",
+                     tuple(c for c in ("dmesg -T | grep -i -E 'nvidia|NVRM'",
+                                       f"kubectl logs {pod.name}{_ns(pod.namespace)} -c nvidia-driver-ctr" if pod else None, delete) if c))]
+        yield Hit(
+            title=f"The NVIDIA kernel module is not loaded {where} although {claims[0]}",
+            explanation=(f"The node's {h.modules.source} lists no nvidia module, yet {'; '.join(claims)}. The driver container and the "
+                         "validator only report ready after nvidia.ko loaded and nvidia-smi worked, so the module was unloaded since: "
+                         "GPU pods on this node cannot get their devices while the operator still counts the driver as ready."),
+            severity=Severity.CRITICAL,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(e for e in (h.modules.evidence, *(p.evidence for p in pods), *(m.evidence for m in markers)) if e)),
+            fixes=tuple(fixes),
+            node=h.node,
+            component=DRIVER,
+            confidence=0.75 if pods and markers else 0.65,
+            facts={"pods": [p.name for p in pods], "markers": [m.path for m in markers]},
+        )
+
+
+# ------------------------------------------------------------------------------------------------ KD121
+
+
+@cache
+def _precompiled() -> tuple[dict[str, str], tuple[str, ...], tuple[str, ...], re.Pattern]:
+    t = table("failure_classes")["precompiled_drivers"]
+    return {r["os"]: r["kernel"] for r in t["os"]}, tuple(t["flavors"]), tuple(t["arch"]), re.compile(t["tag"])
+
+
+def _precompiled_in_use(config: Configuration | None, cluster: Cluster | None, node: str | None) -> tuple[str, Evidence | None] | None:
+    """Why the node gets a precompiled driver: driver.usePrecompiled, or the driver pod's image tag."""
+    setting = config.setting("driver.usePrecompiled") if config else None
+    if setting is not None and truthy(setting.value) is True:
+        return f"driver.usePrecompiled is true ({setting.source})", setting.evidence
+    tag_rx = _precompiled()[3]
+    for p in _driver_pods(cluster, node):
+        for image in p.images:
+            if tag_rx.match(image.rpartition(":")[2]):
+                return f"the driver pod {p.name} runs the precompiled image {image}", p.evidence
+    return None
+
+
+def _unsupported(h: NodeHost) -> tuple[str, list[Evidence]] | None:
+    """Why no precompiled image exists for this node's OS, kernel and architecture; None when one should."""
+    series_of, flavors, arches, _ = _precompiled()
+    kernel = h.running_kernel()
+    if h.os is None or h.os.tag is None or kernel is None:
+        return None
+    release, kernel_ev = kernel
+    evidence = [h.os.evidence, kernel_ev]
+    arch = h.kernel.arch if h.kernel is not None else None
+    if arch and arch not in arches:
+        return f"the node is {arch}; precompiled images are built for {', '.join(arches)} only", evidence
+    if h.os.tag not in series_of:
+        return f"the node runs {h.os.pretty_name or h.os.tag} ({h.os.tag}); precompiled images exist for {', '.join(series_of)} only", evidence
+    m = _UBUNTU_KERNEL.match(release)
+    series = series_of[h.os.tag]
+    if m is None or m.group("series") != series:
+        return f"the node runs kernel {release}; precompiled images for {h.os.tag} are built for the {series} kernel series only", evidence
+    if m.group("flavor") not in flavors:
+        return (f"the node runs the {m.group('flavor')} kernel flavor ({release}); precompiled images exist for the "
+                f"{', '.join(flavors)} flavors only"), evidence
+    return None
+
+
+@check("KD121", "precompiled-driver-unavailable-for-node")
+def precompiled_driver_unavailable(host: HostFacts, config: Configuration | None = None, cluster: Cluster | None = None) -> Iterable[Hit]:
+    """The GPU Operator is set to use precompiled drivers, and NVIDIA builds none for the node's OS, kernel or architecture.
+
+    What it does: When driver.usePrecompiled is true (ClusterPolicy or Helm values) or a driver pod runs a
+    precompiled image (nvcr.io/nvidia/driver:<branch>-<kernel>-<os>), compares each node's /etc/os-release
+    and running kernel (uname -r, or the Node's kernelVersion) with the precompiled images NVIDIA publishes
+    (knowledge/failure_classes.toml [precompiled_drivers]: Ubuntu 22.04 with the 5.15 kernel series, 24.04
+    with 6.8; generic, nvidia, azure, aws and oracle flavors; x86_64).
+    Why it matters: the operator asks for an image named after the node's kernel; for any other OS, kernel
+    series (an Ubuntu HWE kernel), flavor or architecture that image does not exist, so the driver pod
+    stays in ImagePullBackOff and every GPU operand on the node waits for it.
+    How to fix: turn usePrecompiled off so the driver container builds the module on the node (it then needs
+    kernel headers), build and push a precompiled image for this kernel yourself, or run a kernel NVIDIA
+    builds images for.
+    References: https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/precompiled-drivers.html; https://github.com/NVIDIA/gpu-operator/issues/1203
+    """
+    for h in host.nodes:
+        use = _precompiled_in_use(config, cluster, h.node)
+        why = _unsupported(h) if use else None
+        if why is None:
+            continue
+        reason, evidence = why
+        cmds = helm_set(config, "driver.usePrecompiled=false")
+        arch = f" {h.kernel.arch}" if h.kernel is not None and h.kernel.arch else ""
+        yield Hit(
+            title=f"No precompiled NVIDIA driver image exists for {h.node or 'the node'}: {h.os.tag}{arch} with kernel {h.running_kernel()[0]}",
+            explanation=(f"{use[0]}, so the GPU Operator pulls nvcr.io/nvidia/driver:<branch>-<kernel release>-<os> for each node; "
+                         f"{reason}. The image does not exist, so the driver pod cannot start and everything that waits for the driver "
+                         "stays blocked (OP102 shows the failing pull when the artifacts have it)."),
+            severity=Severity.CRITICAL,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(e for e in (use[1], *evidence) if e)),
+            fixes=(
+                Fix(FixKind.WORKAROUND, "Let the driver container compile the module on the node instead (it needs the kernel headers "
+                    "from the OS repositories)." + ("" if cmds else " The GPU Operator's Helm release is not in the artifacts: set "
+                                                    "driver.usePrecompiled=false in its values or the ClusterPolicy."),
+                    cmds, snippet="driver:\n  usePrecompiled: false\n", snippet_language="yaml"),
+                Fix(FixKind.PERMANENT, "Build a precompiled driver image for this kernel and push it to your registry (NVIDIA's "
+                    "gpu-driver-container precompiled Dockerfile), or move the node to an OS and kernel NVIDIA builds images for."),
+            ),
+            node=h.node,
+            component=DRIVER,
+            confidence=0.8,
+            facts={"os": h.os.tag if h.os else None, "kernel": h.running_kernel()[0] if h.running_kernel() else None},
+        )

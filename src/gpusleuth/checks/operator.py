@@ -7,6 +7,19 @@ from typing import Iterable
 from gpusleuth.checks.base import check
 from gpusleuth.facts.operands import OperandGraph, marker
 from gpusleuth.model.finding import Component, ComponentState, Fix, FixKind, Hit, Role, Severity
+import difflib
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import cache
+from gpusleuth.facts import Cluster, Configuration, Logs
+from gpusleuth.facts.configuration import truthy
+from gpusleuth.facts.operands import OperandGraph, spec_for
+from gpusleuth.knowledge import table, versions
+from gpusleuth.model.evidence import Evidence
+from gpusleuth.model.k8s import Pod
+from gpusleuth.model.layers import Layer
+from gpusleuth.parsers.helm import OPERATOR_KEYS
 
 
 def _ns(ns: str | None) -> str:
@@ -127,3 +140,489 @@ def operand_blocked(graph: OperandGraph) -> Iterable[Hit]:
             facts={"pod": c.pod, "blocked_by": c.blocked_by, "waiting_on": c.waiting_on, "root": root.name if root else None,
                    "chain": [x.name for x in chain]},
         )
+
+
+_PULL_REASONS = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"})
+_IMAGE_IN_TEXT = re.compile(r'(?:image|Image) \\?"(?P<image>[^"\\]+)\\?"')
+
+
+
+
+# ------------------------------------------------------------------------------------------------ OP107
+
+
+@check("OP107", "operand-failing-to-start")
+def operand_failing_to_start(graph: OperandGraph, cluster: Cluster | None = None) -> Iterable[Hit]:
+    """An operator operand never starts: its image, its container config or its admission fails.
+
+    What it does: The fallback for failed operands that do not crash-loop (OP001 covers crashes): for every
+    GPU/Network Operator operand whose pod is in ImagePullBackOff, ErrImagePull, CreateContainerConfigError,
+    CreateContainerError, UnexpectedAdmissionError, Evicted or Pending with warning events, names the
+    component, its layer, the container, and the decisive line: the container's waiting message, the pod's
+    latest warning event, or its last error log line.
+    Why it matters: such an operand writes no log of its own and never creates its readiness marker, so
+    everything behind it waits; the decisive line is in the pod's status and events, which are easy to
+    overlook. This is a generic guess (confidence 0.5): a specific check for the same pod (OP102 image
+    pull, a failure class) is ranked above it.
+    How to fix: read the pod's events (`kubectl describe pod`), fix what the decisive line says, then delete
+    the pod so its DaemonSet recreates it.
+    References: https://github.com/NVIDIA/gpu-operator/issues/858; https://github.com/NVIDIA/gpu-operator/issues/2511
+    """
+    for c in graph.by_state(ComponentState.FAILED):
+        if graph.crashlooping(c) or not c.pod:
+            continue
+        yield _start_failure(graph, c, cluster)
+
+
+def _start_failure(graph: OperandGraph, c: Component, cluster: Cluster | None) -> Hit:
+    obs = graph.observation(c)
+    pod = graph.pod_of(c)
+    bad = next((x for x in (pod.containers if pod else ()) if x.state == "waiting" and x.reason and x.reason not in ("PodInitializing", "ContainerCreating")), None)
+    container = (bad.name if bad else None) or (obs.container if obs else None)
+    decisive: Evidence | None = None
+    said = None
+    if bad is not None and bad.message:
+        said = f"{bad.reason}: {bad.message.strip()}"
+        decisive = bad.evidence
+    warnings = [e for e in (cluster.events_for(c.pod) if cluster else []) if (e.type or "").lower() == "warning"]
+    if warnings:
+        last = warnings[-1]
+        said = said or f"{last.reason}: {last.message.strip()}"
+        decisive = decisive or last.evidence
+    lines = graph.decisive_lines(c.pod, container)
+    if not said and lines:
+        said = lines[-1].message.strip()
+        decisive = lines[-1].evidence()
+    reason = (bad.reason if bad else None) or (obs.reason if obs else None) or c.status or "failed"
+    evidence = [*c.evidence, *(e.evidence for e in warnings[-2:] if e.evidence), *([decisive] if decisive else [])]
+    ns, ctr = _ns(c.namespace), f" -c {container}" if container else ""
+    title = f"{c.name} does not start ({reason})" + (f": {said[:120]}" if said else "")
+    explanation = (f"{c.name} ({c.layer.value} layer) pod {c.pod}" + (f", container {container}," if container else "")
+                   + f" never runs ({c.status or reason}). ")
+    explanation += (f"Decisive: \"{said[:240]}\"" + (f" ({decisive.cite()})." if decisive else ".")) if said else (
+        f"The artifacts hold no event or message saying why: `kubectl describe pod {c.pod}{ns}` shows it.")
+    behind = graph.blocked_behind(c)
+    if behind:
+        explanation += f" {len(behind)} operand(s) wait on it: {', '.join(b.name for b in behind)}."
+    return Hit(
+        title=title,
+        explanation=explanation,
+        severity=Severity.ERROR,
+        role=Role.ROOT_CAUSE,
+        evidence=tuple(dict.fromkeys(e for e in evidence if e)),
+        fixes=(Fix(FixKind.IMMEDIATE, "Read the pod's events and container states; fix what they say, then recreate the pod.",
+                   (f"kubectl describe pod {c.pod}{ns}", f"kubectl get events{ns} --field-selector involvedObject.name={c.pod}",
+                    f"kubectl delete pod {c.pod}{ns}")),),
+        node=c.node,
+        component=c.name,
+        confidence=0.5,
+        layer=c.layer,
+        facts={"pod": c.pod, "namespace": c.namespace, "container": container, "reason": reason,
+               "decisive_line": decisive.to_dict() if decisive else None, "blocked": [b.name for b in behind]},
+    )
+
+
+# ------------------------------------------------------------------------------------------------ OP102
+
+
+@dataclass(frozen=True)
+class PullError:
+    kind: str
+    pattern: re.Pattern
+    meaning: str
+    fix: str
+
+
+@cache
+def _pull_errors() -> tuple[PullError, ...]:
+    return tuple(PullError(r["kind"], re.compile(r["match"]), r["meaning"], r["fix"]) for r in table("failure_classes")["pull_error"])
+
+
+@cache
+def _driver_images() -> tuple[str, tuple[str, ...], re.Pattern, tuple[str, ...]]:
+    t = table("failure_classes")["driver_images"]
+    return t["repository"], tuple(t["published_os"]), re.compile(t["tag"]), tuple(t["references"])
+
+
+@cache
+def _os_since() -> dict[str, str]:
+    """OS version -> the first GPU Operator release with driver images for it."""
+    return dict(table("failure_classes")["driver_images"].get("since", {}))
+
+
+@dataclass
+class _Pull:
+    image: str
+    pods: dict  # pod name -> (namespace, node)
+    texts: list  # (text, Evidence)
+
+
+def _image_of(text: str) -> str | None:
+    m = _IMAGE_IN_TEXT.search(text)
+    return m.group("image") if m else None
+
+
+@check("OP102", "image-cannot-be-pulled")
+def image_cannot_be_pulled(cluster: Cluster | None = None, logs: Logs | None = None, configuration: Configuration | None = None) -> Iterable[Hit]:
+    """An image cannot be pulled; the registry's answer says why (no such tag, OS without driver images, auth, network).
+
+    What it does: Collects pull failures per image from pod container states (ErrImagePull, ImagePullBackOff
+    with their message), kubelet events (`Failed to pull image "…": …`) and containerd's log (`PullImage "…"
+    failed`), classifies the error text (knowledge/failure_classes.toml [[pull_error]]: not found,
+    unauthorized, rate limit, network), and for `nvcr.io/nvidia/driver:<version>-<os>` explains that the
+    operator appended the node's OS and whether NVIDIA publishes driver images for that OS at all.
+    Why it matters: a pod whose image cannot be pulled never starts and writes no log; for the driver
+    DaemonSet every GPU operand on the node waits behind it. `manifest unknown` on the driver image is the
+    classic sign of a node OS the driver images do not cover (Debian, Amazon Linux, a new Ubuntu before
+    its images were published).
+    How to fix: not found: set a version that exists for the OS (driver.version), or pre-install the driver
+    on the host and set driver.enabled=false for unsupported OSes; auth: add the pull secret; network:
+    mirror the images or fix the proxy.
+    References: https://github.com/NVIDIA/gpu-operator/issues/722; https://github.com/NVIDIA/gpu-operator/issues/1212; https://github.com/NVIDIA/gpu-operator/issues/2225; https://github.com/NVIDIA/gpu-operator/issues/170; https://github.com/NVIDIA/gpu-operator/issues/690
+    """
+    pulls: dict[str, _Pull] = {}
+
+    def add(image: str | None, text: str, ev: Evidence | None, pod: str | None, ns: str | None, node: str | None):
+        if not image:
+            return
+        p = pulls.setdefault(image, _Pull(image, {}, []))
+        if pod:
+            p.pods.setdefault(pod, (ns, node))
+        if ev is not None and all(e != ev for _, e in p.texts):
+            p.texts.append((text, ev))
+
+    if cluster is not None:
+        for pod in cluster.pods:
+            for c in pod.containers:
+                if c.reason in _PULL_REASONS:
+                    add(_image_of(c.message or "") or c.image, c.message or c.reason, c.evidence or pod.evidence, pod.name, pod.namespace, pod.node)
+        for e in cluster.events:
+            failed = (e.type or "").lower() == "warning" or e.reason in ("Failed", "BackOff")
+            if not failed or ("pull" not in e.message.lower() and "ErrImagePull" not in e.message):
+                continue
+            image = _image_of(e.message)
+            name = e.object.rsplit("/", 1)[-1] if e.object else None
+            pod = cluster.pod(name) if name else None
+            if image is None and pod is not None:  # `Error: ErrImagePull` names no image: take the pod's failing one
+                image = next((c.image for c in pod.containers if c.reason in _PULL_REASONS and c.image), None)
+            add(image, e.message, e.evidence, name, e.namespace or (pod.namespace if pod else None), e.node or (pod.node if pod else None))
+    if logs is not None:
+        for sid in ("containerd.pull-failed", "k8s.image-pull-failed"):
+            for m in logs.matches(sid):
+                add(_image_of(m.line.message), m.line.message, m.line.evidence(), m.line.pod or m.log.pod, m.log.namespace, m.log.node)
+    for p in pulls.values():
+        if p.texts:
+            yield _pull_hit(p, configuration)
+
+
+def helm_set(configuration: Configuration | None, setting: str) -> tuple[str, ...]:
+    """`helm upgrade ... --set X` for the GPU Operator release when the artifacts name it; () when they do not."""
+    rel = configuration.release if configuration else None
+    if rel is None or not rel.name:
+        return ()
+    return (f"helm upgrade {rel.name} nvidia/gpu-operator{_ns(rel.namespace)} --reuse-values --set {setting}",)
+
+
+_NO_RELEASE = " (The artifacts do not name the Helm release: run `helm list -A` to find it.)"
+
+
+def _pull_hit(p: _Pull, configuration: Configuration | None) -> Hit:
+    text = " ".join(t for t, _ in p.texts)
+    err = next((e for e in _pull_errors() if e.pattern.search(text)), None)
+    repo, published, tag_rx, refs = _driver_images()
+    name, _, tag = p.image.rpartition(":")
+    is_driver = name.endswith(repo) or name.endswith("/driver")
+    pods = sorted(p.pods)
+    operand = next((s for s in (spec_for(Pod(n, p.pods[n][0])) for n in pods) if s is not None), None)
+    nodes = sorted({nd for _, nd in p.pods.values() if nd})
+    why = err.meaning if err else "the error text does not say why"
+    extra = ""
+    fixes: list[Fix] = []
+    m = tag_rx.match(tag) if is_driver and tag else None
+    if m and err is not None and err.kind == "not-found":
+        os_ = m.group("os")
+        if any(os_.startswith(o) for o in published):
+            extra = (f" The GPU Operator appended the node's OS ({os_}) to driver.version {m.group('version')}: NVIDIA publishes "
+                     f"driver images for {os_.rstrip('0123456789.')}, but not this version for {os_}. Pick a driver version "
+                     f"published for {os_} (NGC's nvcr.io/nvidia/driver tag list).")
+            since = _os_since().get(os_)
+            rel = configuration.release if configuration else None
+            older = since and not (rel and rel.chart_version and versions.vtuple(rel.chart_version) >= versions.vtuple(since))
+            if older:
+                extra += (f" GPU Operator supports {os_} only from {since} on: "
+                          + (f"release {rel.chart_version} predates it, so none of its driver versions has an {os_} image."
+                             if rel and rel.chart_version else
+                             f"with an older release (the artifacts do not show which one runs) no driver version it offers has an {os_} image."))
+                cmds = helm_set(configuration, "driver.enabled=false")
+                fixes.append(Fix(FixKind.PERMANENT, f"Upgrade the GPU Operator to {since} or later (its default driver has an {os_} image), "
+                                 "or run a supported OS on the GPU nodes."))
+                fixes.append(Fix(FixKind.WORKAROUND, f"Or pre-install the NVIDIA driver on the {os_} nodes and stop deploying the driver "
+                                 "container (driver.enabled=false)."
+                                 + ("" if cmds else _NO_RELEASE), cmds, snippet="driver:\n  enabled: false\n", snippet_language="yaml"))
+            fixes.append(Fix(FixKind.PERMANENT, f"Set a driver version that NVIDIA publishes for {os_}.",
+                             snippet="driver:\n  version: \"<a version listed for " + os_ + ">\"\n", snippet_language="yaml"))
+        else:
+            extra = (f" The GPU Operator appended the node's OS ({os_}) to the tag, and NVIDIA publishes no driver images for "
+                     f"that OS: the driver container cannot run there. Install the driver on the host and deploy the operator "
+                     f"with driver.enabled=false, or build your own driver image for {os_}.")
+            cmds = helm_set(configuration, "driver.enabled=false")
+            fixes.append(Fix(FixKind.WORKAROUND, f"Pre-install the NVIDIA driver on the {os_} nodes and stop deploying the driver container."
+                             + ("" if cmds else _NO_RELEASE), cmds, snippet="driver:\n  enabled: false\n", snippet_language="yaml"))
+    if err is not None:
+        fixes.append(Fix(FixKind.PERMANENT, err.fix))
+    first_pod = pods[0] if pods else None
+    ns = _ns(p.pods[first_pod][0]) if first_pod else ""
+    if first_pod:
+        fixes.insert(0, Fix(FixKind.IMMEDIATE, "See the full pull error in the pod's events.", (f"kubectl describe pod {first_pod}{ns}",)))
+    who = operand.name if operand is not None else (", ".join(pods[:3]) or "a pod")
+    evidence = tuple(dict.fromkeys(e for _, e in p.texts))[:6]
+    return Hit(
+        title=f"Image {p.image} cannot be pulled ({err.kind if err else 'unknown reason'})",
+        explanation=(f"{who} cannot start: pulling {p.image} fails because {why}." + extra
+                     + (f" Affected pods: {', '.join(pods[:5])}." if pods else "")),
+        severity=Severity.CRITICAL if is_driver else Severity.ERROR,
+        role=Role.ROOT_CAUSE,
+        evidence=evidence,
+        fixes=tuple(fixes),
+        node=nodes[0] if len(nodes) == 1 else None,
+        component=operand.name if operand is not None else p.image,
+        confidence=0.85 if err else 0.6,
+        layer=None if (operand is not None or is_driver) else Layer.WORKLOAD,
+        facts={"image": p.image, "reason": err.kind if err else None, "pods": pods, "nodes": nodes,
+               "driver_os": m.group("os") if m else None},
+    )
+
+
+# ------------------------------------------------------------------------------------------------ OP103
+
+
+@cache
+def _states() -> dict[str, str]:
+    return dict(table("failure_classes")["operator_states"])
+
+
+_NOT_READY_COND = re.compile(r"states not ready: \[(?P<states>[^\]]*)\]")
+
+
+@check("OP103", "clusterpolicy-not-ready")
+def clusterpolicy_not_ready(configuration: Configuration | None = None, logs: Logs | None = None, graph: OperandGraph | None = None) -> Iterable[Hit]:
+    """The ClusterPolicy is not ready, and which of its states (operands) hold it back.
+
+    What it does: Reads the ClusterPolicy's status.state (notReady) and its Ready condition, and the
+    operator's `ClusterPolicy is not ready, states not ready: [state-driver ...]` log line; maps each state to
+    the operand it deploys (knowledge/failure_classes.toml [operator_states]) and says what the artifacts
+    show of that operand (failed, blocked, running).
+    Why it matters: notReady is the operator's summary, not a cause: the states it lists point at the
+    operands to look at; when one of them failed, that failure is the root cause and this finding is its
+    symptom.
+    How to fix: fix the first listed operand that failed (its own finding says how); the ClusterPolicy turns
+    ready by itself once every state is ready.
+    References: https://github.com/NVIDIA/gpu-operator/issues/667; https://github.com/NVIDIA/gpu-operator/issues/1310; https://github.com/NVIDIA/gpu-operator/issues/368
+    """
+    states: dict[str, Evidence] = {}
+    evidence: list[Evidence] = []
+    cp = configuration.cluster_policy if configuration else None
+    if cp is not None and str(cp.get("status.state", "")).lower() == "notready":
+        evidence.append(cp.evidence("status.state"))
+        for i, cond in enumerate(cp.get("status.conditions") or []):
+            if isinstance(cond, dict) and (m := _NOT_READY_COND.search(str(cond.get("message", "")))):
+                ev = Evidence(cp.artifact, cp.key_lines.get(f"status.conditions.{i}.message", cp.line), str(cond.get("message"))[:400])
+                evidence.append(ev)
+                for s in m.group("states").split():
+                    states.setdefault(s, ev)
+    if logs is not None:
+        matches = logs.matches("operator.clusterpolicy-not-ready")
+        if matches:
+            last = matches[-1]
+            evidence.append(last.line.evidence())
+            for s in (m.group("states") if (m := _NOT_READY_COND.search(last.line.message)) else "").split():
+                states.setdefault(s, last.line.evidence())
+    if not evidence:
+        return
+    parts, failed = [], []
+    for s in states:
+        comp = _states().get(s)
+        seen = [c for c in graph.components if c.name == comp] if graph is not None and comp else []
+        bad = [c for c in seen if c.state in (ComponentState.FAILED, ComponentState.BLOCKED, ComponentState.DEGRADED)]
+        if bad:
+            parts.append(f"{s} ({comp}: {', '.join(sorted({c.state.value for c in bad}))})")
+            failed += [c for c in bad if c.state == ComponentState.FAILED]
+        else:
+            parts.append(f"{s} ({comp or 'unknown operand'}{': no pod in the artifacts' if comp and not seen else ''})")
+    if not states and graph is not None:  # the status names no state: the operands that failed say which
+        failed = graph.by_state(ComponentState.FAILED)
+    listed = "; ".join(parts) if parts else "the status does not list the states"
+    roots = sorted({c.name for c in failed})
+    yield Hit(
+        title=f"ClusterPolicy {configuration.policy_name if configuration else 'cluster-policy'} is not ready"
+              + (f": {', '.join(states)}" if states else ""),
+        explanation=(f"The operator reports the ClusterPolicy notReady. Not ready: {listed}."
+                     + (f" {', '.join(roots)} failed: that is where to look first." if roots else
+                        " No operand shows a failure in the artifacts: collect the operand pods' status and logs.")),
+        severity=Severity.WARNING,
+        role=Role.SYMPTOM if roots else Role.ROOT_CAUSE,
+        evidence=tuple(dict.fromkeys(evidence)),
+        fixes=(Fix(FixKind.IMMEDIATE, "List the operand pods of the states that are not ready.",
+                   ("kubectl get clusterpolicies.nvidia.com -o jsonpath='{.items[0].status}'",
+                    f"kubectl get pods{_ns(configuration.release.namespace if configuration and configuration.release else None) or ' -A'} -o wide")),),
+        component="gpu-operator",
+        confidence=0.5,
+        caused_by=("OP001",) if roots else (),
+        facts={"states": list(states), "failed": roots},
+    )
+
+
+# ------------------------------------------------------------------------------------------------ OP105
+
+
+@cache
+def _misplaced() -> dict[str, str]:
+    return dict(table("failure_classes")["helm_misplaced"])
+
+
+def _env_lists(values: dict, prefix: str = "") -> Iterable[tuple[str, list]]:
+    """Every `<path>.env` list in a values tree (driver.env, validator.plugin.env, ...)."""
+    for k, v in values.items():
+        path = f"{prefix}{k}"
+        if k == "env" and isinstance(v, list):
+            yield path, v
+        elif isinstance(v, dict):
+            yield from _env_lists(v, path + ".")
+
+
+@check("OP105", "helm-values-ignored-or-rejected")
+def helm_values_ignored_or_rejected(configuration: Configuration) -> Iterable[Hit]:
+    """GPU Operator Helm values the chart ignores (unknown or misplaced keys) or rejects (non-string env values).
+
+    What it does: For every GPU Operator values artifact (helm get values, values files, the release
+    Secret): top-level keys the chart does not have (with the closest key it does have), keys written at
+    the top level that the chart reads elsewhere (knowledge/failure_classes.toml [helm_misplaced], e.g.
+    `migStrategy` for mig.strategy, `rdma` for driver.rdma), and `<component>.env` values that YAML reads
+    as booleans or numbers (toolkit.env is TK002's).
+    Why it matters: Helm passes unknown keys through without a word, so a typo or a key at the wrong level
+    silently leaves the default in force (the setting "does nothing"); an unquoted env value makes the
+    rendered ClusterPolicy invalid and the install or upgrade fails.
+    How to fix: move the key to where the chart reads it (helm show values nvidia/gpu-operator), quote env
+    values, and `helm upgrade` again.
+    References: https://github.com/NVIDIA/gpu-operator/issues/412; https://github.com/NVIDIA/k8s-device-plugin/issues/1433; https://github.com/provectus/kafka-ui-charts/issues/19
+    """
+    seen: set[tuple[str, str]] = set()
+    for rel in configuration.values_docs:
+        values = rel.user_values if rel.user_values is not None else rel.values
+        if not isinstance(values, dict):
+            continue
+        for key in values:
+            if key in OPERATOR_KEYS or (rel.artifact, key) in seen:
+                continue
+            seen.add((rel.artifact, key))
+            target = _misplaced().get(key)
+            close = difflib.get_close_matches(key, sorted(OPERATOR_KEYS), n=1, cutoff=0.75)
+            if target:
+                why = f"the chart reads it as {target}"
+            elif close:
+                why = f"the chart has no `{key}`; did you mean `{close[0]}`?"
+            else:
+                why = f"the chart has no top-level `{key}`"
+            yield Hit(
+                title=f"Helm value `{key}` is ignored: {why}",
+                explanation=(f"{rel.artifact} sets `{key}` at the top level of the GPU Operator's values; {why}. Helm keeps unknown keys "
+                             f"without a warning, so this setting has no effect and the chart's default applies."),
+                severity=Severity.WARNING,
+                role=Role.ROOT_CAUSE,
+                evidence=(rel.cite(key, f"{key}: {values[key]!r}"[:200]),),
+                fixes=(Fix(FixKind.PERMANENT, f"Move the setting to {target or (close[0] if close else 'the key the chart documents')} "
+                           "(helm show values nvidia/gpu-operator) and upgrade the release."),),
+                component="gpu-operator",
+                confidence=0.8 if (target or close) else 0.6,
+                facts={"key": key, "expected": target or (close[0] if close else None)},
+            )
+        for path, items in _env_lists(values):
+            if path == "toolkit.env":
+                continue
+            for i, item in enumerate(items):
+                if isinstance(item, dict) and "value" in item and not isinstance(item["value"], str) and (rel.artifact, f"{path}.{i}") not in seen:
+                    seen.add((rel.artifact, f"{path}.{i}"))
+                    name, value = item.get("name"), item["value"]
+                    shown = str(value).lower() if isinstance(value, bool) else value
+                    yield Hit(
+                        title=f"{path} {name} is {type(value).__name__} {value!r}, not a string",
+                        explanation=(f"In {rel.artifact}, {path} {name} has the unquoted value {value!r}; YAML reads it as a "
+                                     f"{type(value).__name__} and Kubernetes env values must be strings, so the rendered ClusterPolicy "
+                                     "is rejected and the install or upgrade fails."),
+                        severity=Severity.ERROR,
+                        role=Role.ROOT_CAUSE,
+                        evidence=(Evidence(rel.artifact, rel.key_lines.get(f"{path}.{i}.value"), f"{name}: {value}"),),
+                        fixes=(Fix(FixKind.PERMANENT, "Quote the value (or use --set-string).",
+                                   snippet=f"{path.replace('.env', '')}:\n  env:\n  - name: {name}\n    value: \"{shown}\"\n",
+                                   snippet_language="yaml"),),
+                        component="gpu-operator",
+                        confidence=0.9,
+                        facts={"path": path, "name": name, "value": value},
+                    )
+
+
+# ------------------------------------------------------------------------------------------------ OP106
+
+
+@check("OP106", "driver-disabled-without-host-driver")
+def driver_disabled_without_host_driver(logs: Logs, configuration: Configuration | None = None, cluster: Cluster | None = None) -> Iterable[Hit]:
+    """driver.enabled=false, but the node has no NVIDIA driver of its own: the validators wait forever.
+
+    What it does: When the ClusterPolicy/Helm values say driver.enabled=false (or no driver DaemonSet pod
+    exists while the validators look for a pre-installed driver), looks for the driver validation failing
+    on the node: `Attempting to validate a pre-installed driver on the host` followed by `failed to validate
+    the driver, retrying`, `chroot: failed to run command 'nvidia-smi'`, or nvidia-smi's `couldn't
+    communicate with the NVIDIA driver`.
+    Why it matters: with the driver container disabled the operator relies on a host driver; without one
+    the driver validation never succeeds, so the toolkit, device plugin and every other operand stay in
+    Init and no GPU is ever advertised.
+    How to fix: install the NVIDIA driver on the host (and reboot), or let the operator manage it
+    (driver.enabled=true).
+    References: https://github.com/cozystack/cozystack/pull/863; https://github.com/NVIDIA/gpu-operator/issues/2150; https://github.com/canonical/data-science-stack/issues/199
+    """
+    setting = configuration.setting("driver.enabled") if configuration else None
+    disabled = setting is not None and truthy(setting.value) is False
+    driver_pods = [p for p in (cluster.pods if cluster else []) if (s := spec_for(p)) is not None and s.name == "nvidia-driver-daemonset"]
+    attempts = logs.matches("validator.driver.preinstalled-attempt")
+    if not disabled and not (attempts and cluster is not None and cluster.pods and not driver_pods):
+        return
+    failures = [*logs.matches("validator.driver.host-driver-missing"), *logs.matches("validator.driver.chroot-missing"),
+                *logs.matches("nvidia-smi.no-driver")]
+    if not failures:
+        return
+    by_node: dict[str | None, list] = defaultdict(list)
+    for m in [*attempts, *failures]:
+        by_node[m.log.node or _node_of(cluster, m.line.pod or m.log.pod)].append(m)
+    for node, ms in by_node.items():
+        if not any(m.signature.id != "validator.driver.preinstalled-attempt" for m in ms):
+            continue
+        ms.sort(key=lambda m: (m.line.artifact, m.line.line))
+        pod = next((m.line.pod or m.log.pod for m in ms if m.line.pod or m.log.pod), None)
+        ns = next((m.log.namespace for m in ms if m.log.namespace), None)
+        evidence = ([setting.evidence] if disabled and setting and setting.evidence else []) + [m.line.evidence() for m in ms[:2] + ms[-2:]]
+        why = (f"driver.enabled is false ({setting.source})" if disabled and setting else "no driver DaemonSet pod exists")
+        yield Hit(
+            title=f"No NVIDIA driver on {node or 'the node'} while the driver container is disabled",
+            explanation=(f"{why}, so the operator expects a driver installed on the host, but the driver validation keeps failing"
+                         + (f" in {pod}" if pod else "") + f": \"{ms[-1].line.message.strip()[:200]}\". Every GPU operand waits for it."),
+            severity=Severity.CRITICAL,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(e for e in evidence if e)),
+            fixes=(
+                Fix(FixKind.IMMEDIATE, "Check for a driver on the host.",
+                    (f"kubectl debug node/{node} -it --image=busybox -- chroot /host nvidia-smi",) if node else (),),
+                Fix(FixKind.PERMANENT, "Either install the NVIDIA driver on the host and reboot, or let the operator deploy it."
+                    + ("" if helm_set(configuration, "driver.enabled=true") else _NO_RELEASE),
+                    helm_set(configuration, "driver.enabled=true"), snippet="driver:\n  enabled: true\n", snippet_language="yaml"),
+            ),
+            node=node,
+            component="nvidia-operator-validator",
+            confidence=0.85 if disabled else 0.6,
+            layer=Layer.KERNEL_DRIVER,
+            facts={"driver_enabled": False if disabled else None, "pod": pod, "namespace": ns},
+        )
+
+
+def _node_of(cluster: Cluster | None, pod: str | None) -> str | None:
+    p = cluster.pod(pod) if cluster is not None and pod else None
+    return p.node if p is not None else None

@@ -13,6 +13,11 @@ from gpusleuth.facts.operands import OperandGraph
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import ComponentState, Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.k8s import Event
+from functools import cache
+from gpusleuth.facts import Cluster
+from gpusleuth.facts.logs import signatures
+from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
+from gpusleuth.model.k8s import Event, Node, Pod, Taint
 
 # `0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) had untolerated taint {...}.`
 _INSUFFICIENT = re.compile(r"(\d+) Insufficient (nvidia\.com/[\w.\-]+)")
@@ -125,3 +130,150 @@ def _pending_hit(cluster: Cluster, ns: str | None, name: str | None, evs: list[E
                "nodes_available": int(avail.group(1)) if avail else None, "nodes_total": int(avail.group(2)) if avail else None,
                "explained_by": [text for text, _ in lower]},
     )
+
+
+_TAINT_ITEM = re.compile(r"\{(?P<key>[^:}]+):\s*(?P<value>[^}]*)\}")
+
+
+@cache
+def _rx(sig_id: str) -> re.Pattern:
+    sig = next(s for s in signatures()[0] if s.id == sig_id)
+    return re.compile(sig.pattern)
+
+
+def _wants_gpu(p: Pod) -> bool:
+    return (p.gpu_request or 0) > 0 or any(k.startswith("nvidia.com/") for k in p.resource_requests)
+
+
+def _gpu_node(n: Node) -> bool:
+    return any(k.startswith("nvidia.com/") for k in (*n.capacity, *n.allocatable)) or "nvidia.com/gpu.present" in n.labels \
+        or str(n.labels.get("feature.node.kubernetes.io/pci-10de.present", "")).lower() == "true"
+
+
+def _failed_scheduling(cluster: Cluster, sig_id: str) -> Iterable[tuple[Pod, Event]]:
+    rx = _rx(sig_id)
+    seen: set[str] = set()
+    for e in reversed(cluster.events):
+        if e.reason != "FailedScheduling" and "nodes are available" not in e.message:
+            continue
+        if not rx.search(e.message):
+            continue
+        name = e.object.rsplit("/", 1)[-1] if e.object else None
+        pod = cluster.pod(name) if name else None
+        if pod is None or pod.name in seen:
+            continue
+        seen.add(pod.name)
+        yield pod, e
+
+
+def _shown(t: dict) -> str:
+    """A toleration as `kubectl describe` prints it: key=value:Effect op=Exists."""
+    value = f"={t['value']}" if t.get("value") else ""
+    effect = f":{t['effect']}" if t.get("effect") else ""
+    op = " op=Exists" if t.get("operator") == "Exists" else ""
+    return f"{t.get('key') or '*'}{value}{effect}{op}"
+
+
+def _toleration_for(t: Taint) -> str:
+    value = f"\n  value: \"{t.value}\"" if t.value else ""
+    op = "Equal" if t.value else "Exists"
+    return f"tolerations:\n- key: {t.key}\n  operator: {op}{value}\n  effect: {t.effect}\n"
+
+
+@check("SC101", "gpu-node-taint-not-tolerated")
+def gpu_node_taint_not_tolerated(cluster: Cluster) -> Iterable[Hit]:
+    """A GPU pod is Pending because the GPU nodes carry a taint the pod does not tolerate.
+
+    What it does: For GPU-requesting pods whose FailedScheduling event says `node(s) had untolerated taint
+    {key: value}` (or the older `had taint {…}, that the pod didn't tolerate`), finds the GPU nodes with
+    that taint and compares the pod's tolerations when they are in the artifacts (a toleration for
+    `nvidia.com/gpu=present` does not match the taint `nvidia.com/gpu=true`).
+    Why it matters: GPU nodes are usually tainted so that only GPU pods land there; a pod without the
+    matching toleration never fits, and the scheduler's summary hides it among other reasons.
+    How to fix: add the toleration to the pod template (or let an admission webhook such as the
+    ExtendedResourceToleration plugin add it for pods requesting nvidia.com/gpu).
+    References: https://github.com/NVIDIA/gpu-operator/issues/801; https://github.com/NVIDIA/gpu-operator/issues/270; https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/
+    """
+    for pod, event in _failed_scheduling(cluster, "k8s.untolerated-taint"):
+        if not _wants_gpu(pod):
+            continue
+        named = {m.group("key").strip(): m.group("value").strip() for m in _TAINT_ITEM.finditer(event.message)}
+        tainted = [(n, t) for n in cluster.nodes.values() if _gpu_node(n) for t in n.taints
+                   if t.key in named and t.effect in ("NoSchedule", "NoExecute")]
+        gpu_keys = [k for k in named if "gpu" in k.lower() or "nvidia" in k.lower()]
+        if not tainted and not gpu_keys:
+            continue
+        if tainted:
+            node, taint = tainted[0]
+        else:
+            node, taint = None, Taint(gpu_keys[0], named[gpu_keys[0]] or None, "NoSchedule")
+        shown = f"{taint.key}={taint.value}:{taint.effect}" if taint.value else f"{taint.key}:{taint.effect}"
+        tol = ", ".join(_shown(t) for t in pod.tolerations) if pod.tolerations else None
+        ns = f" -n {pod.namespace}" if pod.namespace else ""
+        evidence = [event.evidence, pod.evidence, *(t.evidence for _, t in tainted[:2])]
+        yield Hit(
+            title=f"{pod.name} does not tolerate the GPU nodes' taint {shown}",
+            explanation=(f"Pod {pod.name} asks for GPUs and stays Pending: the scheduler says \"{event.message.strip()[:200]}\". "
+                         + (f"GPU node{'s' if len(tainted) > 1 else ''} {', '.join(sorted({n.name for n, _ in tainted}))} carr"
+                            f"{'y' if len(tainted) > 1 else 'ies'} {shown}" if tainted else f"The taint {shown} is on the GPU nodes")
+                         + (f"; the pod tolerates only {tol}." if tol else "; the pod has no toleration for it.")),
+            severity=Severity.ERROR,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(e for e in evidence if e)),
+            fixes=(Fix(FixKind.IMMEDIATE, f"Add a toleration for {shown} to the pod's template.",
+                       (f"kubectl get pod {pod.name}{ns} -o jsonpath='{{.spec.tolerations}}'",),
+                       snippet=_toleration_for(taint), snippet_language="yaml"),),
+            node=node.name if node else None,
+            component=pod.name,
+            confidence=0.85 if tainted else 0.65,
+            facts={"pod": pod.name, "taint": shown, "tolerations": pod.tolerations and list(pod.tolerations)},
+        )
+
+
+@check("SC102", "gpu-pod-selector-matches-no-gpu-node")
+def gpu_pod_selector_matches_no_gpu_node(cluster: Cluster) -> Iterable[Hit]:
+    """A GPU pod's nodeSelector (or affinity) matches none of the GPU nodes.
+
+    What it does: For GPU-requesting pods whose FailedScheduling event says `node(s) didn't match Pod's node
+    affinity/selector`, compares each nodeSelector entry with the labels of the nodes that have GPUs and
+    names the entry no GPU node carries (with the value the GPU nodes do carry for that key, e.g.
+    nvidia.com/gpu.product=Tesla-V100 asked, NVIDIA-A100-SXM4-80GB present).
+    Why it matters: a selector written for another cluster, another GPU model or a label GFD no longer sets
+    keeps the pod Pending forever, and the scheduler's message does not say which key failed.
+    How to fix: change the selector to a label the GPU nodes have (kubectl get nodes --show-labels), or
+    label the intended nodes.
+    References: https://github.com/NVIDIA/gpu-operator/issues/693; https://github.com/kai-scheduler/KAI-Scheduler/issues/1876; https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/
+    """
+    gpu_nodes = [n for n in cluster.nodes.values() if _gpu_node(n) and n.labels]
+    for pod, event in _failed_scheduling(cluster, "k8s.selector-mismatch"):
+        if not _wants_gpu(pod):
+            continue
+        missing = [(k, v) for k, v in pod.node_selector.items() if not any(str(n.labels.get(k)) == str(v) for n in gpu_nodes)]
+        if pod.node_selector and not missing:
+            continue
+        ns = f" -n {pod.namespace}" if pod.namespace else ""
+        if missing:
+            k, v = missing[0]
+            have = sorted({str(n.labels[k]) for n in gpu_nodes if k in n.labels})
+            said = f"no GPU node has {k}={v}" + (f" (the GPU nodes have {k}={', '.join(have)})" if have else f" (no GPU node has the label {k} at all)")
+            evidence = [event.evidence, pod.evidence, *(n.evidence.get(f"label:{k}") for n in gpu_nodes if k in n.labels)][:5]
+            confidence = 0.85 if gpu_nodes else 0.6
+        else:
+            if "taint" in event.message or "Insufficient" in event.message:
+                continue  # the GPU nodes fail for another reason; the mismatched nodes are others
+            said = "the pod's node affinity (not in the artifacts) excludes every GPU node"
+            evidence = [event.evidence, pod.evidence]
+            confidence = 0.5
+        yield Hit(
+            title=f"{pod.name}'s node selector matches no GPU node: {said}",
+            explanation=(f"Pod {pod.name} asks for GPUs and stays Pending: \"{event.message.strip()[:200]}\"; {said}."),
+            severity=Severity.ERROR,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(e for e in evidence if e)),
+            fixes=(Fix(FixKind.IMMEDIATE, "Compare the pod's selector and affinity with the GPU nodes' labels and fix whichever is wrong.",
+                       (f"kubectl get pod {pod.name}{ns} -o jsonpath='{{.spec.nodeSelector}} {{.spec.affinity}}'",
+                        "kubectl get nodes -l feature.node.kubernetes.io/pci-10de.present=true --show-labels")),),
+            component=pod.name,
+            confidence=confidence,
+            facts={"pod": pod.name, "missing": [f"{k}={v}" for k, v in missing]},
+        )

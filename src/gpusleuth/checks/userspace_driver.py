@@ -14,6 +14,7 @@ from gpusleuth.checks.gpu_common import cordon_drain, diag_before_trust, reboot_
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.gpus import GpuInventory, KernelEvents
 from gpusleuth.facts.configuration import Configuration
+from gpusleuth.facts.host import HostFacts
 from gpusleuth.knowledge import versions
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.layers import Layer
@@ -57,16 +58,18 @@ def gpu_unreadable(inventory: GpuInventory, kernel: KernelEvents | None = None) 
 
 
 @check("UD002", "driver-library-version-mismatch")
-def version_mismatch(inventory: GpuInventory | None = None, kernel: KernelEvents | None = None) -> Iterable[Hit]:
+def version_mismatch(inventory: GpuInventory | None = None, kernel: KernelEvents | None = None, host: HostFacts | None = None) -> Iterable[Hit]:
     """The loaded kernel module and the userspace driver libraries are different versions.
 
     What it does: finds "Failed to initialize NVML: Driver/library version mismatch" from nvidia-smi and the
-    kernel's "NVRM: API mismatch: the client has the version X, but this kernel module has the version Y".
+    kernel's "NVRM: API mismatch: the client has the version X, but this kernel module has the version Y";
+    and on the host, the module the kernel runs (/proc/driver/nvidia/version or /sys/module/nvidia/version)
+    against the driver installed on disk (`modinfo nvidia`'s version, whose libraries ship with it).
     Why it matters: after a driver upgrade without a reboot (or two driver installs, host and container) no CUDA
     or NVML call works; every GPU pod on the node fails.
     How to fix: reboot the node (or unload and reload the nvidia modules) so the kernel module matches the
     libraries; make sure only one driver installation (host package or driver container) manages the node.
-    References: nvidia-smi 'Failed to initialize NVML: Driver/library version mismatch'; kernel 'NVRM: API mismatch'
+    References: https://github.com/NVIDIA/gpu-operator/issues/898; nvidia-smi 'Failed to initialize NVML: Driver/library version mismatch'; kernel 'NVRM: API mismatch'
     """
     nodes: dict = {}
     if inventory is not None:
@@ -78,20 +81,37 @@ def version_mismatch(inventory: GpuInventory | None = None, kernel: KernelEvents
     for e in (kernel.of_kind("api-mismatch") if kernel else []):
         nodes.setdefault(e.node, []).append(e.evidence)
         versions_seen[e.node] = e.detail
+    on_disk = {}
+    for h in host.nodes if host else []:
+        mi = h.modinfo.get("nvidia")
+        if h.driver is None or mi is None or not mi.found or not mi.version or mi.version == h.driver.version:
+            continue
+        nodes.setdefault(h.node, []).extend([h.driver.evidence, mi.ev("version")])
+        on_disk[h.node] = (h.driver.version, mi, h.smi_driver)
     for node, evidence in nodes.items():
         d = versions_seen.get(node, {})
         pair = f": libraries {d.get('client')}, kernel module {d.get('kernel') or '?'}" if d else ""
+        explanation = ("NVML/libcuda refuse to talk to a kernel module of another version. Typical after upgrading the driver "
+                       "package without rebooting, or when a host driver and the GPU Operator's driver container both install one.")
+        facts = dict(d)
+        if node in on_disk:
+            loaded, mi, smi = on_disk[node]
+            where = f" in {mi.root}" if mi.root else ""
+            if not d:
+                pair = f": the kernel runs {loaded}, the installed driver{where} is {mi.version}"
+            explanation += (f" On the node the kernel runs module {loaded} while the driver installed{where} is {mi.version} "
+                            f"({mi.filename or 'modinfo nvidia'}): its libraries and nvidia-smi fail against the loaded module until it is replaced.")
+            facts.update(loaded=loaded, installed=mi.version, **({"nvidia_smi": smi} if smi else {}))
         yield Hit(
             title=f"Driver kernel module and libraries differ{pair}",
-            explanation="NVML/libcuda refuse to talk to a kernel module of another version. Typical after upgrading the driver "
-                        "package without rebooting, or when a host driver and the GPU Operator's driver container both install one.",
+            explanation=explanation,
             severity=Severity.ERROR, role=Role.ROOT_CAUSE, evidence=tuple(x for x in dict.fromkeys(evidence) if x)[:4], node=node,
-            component="nvidia-driver", confidence=0.9,
+            component="nvidia-driver", confidence=0.9 if d or node not in on_disk or len(evidence) > 2 else 0.8,
             fixes=(cordon_drain(node, "no GPU call works until the versions match"),
                    reboot_node(node, "loads the kernel module that matches the installed libraries"),
                    Fix(FixKind.PERMANENT, "Keep one driver installation per node: either the host package or the GPU Operator's driver "
                                           "container (driver.enabled=false when the host has one).", ("cat /proc/driver/nvidia/version",))),
-            facts=d,
+            facts=facts,
         )
 
 
@@ -158,12 +178,13 @@ def access_limited(inventory: GpuInventory) -> Iterable[Hit]:
 
 
 @check("UD005", "nvml-cannot-reach-driver")
-def cannot_reach_driver(inventory: GpuInventory | None = None, kernel: KernelEvents | None = None) -> Iterable[Hit]:
+def cannot_reach_driver(inventory: GpuInventory | None = None, kernel: KernelEvents | None = None, host: HostFacts | None = None) -> Iterable[Hit]:
     """nvidia-smi/NVML cannot reach the driver at all (not loaded, library missing, no devices, nouveau).
 
     What it does: finds "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver", "No
     devices were found", NVML's Driver Not Loaded / Library Not Found, and nouveau (the open-source driver)
-    holding the GPU in the kernel log.
+    holding the GPU in the kernel log; the node's lsmod, when the artifacts have it, says whether the nvidia
+    module is loaded at all.
     Why it matters: with no driver, nothing above works: the toolkit, the device plugin and every pod fail.
     How to fix: check that the nvidia module is loaded (lsmod | grep nvidia) and why not (the driver container's
     log, dmesg); blacklist nouveau and rebuild the initramfs if it is loaded.
@@ -186,12 +207,20 @@ def cannot_reach_driver(inventory: GpuInventory | None = None, kernel: KernelEve
             fixes.append(Fix(FixKind.PERMANENT, "Blacklist nouveau so the NVIDIA driver can bind the GPU, then rebuild the initramfs and reboot.",
                              ("printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' > /etc/modprobe.d/blacklist-nouveau.conf",
                               "update-initramfs -u || dracut --force", "systemctl reboot")))
+        h = host.for_node(node) if host is not None else None
+        loaded = h.loaded("nvidia") if h is not None else None
+        lsmod = "" if loaded is None else (
+            f" The {h.modules.source} of the node lists the nvidia module, so the module is there: look at the device files "
+            "(/dev/nvidia*) and the libraries the caller sees." if loaded else
+            f" The {h.modules.source} of the node confirms that no nvidia module is loaded.")
         yield Hit(
             title=title + (" (nouveau is bound to the GPU)" if nouveau else ""),
             explanation=("The open-source nouveau driver claimed the GPU, so nvidia.ko cannot bind it. " if nouveau else "")
-                        + "Without the NVIDIA kernel driver NVML has nothing to talk to: the container toolkit, device plugin and every GPU pod fail above it.",
+                        + "Without the NVIDIA kernel driver NVML has nothing to talk to: the container toolkit, device plugin and every GPU pod fail above it."
+                        + lsmod,
             severity=Severity.ERROR, role=Role.ROOT_CAUSE, layer=Layer.KERNEL_DRIVER if nouveau else None,
-            evidence=tuple(dict.fromkeys([*(e.evidence for e in errs if e.evidence), *(e.evidence for e in nouveau[:2])])),
+            evidence=tuple(dict.fromkeys([*(e.evidence for e in errs if e.evidence), *(e.evidence for e in nouveau[:2]),
+                                          *((h.module_evidence("nvidia"),) if loaded is not None else ())])),
             node=node, component="nvidia-driver", confidence=0.75 if not nouveau else 0.85, fixes=tuple(fixes),
             facts={"kind": kind, "nouveau": bool(nouveau)},
         )
@@ -248,7 +277,8 @@ def driver_eol(inventory: GpuInventory, today: date | None = None) -> Iterable[H
                 title=f"Driver {ng.driver_version} ({b.branch} {b.type}) is past end of life since {b.eol:%B %Y}",
                 explanation=f"{b.branch} ({b.type}) reached end of life on {b.eol.isoformat()}, {(today - b.eol).days} days ago: no more bug or "
                             f"security fixes. It supports CUDA up to {b.max_cuda}.",
-                severity=Severity.WARNING, role=Role.ROOT_CAUSE, evidence=ev, node=ng.node, component="nvidia-driver",
+                # A risk to plan for, not the cause of what is failing now: it must not read as one.
+                severity=Severity.WARNING, role=Role.CONTRIBUTING, evidence=ev, node=ng.node, component="nvidia-driver",
                 confidence=0.9 if b.verified else 0.7, fixes=(fix,),
                 facts={"branch": b.branch, "eol": b.eol.isoformat(), "days_past": (today - b.eol).days, "today": today.isoformat()},
             )

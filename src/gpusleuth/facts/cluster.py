@@ -3,12 +3,14 @@
 The same pod may appear in a `get pods` table, a `describe`, and a JSON list; each view fills the fields
 it has. Tables without a NAMESPACE column match by name. Pasted fragments that never show their object's
 name are attributed only on evidence (a node fragment when the artifacts know of a single node); the rest
-are kept apart in `fragments` and said so in the gaps. A pod's owning DaemonSet, when no artifact states it,
+are kept apart in `fragments` and said so in the gaps. A pod with no node shown is placed by its Scheduled
+event. A pod's owning DaemonSet, when no artifact states it,
 is taken from a DaemonSet of that name seen in the artifacts or from the controller's "Created pod" event.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields, replace
 
 from gpusleuth.errors import NotApplicable
@@ -93,6 +95,7 @@ def build_cluster(facts: Facts) -> Cluster:
     pods = _merge_by_name([p for p in facts.all(Pod) if p.name is not None])
     dss = _merge_by_name(facts.all(DaemonSet))
     events = _merge_events(facts.all(Event))
+    pods = _place_pods(pods, events)
     nodes: dict[str, Node] = {}
     for n in facts.all(Node):
         if n.name is not None:
@@ -146,6 +149,27 @@ def _merge_events(all_events: list[Event]) -> list[Event]:
         key = (e.object.rsplit("/", 1)[-1] if e.object else None, e.reason, e.message)
         out[key] = _merge(out[key], e) if key in out else e
     return list(out.values())
+
+
+_ASSIGNED = re.compile(r"^Successfully assigned (?:(?P<ns>[^/\s]+)/)?(?P<pod>\S+) to (?P<node>\S+)$")
+
+
+def _place_pods(pods: list[Pod], events: list[Event]) -> list[Pod]:
+    """A pod whose node no artifact printed (a `get pods` without -o wide, a describe cut to its events)
+    is on the node its Scheduled event assigned it to: "Successfully assigned <ns>/<pod> to <node>"."""
+    assigned: dict[tuple, str] = {}
+    for e in events:
+        m = _ASSIGNED.match(e.message.strip()) if e.reason == "Scheduled" else None
+        if m:
+            assigned[(m.group("ns"), m.group("pod"))] = m.group("node")
+            assigned.setdefault((None, m.group("pod")), m.group("node"))
+    if not assigned:
+        return pods
+    out = []
+    for p in pods:
+        node = assigned.get((p.namespace, p.name)) or assigned.get((None, p.name))
+        out.append(replace(p, node=node) if p.node is None and node else p)
+    return out
 
 
 def _resolve_owners(pods: list[Pod], dss: list[DaemonSet], events: list[Event]) -> list[Pod]:

@@ -49,7 +49,16 @@ def is_operator_release(rel: HelmRelease) -> bool:
     if rel.chart:
         return rel.chart == CHART
     values = rel.values if rel.values is not None else rel.user_values
+    if isinstance(values, dict) and _toolkit_env_only(values):
+        return True
     return bool(isinstance(values, dict) and len(set(values) & OPERATOR_KEYS) >= 2) or bool(rel.name and rel.name.startswith(CHART))
+
+
+def _toolkit_env_only(values: dict) -> bool:
+    """A values file that sets just the toolkit's containerd env (the usual K3s/RKE2 paste) is the
+    operator's: no other chart has toolkit.env with CONTAINERD_* entries."""
+    env = (values.get("toolkit") or {}).get("env") if isinstance(values.get("toolkit"), dict) else None
+    return isinstance(env, list) and any(isinstance(e, dict) and str(e.get("name", "")).startswith("CONTAINERD_") for e in env)
 
 
 @dataclass

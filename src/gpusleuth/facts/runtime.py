@@ -142,6 +142,19 @@ class Instance:
             self.evidence.append(other.evidence)
 
 
+BUILTIN_DEFAULT_RUNTIME = "runc"  # containerd CRI default_runtime_name when no file sets it (config versions 1-3)
+
+
+@dataclass(frozen=True)
+class DefaultRuntime:
+    """containerd's default runtime handler for one instance, and where that was read."""
+
+    name: str
+    evidence: Evidence | None
+    implicit: bool  # no file sets it: containerd's built-in default
+    config: ContainerdConfig
+
+
 @dataclass(frozen=True)
 class TargetSetting:
     """One toolkit setting (CONTAINERD_CONFIG, ...) as the toolkit will see it, with where it comes from."""
@@ -207,13 +220,35 @@ class RuntimeSetup:
         `crictl info` of its socket first, then its file and that file's drop-ins). None when unknown."""
         if instance is None:
             return None, []
-        live = [c for c in self.configs if c.live and c.socket and c.socket == instance.socket]
+        live = [c for c in self.configs if c.live and not c.fragment and c.socket and c.socket == instance.socket]
         if live:
             return handler in live[0].runtimes, live[:1]
         if instance.config is None:
             return None, []
         chain = [instance.config, *self.imported_by(instance.config)]
         return any(handler in c.runtimes for c in chain), chain
+
+    def default_runtime_of(self, instance: Instance | None) -> DefaultRuntime | None:
+        """The runtime containerd gives a pod without runtimeClassName: what its running CRI plugin
+        reports, else the last of its file and drop-ins that sets default_runtime_name, else containerd's
+        built-in "runc" when its whole main config is shown without the key. None when unknown."""
+        if instance is None:
+            return None
+        live = [c for c in self.configs if c.live and c.socket and c.socket == instance.socket and c.default_runtime]
+        if live:
+            return DefaultRuntime(live[0].default_runtime, live[0].default_runtime_evidence, False, live[0])
+        main = instance.config
+        if main is None:
+            return None
+        for cfg in reversed([main, *self.imported_by(main)]):
+            if cfg.default_runtime:
+                return DefaultRuntime(cfg.default_runtime, cfg.default_runtime_evidence, False, cfg)
+        if main.template or main.dump or main.live or not main.cri_plugin:
+            return None
+        section = next((ev for key, ev in main.cri_settings.items() if key.startswith("containerd.")), None)
+        ev = section or main.generated_evidence or main.evidence
+        cited = Evidence(ev.artifact, ev.line, f"{main.where} sets no default_runtime_name: containerd's default runtime is runc") if ev else None
+        return DefaultRuntime(BUILTIN_DEFAULT_RUNTIME, cited, True, main)
 
     def expected_target(self, instance: Instance) -> tuple[str | None, str | None, Distribution | None]:
         """(CONTAINERD_CONFIG, CONTAINERD_SOCKET) the toolkit needs to configure `instance`."""
@@ -339,7 +374,12 @@ def _instances_from_configs(configs: list[ContainerdConfig]) -> list[Instance]:
         if cfg.live or cfg.dump or not cfg.path:
             continue
         path = cfg.path[: -len(".tmpl")] if cfg.template and cfg.path.endswith(".tmpl") else cfg.path
-        for dist in sorted(distributions(), key=lambda d: d.id != "standard"):
+        # k3s and RKE2 share a layout ({data}/agent/etc/containerd/config.toml): the file's own header and
+        # the distribution's data directory tell them apart.
+        order = sorted(distributions(), key=lambda d: (cfg.generated_by != d.id,
+                                                         not any(path.startswith(p) for p in d.process_paths if p.endswith("/")),
+                                                         d.id != "standard"))
+        for dist in order:
             layout, values = next(((lay, v) for lay in dist.layouts if (v := lay.match(path, None)) is not None), (None, None))
             if layout is None:
                 continue
@@ -348,6 +388,25 @@ def _instances_from_configs(configs: list[ContainerdConfig]) -> list[Instance]:
                 out.append(Instance(config_path=path, socket=socket, evidence=[cfg.evidence] if cfg.evidence else [],
                                     distribution=dist, inferred=True))
             break
+    return out
+
+
+def _is_process(i: ContainerdInstance) -> bool:
+    """Seen as a process or unit (ps, systemctl), not only as a socket a `crictl info` talked to."""
+    return bool(i.pid or i.service or i.binary or i.config_path)
+
+
+def _socket_only(found: list[ContainerdInstance], inferred: list[Instance]) -> list[Instance]:
+    """No process listing: the containerds the config files stand for, joined by socket with the ones a
+    `crictl info` reached."""
+    out = list(inferred)
+    for i in found:
+        same = next((m for m in out if m.socket and m.socket == i.socket), None)
+        if same is None:
+            same = Instance(distribution=None)
+            out.append(same)
+        same.absorb(i)
+        same.distribution = same.distribution or _distribution(same)
     return out
 
 
@@ -415,6 +474,9 @@ def _target(config: Configuration | None, objects: list[K8sObject], toolkit_pods
             return None
         if unset is not None:
             return TargetSetting(names[0], default, unset.source, unset.evidence, default=True)
+        if config is not None:
+            seen = "ClusterPolicy" if config.cluster_policy is not None else "Helm values"
+            return TargetSetting(names[0], default, f"toolkit default (the {seen} shown do not set it)", None, default=True)
         return TargetSetting(names[0], default, "toolkit default (no Helm values, ClusterPolicy or DaemonSet env seen)", None, default=True)
 
     assumed = config is None and not ds_env
@@ -484,7 +546,7 @@ def build_runtime_setup(facts: Facts) -> RuntimeSetup:
         if cfg.path is None and not cfg.live:
             facts.gaps.append(Gap("containerd config", "which host file this config is was not shown (no `cat /path` "
                                   "prompt or `# /path` comment): it cannot be matched to a running containerd", where))
-    setup.instances = _merge_instances(found) if found else _instances_from_configs(configs)
+    setup.instances = _merge_instances(found) if any(_is_process(i) for i in found) else _socket_only(found, _instances_from_configs(configs))
     _attach_configs(setup.instances, configs)
     setup.kubelet = kubelets[0] if kubelets else _kubelet_from_objects(objects)
     if setup.kubelet:

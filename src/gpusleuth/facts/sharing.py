@@ -4,7 +4,7 @@ ClusterPolicy spec.devicePlugin.config.name names)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.store import Facts, combiner
@@ -33,7 +33,7 @@ def build_sharing(facts: Facts) -> SharingConfigs:
             origin = f"ConfigMap {obj.namespace + '/' if obj.namespace else ''}{obj.name}, key {key}"
             cfg = from_text(value, obj.artifact, origin=origin, anchor=obj.key_lines.get(f"data.{key}", obj.line))
             if cfg is not None:
-                configs.append(cfg)
+                configs.append(replace(cfg, configmap=obj.name, namespace=obj.namespace, key=key))
     if not configs:
         raise NotApplicable("no mig-parted or device-plugin sharing configuration in the artifacts")
     return SharingConfigs(configs)

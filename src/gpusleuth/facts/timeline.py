@@ -13,8 +13,8 @@ nvidia_peermem minutes before the Network Operator had MOFED ready. This view do
     or the container's start time in the same pod proves, else the zone that makes them overlap the
     zone-aware sources and start together with them, else UTC — said so each time;
   - `dmesg` uptime becomes wall-clock time when the boot time follows from the same kernel messages seen
-    with a wall-clock time (`dmesg -T`, journal, syslog with the uptime in the message), else it stays
-    relative and is labelled so;
+    with a wall-clock time (`dmesg -T`, journal, syslog with the uptime in the message), or from the node's
+    /proc/uptime read by a probe at a known time, else it stays relative and is labelled so;
   - lines with no stamp (`set -x` traces, installer output) take the interval between their timestamped
     neighbours in the same container (or the container's start/finish, the end of the pod's init
     containers, the capture time) and are marked approximate;
@@ -42,6 +42,7 @@ from gpusleuth.facts.logs import Logs, Signature, signatures
 from gpusleuth.facts.operands import OperandSpec, operand_table
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import table
+from gpusleuth.model.host import Uptime
 from gpusleuth.model.k8s import Pod
 from gpusleuth.model.logs import ContainerLog, LogLine
 from gpusleuth.model.report import TimelineEntry
@@ -497,6 +498,7 @@ class _Builder:
 
     def _infer_boot(self) -> None:
         kernel = [s for s in self.streams if s.log.kind in ("kernel", "journal")]
+        uptimes = {u.node: u for u in self.facts.all(Uptime) if u.node and u.read_at is not None}
         walls: dict[str, list[datetime]] = defaultdict(list)
         node_boots: dict[str | None, list[datetime]] = defaultdict(list)
         for s in kernel:
@@ -517,6 +519,11 @@ class _Builder:
             source = "the same kernel messages printed with a wall-clock time"
             if not boots and s.node and node_boots.get(s.node):
                 boots, source = node_boots[s.node], f"syslog/journal lines of node {s.node} that carry the uptime"
+            up = uptimes.get(s.node) if s.node else None
+            if not boots and up is not None:
+                boots = [up.read_at - timedelta(seconds=up.seconds)]
+                source = (f"/proc/uptime of node {s.node} ({up.evidence.cite()}: {up.seconds:.0f} s) read at "
+                          f"{up.read_at.isoformat(timespec='seconds')} on the cluster's clock (good to the few seconds the probe ran)")
             if not boots:
                 self.notes.append(f"dmesg uptimes in {s.name} stay relative to boot: no wall-clock line of the same boot to anchor them")
                 continue

@@ -66,13 +66,11 @@ def script() -> str:
                    f'printf "\\n%s end %s\\n" "$M" "$((1 - n))"')
     for cmd in t["commands"]:
         run = cmd["run"]
-        out.append(f'echo "$M begin cmd {cmd["name"]} {run}"')
         if cmd.get("host"):
-            roots = " ".join(_q(r) for r in cmd.get("roots", ["/"]))
-            out.append(f'r=1; for root in {roots}; do [ -d "$H$root" ] || continue; chroot "$H$root" {run} 2>&1; r=$?; [ $r -eq 0 ] && break; done; '
-                       f'printf "\\n%s end %s\\n" "$M" "$r"')
-        else:
-            out.append(f'( {run} ) 2>&1; printf "\\n%s end %s\\n" "$M" "$?"')
+            out.append(_host_command(cmd))
+            continue
+        out.append(f'echo "$M begin cmd {cmd["name"]} {run}"')
+        out.append(f'( {run} ) 2>&1; printf "\\n%s end %s\\n" "$M" "$?"')
     names = "|".join(t["processes"])
     out += [
         f'echo "$M begin cmd processes.txt pgrep -af {_q(names)}"',
@@ -89,6 +87,24 @@ def script() -> str:
         'echo "$M done"',
     ]
     return "\n".join(out) + "\n"
+
+
+_BIN_DIRS = "/usr/bin /usr/sbin /bin /sbin /usr/local/bin /usr/local/sbin"
+
+
+def _host_command(cmd: dict) -> str:
+    """A command run in the host's root: in the first root that has the program, the next when it fails. Only
+    the last attempt's output is printed, under the command it really was (`chroot /run/nvidia/driver
+    modinfo nvidia`); a program no root has is `absent`, not an error message. (A symlink counts as the
+    program: /sbin/modinfo -> /bin/kmod points into the host, not into this container.)"""
+    run, prog = cmd["run"], cmd["run"].split()[0]
+    roots = " ".join(_q(r) for r in cmd.get("roots", ["/"]))
+    return (f'used=; r=1; o=; for root in {roots}; do [ -d "$H$root" ] || continue; has=; '
+            f'for d in {_BIN_DIRS}; do p="$H$root$d/{prog}"; {{ [ -L "$p" ] || [ -x "$p" ]; }} && has=1 && break; done; [ -n "$has" ] || continue; '
+            f'o=$(chroot "$H$root" {run} 2>&1); r=$?; used=$root; [ $r -eq 0 ] && break; done; '
+            f'if [ -z "$used" ]; then echo "$M absent {run}"; else '
+            f'if [ "$used" = / ]; then c={_q(run)}; else c="chroot $used {run}"; fi; '
+            f'echo "$M begin cmd {cmd["name"]} $c"; printf "%s\\n" "$o"; printf "\\n%s end %s\\n" "$M" "$r"; fi')
 
 
 def pod_spec(name: str, namespace: str, node: str, run_id: str, image: str, deadline: int) -> dict:
@@ -218,6 +234,7 @@ async def probe_node(c, namespace: str, name: str, node: str, run_id: str, image
     rec["phase"] = phase
     resp = await api.request("GET", pods.path(namespace, name, "log"), {"limitBytes": MAX_OUTPUT})
     output = probe_format.parse(resp.body.decode("utf-8", "replace"))
+    read_at = resp.server_time()  # the cluster's clock when the output was read, seconds after the probe read it
     if not output.complete:
         c.gap(f"node probe on {node}", f"output incomplete (pod {phase}); what was printed is kept")
     rec["absent"] = output.absent
@@ -232,4 +249,5 @@ async def probe_node(c, namespace: str, name: str, node: str, run_id: str, image
         c.add_text(artifact, "\n".join(s.lines) + ("\n" if s.lines else ""), {
             "source": "probe", "node": node, "pod": f"{namespace}/{name}", "command": command, "path": path,
             "status": s.rc, "truncated": s.rc is None, "probe": {"kind": s.kind, "ref": s.ref, "command": s.command},
+            **({"server_time": read_at.isoformat()} if read_at else {}),
         })

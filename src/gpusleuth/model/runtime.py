@@ -73,8 +73,11 @@ class ContainerdConfig(EngineConfig):
     grpc_address_evidence: Evidence | None = None
     cri_settings: dict = field(default_factory=dict)  # dotted key inside the CRI plugin section -> Evidence
     template: bool = False  # k3s/RKE2 Go template (config.toml.tmpl)
+    generated_by: str | None = None  # "rke2", "k3s": the file's header says it is rendered from a template
+    generated_evidence: Evidence | None = None  # that header line
     dump: bool = False  # `containerd config dump`: the merged config of a running containerd
     live: bool = False  # `crictl info`: what a running containerd's CRI plugin actually loaded
+    fragment: bool = False  # only a grep of it was shown: what is absent is unknown, not missing
     socket: str | None = None  # the socket of the running containerd (crictl info), when known
 
 
@@ -136,6 +139,7 @@ class HostPath:
     exists: bool
     evidence: Evidence | None = None
     entries: tuple[str, ...] | None = None  # a directory's names, when `ls -l DIR` listed it whole
+    node: str | None = None  # the node it was read on, when the source records it (a bundle's probe)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,9 @@ class SharingConfig:
     origin: str | None = None  # "ConfigMap gpu-operator/default-mig-parted-config, key config.yaml"; None for a file
     lines: dict = field(default_factory=dict, hash=False)  # key path (tuple) -> line in the artifact
     texts: dict = field(default_factory=dict, hash=False)  # key path (tuple) -> the text of that line
+    configmap: str | None = None  # the ConfigMap holding it (None for a file)
+    namespace: str | None = None
+    key: str | None = None  # its key in the ConfigMap: what config.default / the node label names
 
     @property
     def name(self) -> str:

@@ -8,6 +8,7 @@ from gpusleuth.parsers import containerd_config
 from gpusleuth.parsers import engine_config
 from gpusleuth.parsers import helm
 from gpusleuth.parsers import host_processes
+from gpusleuth.parsers import host_facts
 from gpusleuth.parsers import k8s_objects, kubectl_describe, kubectl_table
 from gpusleuth.parsers import cdi
 from gpusleuth.parsers.base import Parser
@@ -28,6 +29,16 @@ PARSERS: tuple[Parser, ...] = (
     host_processes.parse_crictl,
     host_processes.parse_version,
     host_processes.parse_probe,
+    host_facts.parse_modules,
+    host_facts.parse_modinfo,
+    host_facts.parse_os_release,
+    host_facts.parse_uptime,
+    host_facts.parse_cmdline,
+    host_facts.parse_secure_boot,
+    host_facts.parse_driver_version,
+    host_facts.parse_kernel_release,
+    host_facts.parse_mofed,
+    host_facts.parse_marker,
     helm.parse_values,
     helm.parse_list,
     helm.parse_release_secret,

@@ -151,12 +151,38 @@ def parse_processes(doc: Document) -> Iterable[ContainerdInstance | KubeletRunti
 
 def sniff_crictl(doc: Document) -> int:
     cmd = doc.command or ""
-    if re.match(r"^crictl\b.*\binfo\b", cmd):
+    if _CRICTL_INFO.match(cmd):
         return SURE
     head = doc.lines[:400]
     if head and head[0].lstrip().startswith("{") and any('"containerdEndpoint"' in ln or '"lastCNILoadStatus"' in ln for ln in head):
         return SURE
     return NO
+
+
+_CRICTL_INFO = re.compile(r"^(?:sudo\s+)?(?:\S*/)?crictl\b.*\binfo\b")
+_GREPPED = re.compile(r"\|\s*(?:grep|egrep|jq|head|tail)\b")
+_JSON_PAIR = re.compile(r'^\s*"(?P<key>defaultRuntimeName|enableCDI|containerdEndpoint)"\s*:\s*"?(?P<value>[^",]*)"?,?\s*$')
+
+
+def _crictl_fragment(doc: Document) -> Iterable[ContainerdConfig | ContainerdInstance]:
+    """`crictl info | grep defaultRuntimeName`: the keys shown, nothing about the runtimes left out."""
+    found = {m.group("key"): (m.group("value"), i) for i, ln in enumerate(doc.lines) if (m := _JSON_PAIR.match(ln))}
+    if not found:
+        raise UnusableData("a filtered `crictl info` with none of defaultRuntimeName, enableCDI, containerdEndpoint")
+    flag = re.search(r"(?:--runtime-endpoint|-r)[= ](\S+)", doc.command or "")
+    socket = normalise_path(found["containerdEndpoint"][0] if "containerdEndpoint" in found else (flag.group(1) if flag else None))
+    default = found.get("defaultRuntimeName")
+    cdi = found.get("enableCDI")
+    yield ContainerdConfig(
+        engine="containerd", artifact=doc.artifact, path=None, path_source="crictl info (filtered)",
+        default_runtime=default[0] if default else None, default_runtime_evidence=doc.evidence(default[1]) if default else None,
+        evidence=doc.evidence(0), version=0,
+        enable_cdi=cdi[0] == "true" if cdi and cdi[0] in ("true", "false") else None,
+        enable_cdi_evidence=doc.evidence(cdi[1]) if cdi else None,
+        live=True, fragment=True, socket=socket,
+    )
+    if socket:
+        yield ContainerdInstance(config_path=None, socket=socket, evidence=doc.evidence(0))
 
 
 def _json_line(doc: Document, key: str, start: int = 0) -> int:
@@ -166,6 +192,9 @@ def _json_line(doc: Document, key: str, start: int = 0) -> int:
 
 @parser("host.crictl-info", "`crictl info`: the runtimes a running containerd's CRI plugin actually loaded", sniff=sniff_crictl)
 def parse_crictl(doc: Document) -> Iterable[ContainerdConfig | ContainerdInstance]:
+    if _GREPPED.search(doc.command or "") and not doc.text.lstrip().startswith("{"):
+        yield from _crictl_fragment(doc)
+        return
     try:
         data = json.loads(doc.text)
     except json.JSONDecodeError as exc:
@@ -228,11 +257,20 @@ def parse_version(doc: Document) -> Iterable[ContainerdVersion]:
             yield ContainerdVersion(m.group("v"), doc.evidence(i))
 
 
+def _bare_names(doc: Document) -> list[tuple[int, str]] | None:
+    """`ls DIR` without -l: the names it printed (one per line or in columns), or None when it is not that."""
+    listing = _LS_DIR.match(doc.command or "")
+    if not listing or any("l" in flag for flag in doc.command.split()[1:] if flag.startswith("-")):
+        return None
+    names = [(i, n) for i, ln in enumerate(doc.lines) for n in ln.split() if n not in (".", "..")]
+    return names if names and not any(_CANNOT.match(ln) for ln in doc.lines) else None
+
+
 def sniff_probe(doc: Document) -> int:
     prog = (doc.command or "").split()[0] if doc.command else ""
     lines = (ln for ln in doc.lines if ln.strip())
     if prog in ("ls", "stat", "test", "file"):
-        return LIKELY if any(_probe_line(ln) for ln in lines) else NO
+        return LIKELY if any(_probe_line(ln) for ln in lines) or _bare_names(doc) else NO
     seen = False
     for ln in lines:  # WEAK when every non-blank line is one: the first that is not decides
         if not _probe_line(ln):
@@ -247,21 +285,22 @@ def _probe_line(ln: str) -> bool:
 
 @parser("host.file-probe", "`ls -l` / `stat` of files and `ls -l DIR` listings: whether paths exist on the node", sniff=sniff_probe)
 def parse_probe(doc: Document) -> Iterable[HostPath]:
+    node = doc.meta.get("node") or None
     listing = _LS_DIR.match(doc.command or "")
     if listing:
         names = [(i, m.group("name").split(" -> ")[0]) for i, ln in enumerate(doc.lines) if (m := _ENTRY.match(ln))]
-        names = [(i, n) for i, n in names if n not in (".", "..")]
+        names = [(i, n) for i, n in names if n not in (".", "..")] or _bare_names(doc) or []
         if names or any(_ENTRY.match(ln) for ln in doc.lines):
             base = normalise_path(listing.group("dir"))
             yield HostPath(base, True, Evidence(doc.artifact, doc.first_line - 1, f"ls {base}: {', '.join(n for _, n in names) or 'empty'}"),
-                           entries=tuple(n for _, n in names))
+                           entries=tuple(n for _, n in names), node=node)
             for i, n in names:
-                yield HostPath(f"{base.rstrip('/')}/{n}", True, doc.evidence(i))
+                yield HostPath(f"{base.rstrip('/')}/{n}", True, doc.evidence(i), node=node)
     for i, ln in enumerate(doc.lines):
         m = _CANNOT.match(ln)
         if m:
-            yield HostPath(normalise_path(m.group("path")), False, doc.evidence(i))
+            yield HostPath(normalise_path(m.group("path")), False, doc.evidence(i), node=node)
             continue
         m = _LISTED.match(ln)
         if m:
-            yield HostPath(normalise_path(m.group("path").split(" -> ")[0]), True, doc.evidence(i))
+            yield HostPath(normalise_path(m.group("path").split(" -> ")[0]), True, doc.evidence(i), node=node)

@@ -11,7 +11,8 @@ loses only its time. Year-less and zone-less times are left as the registry give
 naive datetime); facts/timeline.py infers both from the other sources and states how.
 
 Who wrote the log (pod, namespace, container, previous instance) comes from the lines themselves, the
-command that printed them, and, as hints only, the file name.
+command that printed them, and, as hints only, the file name. The node is the one a bundle's record names
+(`doc.meta["node"]`: the pod's node, or the probed node), else the host name journald/syslog lines carry.
 """
 
 from __future__ import annotations
@@ -387,7 +388,7 @@ def _parse_log(doc: Document) -> ContainerLog:
     ctr = ctr0 if ctr0 else (next(iter(ctrs)) if len(ctrs) == 1 else None)
     return ContainerLog(
         artifact=artifact, lines=tuple(out), pod=pod, namespace=hints.get("namespace"), container=ctr,
-        node=hosts.most_common(1)[0][0] if hosts else None, previous=bool(hints.get("previous")), kind=kind,
+        node=doc.meta.get("node") or (hosts.most_common(1)[0][0] if hosts else None), previous=bool(hints.get("previous")), kind=kind,
     )
 
 

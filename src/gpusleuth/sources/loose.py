@@ -29,7 +29,7 @@ from gpusleuth.sources.text import decode, normalise, split_documents
 MAX_FILE_BYTES = 64 * 1024 * 1024  # per artifact; the rest is cut and said so
 MAX_TOTAL_BYTES = 1024 * 1024 * 1024  # per source, after decompression
 MAX_FILES = 20_000
-METADATA_FILES = {"example.toml", "manifest.json"}  # describe a source, are not evidence
+METADATA_FILES = {"example.toml", "incident.toml", "manifest.json"}  # describe a source, are not evidence
 _SKIP_DIRS = {".git", "__pycache__", ".svn"}
 
 

@@ -25,7 +25,7 @@ _KNOWN_PROGRAMS = {
     "kubectl", "k", "oc", "helm", "cat", "less", "more", "nvidia-smi", "dmesg", "journalctl", "lsmod",
     "modinfo", "modprobe", "ps", "systemctl", "crictl", "containerd", "ctr", "uname", "ls", "grep", "tail",
     "head", "nvidia-ctk", "dcgmi", "lspci", "ip", "ibstat", "ofed_info", "docker", "nerdctl", "microk8s",
-    "k3s", "rke2", "k0s", "snap", "find", "stat", "chroot", "egrep", "zcat", "gpusleuth", "date",
+    "k3s", "rke2", "k0s", "snap", "find", "stat", "chroot", "egrep", "zcat", "gpusleuth", "date", "mokutil",
 }
 # What every _PROMPT match holds: a prompt character, then a space. One pattern per character, each starting
 # with its literal, so that the regex engine scans for the character instead of testing every position.
