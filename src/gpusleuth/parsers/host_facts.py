@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 import shlex
 from datetime import datetime
+from functools import lru_cache
 from typing import Iterable
 
 from gpusleuth.errors import UnusableData
@@ -59,10 +60,16 @@ def _node(doc: Document) -> str | None:
 
 
 def _split(cmd: str) -> list[str]:
+    return list(_words(cmd))
+
+
+@lru_cache(maxsize=1024)
+def _words(cmd: str) -> tuple[str, ...]:
+    """shlex's words of a command, once per command: every host sniffer asks for the command of every document."""
     try:
-        return shlex.split(cmd, posix=True)
+        return tuple(shlex.split(cmd, posix=True))
     except ValueError:
-        return cmd.split()
+        return tuple(cmd.split())
 
 
 def command(doc: Document) -> tuple[str, list[str], str | None, list[list[str]]]:

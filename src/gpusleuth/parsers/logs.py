@@ -21,6 +21,7 @@ import json
 import re
 import shlex
 from collections import Counter
+from functools import lru_cache
 from typing import Iterator
 
 from gpusleuth.gcpause import gc_paused
@@ -214,6 +215,12 @@ def _hints(doc: Document) -> dict:
 
 
 def _command_hints(cmd: str) -> dict:
+    return dict(_hints_of_command(cmd))
+
+
+@lru_cache(maxsize=1024)
+def _hints_of_command(cmd: str) -> dict:
+    """_command_hints, worked out once per command (the sniffer and the parser both ask); never changed."""
     try:
         argv = shlex.split(cmd)
     except ValueError:
