@@ -8,6 +8,7 @@ A pasted file can hold several commands' output; the source layer splits it at s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import islice
 
 from gpusleuth.model.evidence import Evidence
 
@@ -36,11 +37,5 @@ class Document:
         return Evidence(self.artifact, self.first_line + index, (text if text is not None else self.lines[index]).strip()[:400])
 
     def head(self, n: int = 40) -> list[str]:
-        """The first n non-blank lines: what sniffers look at."""
-        out = []
-        for line in self.lines:
-            if line.strip():
-                out.append(line)
-                if len(out) >= n:
-                    break
-        return out
+        """The first n non-blank lines: what sniffers look at (every sniffer, on every document: a C loop)."""
+        return list(islice(filter(str.strip, self.lines), max(n, 1)))
