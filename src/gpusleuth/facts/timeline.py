@@ -31,9 +31,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from functools import cache
-from itertools import compress, groupby
+from itertools import compress, groupby, repeat
 from typing import Iterable
-from operator import attrgetter
+from operator import attrgetter, eq
 from statistics import median
 
 from gpusleuth.errors import NotApplicable
@@ -805,7 +805,7 @@ def _runs(repeats: dict[tuple, list]) -> tuple[dict, set]:
 def _recognised(lines: list[LogLine], artifact: str, numbers: dict[str, set[int]], by_line: dict) -> Iterable[int]:
     """Indexes of the lines whose (artifact, line) a signature recognised, found at C speed: by line number alone
     when every line is of the stream's artifact (as the parser makes them), else by the full key."""
-    if all(map(artifact.__eq__, map(_ARTIFACT, lines))):
+    if all(map(eq, map(_ARTIFACT, lines), repeat(artifact))):
         return compress(range(len(lines)), map(numbers.get(artifact, set()).__contains__, map(_LINE, lines)))
     return compress(range(len(lines)), map(by_line.__contains__, zip(map(_ARTIFACT, lines), map(_LINE, lines))))
 
