@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from functools import cache
 from itertools import compress, groupby, repeat
-from typing import Iterable
 from operator import attrgetter, eq
 from statistics import median
+from typing import Iterable
 
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.cluster import Cluster
