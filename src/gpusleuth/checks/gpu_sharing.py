@@ -43,8 +43,8 @@ def _models_for(nodes: list[str], cluster: Cluster | None, inventory: GpuInvento
     for n in (cluster.nodes.values() if cluster else []):
         if (not nodes or n.name in nodes) and n.labels.get("nvidia.com/gpu.product"):
             products.add(n.labels["nvidia.com/gpu.product"])
-    models = {m.model: m for p in products if (m := mig_table.model_for(p))}
-    return list(models.values())
+    models = {m.model: m for p in sorted(products) if (m := mig_table.model_for(p))}
+    return [models[k] for k in sorted(models)]  # sorted: the same report whatever the hash seed
 
 
 def _entry_problems(cfg: SharingConfig, path: tuple, entry, models: list[mig_table.MigModel], specific: bool) -> list[tuple[str, Evidence]]:
