@@ -68,3 +68,12 @@ def test_huge_line_is_cut_and_said_so():
     lines, notes = normalise("a" * (MAX_LINE * 3) + "\nshort\n")
     assert len(lines[0]) == MAX_LINE and lines[1] == "short"
     assert notes and "cut" in notes[0]
+
+
+def test_a_values_file_saying_how_it_is_applied_is_not_split_at_that_comment():
+    text = "# helm upgrade -i nvdp nvdp/nvidia-device-plugin -n kube-system -f values.yaml\nconfig:\n  name: plugin-config\n"
+    lines, _ = normalise(text)
+    (doc,) = split_documents("values.yaml", lines)
+    assert doc.command is None and doc.lines[1] == "config:"
+    lines, _ = normalise("root@node:~# helm upgrade -i nvdp nvdp/nvidia-device-plugin\nRelease \"nvdp\" has been upgraded.\n")
+    assert split_documents("paste.txt", lines)[0].command.startswith("helm upgrade")  # a real prompt still splits

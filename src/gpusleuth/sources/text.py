@@ -30,6 +30,11 @@ _KNOWN_PROGRAMS = {
 # What every _PROMPT match holds: a prompt character, then a space. One pattern per character, each starting
 # with its literal, so that the regex engine scans for the character instead of testing every position.
 _PROMPT_MARKS = {c: re.compile(re.escape(c) + r"[^\S\n]") for c in "#$%>"}
+# `# helm upgrade ... -f values.yaml` at the top of a values file is a comment saying how the file is used,
+# not a root prompt: a bare `#` before a command that changes the cluster does not split the file.
+_APPLIED_WITH = re.compile(
+    r"^(?:helm\s+(?:upgrade|install|template)|(?:kubectl|k|oc)\s+(?:apply|create|replace|patch|edit|delete|label|annotate|scale|rollout|set))\b"
+)
 _CAT = re.compile(r"^(?:sudo\s+)?(?:cat|less|more|tail(?:\s+-\S+)*|head(?:\s+-\S+)*)\s+(?P<path>/[^\s|;&>]+)")
 
 
@@ -115,6 +120,8 @@ def split_documents(artifact: str, lines: list[str], meta: dict | None = None) -
         cmd = m.group("cmd").strip()
         if cmd.startswith("sudo"):
             cmd = re.sub(r"^sudo\s+(?:-\S+\s+)*", "", cmd)
+        if ln.lstrip().startswith("#") and _APPLIED_WITH.match(cmd):
+            continue
         cat = _CAT.match(cmd)
         cuts.append((i, cmd, cat.group("path") if cat else None))
     meta = meta or {}
