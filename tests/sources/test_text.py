@@ -77,3 +77,11 @@ def test_a_values_file_saying_how_it_is_applied_is_not_split_at_that_comment():
     assert doc.command is None and doc.lines[1] == "config:"
     lines, _ = normalise("root@node:~# helm upgrade -i nvdp nvdp/nvidia-device-plugin\nRelease \"nvdp\" has been upgraded.\n")
     assert split_documents("paste.txt", lines)[0].command.startswith("helm upgrade")  # a real prompt still splits
+
+
+def test_a_paste_opening_with_the_bare_command_is_tied_to_it():
+    lines, _ = normalise("k logs -n gpu-operator nvidia-driver-daemonset-x2k9p -c nvidia-driver-ctr\n+ modprobe nvidia\nmodprobe: ERROR\n")
+    (doc,) = split_documents("driver.txt", lines)
+    assert doc.command.startswith("k logs -n gpu-operator") and doc.first_line == 2 and doc.lines[0] == "+ modprobe nvidia"
+    lines, _ = normalise("I1121 11:51:06.123456 1 main.go:154] kubectl logs is mentioned later\nkubectl get pods\n")
+    assert split_documents("x.log", lines)[0].command is None  # only the first line, and only as a command
