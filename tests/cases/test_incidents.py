@@ -56,6 +56,8 @@ def test_first_root_cause_is_the_real_one(incident):
     assert report.verdict == "broken" and report.root_causes, f"{folder.name}: no root cause"
     first = report.root_causes[0]
     assert first.layer.value in expect["first_root_cause_layer"], f"{folder.name}: {first.code} {first.title}"
+    if "min_confidence" in expect:
+        assert first.confidence >= expect["min_confidence"], f"{folder.name}: {first.code} at {first.confidence}"
     if "first_root_cause_node" in expect:
         assert first.node == expect["first_root_cause_node"], f"{folder.name}: {first.code} on {first.node}"
 

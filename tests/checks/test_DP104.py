@@ -27,3 +27,16 @@ def test_mig_request_on_single_nodes():
 def test_silent_when_the_name_exists():
     p = pod("etl-0", ns="ml", node=None, status="Pending", ready="0/1", resource_requests={"nvidia.com/mig-1g.10gb": 1})
     assert run("DP104", facts_from({}, _mixed(), p)) == []
+
+
+def test_strategy_from_the_device_plugin_chart_values_is_cited():
+    n = node("a100-mig-3", capacity={"nvidia.com/mig-1g.10gb": "7"}, allocatable={"nvidia.com/mig-1g.10gb": "7"})
+    p = pod("bert-infer-0", ns="ml", node=None, status="Pending", ready="0/1", resource_requests={"nvidia.com/gpu": 1})
+    [f] = run("DP104", facts_from({"values.yaml": "migStrategy: mixed\nfailOnInitError: true\n"}, n, p))
+    assert "values.yaml:1" in cites(f) and "nvidia-device-plugin chart values migStrategy: single" in f.fixes[1].description
+
+
+def test_silent_when_the_chart_values_set_another_strategy():
+    n = node("a100-mig-3", capacity={"nvidia.com/mig-1g.10gb": "7"}, allocatable={"nvidia.com/mig-1g.10gb": "7"})
+    p = pod("bert-infer-0", ns="ml", node=None, status="Pending", ready="0/1", resource_requests={"nvidia.com/gpu": 1})
+    assert run("DP104", facts_from({"values.yaml": "migStrategy: single\nfailOnInitError: true\n"}, n, p)) == []

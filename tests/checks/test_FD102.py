@@ -39,3 +39,29 @@ def test_device_plugin_chart_nfd_and_a_gpu_node_known_only_by_its_taint():
     assert f.fixes[0].commands == ("helm upgrade nvidia-device-plugin nvdp/nvidia-device-plugin -n kube-system --reuse-values --set-json "
                                    "'nfd.worker.tolerations=[{\"key\":\"nvidia.com/gpu\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]'",)
     assert f.fixes[0].snippet.startswith("nfd:\n  worker:\n    tolerations:")
+
+
+TAINTED_GPU = node("ip-10-20-31-114.ec2.internal", taints=(taint("nvidia.com/gpu", "true"),))
+WORKER_POD = pod("nvidia-device-plugin-node-feature-discovery-worker-4mh6s", ns="kube-system", node="ip-10-20-25-143.ec2.internal")
+
+
+def test_worker_tolerations_from_a_yq_fragment_of_its_daemonset():
+    """The worker pods (a table) show no tolerations; the DaemonSet's, pasted through yq, do."""
+    yq = ("$ kubectl get ds -n kube-system nvidia-device-plugin-node-feature-discovery-worker -o yaml | yq '.spec.template.spec.tolerations'\n"
+          "- effect: NoSchedule\n  key: nvidia.com/gpu\n  operator: Equal\n  value: present\n")
+    [f] = run("FD102", facts_from({"daemonsets.yaml": yq}, TAINTED_GPU, node("ip-10-20-25-143.ec2.internal"), WORKER_POD))
+    assert f.confidence == 0.8 and "nvidia.com/gpu=present:NoSchedule (Equal)" in f.explanation
+    assert "daemonsets.yaml:2" in cites(f)
+
+
+def test_silent_when_the_daemonset_fragment_tolerates_the_taint():
+    yq = ("$ kubectl get ds -n kube-system nvidia-device-plugin-node-feature-discovery-worker -o yaml | yq '.spec.template.spec.tolerations'\n"
+          "- effect: NoSchedule\n  key: nvidia.com/gpu\n  operator: Exists\n")
+    assert run("FD102", facts_from({"daemonsets.yaml": yq}, TAINTED_GPU, node("ip-10-20-25-143.ec2.internal"), WORKER_POD)) == []
+
+
+def test_worker_tolerations_from_the_device_plugin_chart_values():
+    values = ("nfd:\n  worker:\n    tolerations:\n    - key: nvidia.com/gpu\n      operator: Equal\n      value: present\n"
+              "      effect: NoSchedule\nmigStrategy: none\n")
+    [f] = run("FD102", facts_from({"values.yaml": values}, TAINTED_GPU, node("ip-10-20-25-143.ec2.internal"), WORKER_POD))
+    assert f.confidence == 0.8 and "values.yaml:3" in cites(f)

@@ -199,3 +199,50 @@ def test_chunked_release_is_joined_in_order():
 def test_deep_merge_is_helm_coalescing():
     assert deep_merge({"a": {"b": 1, "c": 2}, "l": [1, 2]}, {"a": {"b": 3}, "l": [9]}) == {"a": {"b": 3, "c": 2}, "l": [9]}
     assert deep_merge({"a": 1, "b": 2}, {"a": None}) == {"b": 2}
+
+
+# nvidia-device-plugin chart values (deployments/helm/nvidia-device-plugin/values.yaml keys)
+PLUGIN_VALUES = """\
+config:
+  name: time-slicing-config
+  default: any
+migStrategy: mixed
+failOnInitError: false
+nfd:
+  enabled: true
+  worker:
+    tolerations:
+    - key: nvidia.com/gpu
+      operator: Exists
+      effect: NoSchedule
+gfd:
+  enabled: true
+"""
+
+
+def test_device_plugin_chart_values_by_content():
+    doc = doc_from_text(PLUGIN_VALUES, "values.yaml")
+    assert sniff_values(doc) >= LIKELY
+    [rel] = parse_values.parse(doc)
+    assert rel.chart == "nvidia-device-plugin" and rel.get("migStrategy") == "mixed"
+    assert rel.key_lines["config.name"] == 2 and rel.cite("nfd.worker.tolerations").line == 9
+
+
+def test_device_plugin_values_with_only_shared_keys_need_the_install_comment():
+    text = "# helm upgrade -i nvidia-device-plugin nvdp/nvidia-device-plugin -n kube-system --version 0.19.1 -f values.yaml\ngfd:\n  enabled: true\n"
+    [rel] = parse_values.parse(doc_from_text(text, "values.yaml"))
+    assert (rel.chart, rel.name, rel.namespace) == ("nvidia-device-plugin", "nvidia-device-plugin", "kube-system")
+    assert sniff_values(doc_from_text("gfd:\n  enabled: true\n", "values.yaml")) == NO
+
+
+def test_config_name_default_is_the_plugin_chart_but_operator_keys_are_not():
+    [rel] = parse_values.parse(doc_from_text("config:\n  default: device-plugin-config\n", "v.yaml"))
+    assert rel.chart == "nvidia-device-plugin"
+    [op] = parse_values.parse(doc_from_text("driver:\n  enabled: false\ndevicePlugin:\n  config:\n    name: x\n", "v.yaml"))
+    assert op.chart is None
+
+
+def test_helm_upgrade_output_after_an_install_comment_is_not_values():
+    text = ("# helm upgrade -i nvdp nvdp/nvidia-device-plugin --namespace nvidia-device-plugin --version 0.16.2\n"
+            "Release \"nvdp\" has been upgraded. Happy Helming!\nNAME: nvdp\nNAMESPACE: nvidia-device-plugin\nSTATUS: deployed\n")
+    assert sniff_values(doc_from_text(text, "helm.txt")) == NO

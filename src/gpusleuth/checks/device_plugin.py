@@ -9,6 +9,7 @@ from gpusleuth.facts import Cluster, GpuInventory, Logs
 from gpusleuth.facts.cluster import GPU_RESOURCE
 from gpusleuth.facts.gpus import COUNT_LABEL, PCI_PRESENT_LABEL, GpuCount, NodeGpus
 from gpusleuth.facts.operands import OperandGraph
+from gpusleuth.facts.plugin_config import PluginWiring
 from gpusleuth.facts.runtime import RuntimeSetup
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Component, ComponentState, Fix, FixKind, Hit, Role, Severity
@@ -343,7 +344,7 @@ def _pod_node(cluster: Cluster, pod: str | None) -> str | None:
 
 
 @check("DP104", "mig-strategy-resource-mismatch")
-def mig_strategy_resource_mismatch(cluster: Cluster) -> Iterable[Hit]:
+def mig_strategy_resource_mismatch(cluster: Cluster, wiring: PluginWiring | None = None) -> Iterable[Hit]:
     """Pods ask for a GPU resource name the MIG strategy does not offer (nvidia.com/gpu on `mixed`, mig-* on `single`).
 
     What it does: For each Pending pod that requests nvidia.com/gpu or nvidia.com/mig-<profile>, looks at the
@@ -356,9 +357,11 @@ def mig_strategy_resource_mismatch(cluster: Cluster) -> Iterable[Hit]:
     name, so adding nodes or restarting plugins does not help.
     How to fix: request the resource name the strategy offers (nvidia.com/mig-1g.10gb on mixed,
     nvidia.com/gpu on single), or change the strategy (mig.strategy in the operator's values) to match the
-    workloads.
+    workloads; migStrategy in the nvidia-device-plugin chart's values).
     References: https://github.com/NVIDIA/gpu-operator/issues/637; https://github.com/NVIDIA/gpu-operator/issues/518; https://github.com/NVIDIA/gpu-operator/issues/1602; https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-mig.html
     """
+    # migStrategy the standalone chart's values set (the label says it only once GFD runs)
+    set_in_values = [r for r in (wiring.releases if wiring else ()) if isinstance(r.get("migStrategy"), str)]
     gpu_nodes = [n for n in cluster.nodes.values() if any(k == GPU_RESOURCE or k.startswith(MIG_PREFIX) for k in (*n.allocatable, *n.capacity))
                  or STRATEGY_LABEL in n.labels]
     if not gpu_nodes:
@@ -396,8 +399,11 @@ def mig_strategy_resource_mismatch(cluster: Cluster) -> Iterable[Hit]:
             shown = {n.labels[STRATEGY_LABEL] for n in nodes if STRATEGY_LABEL in n.labels}
             if shown and strategy not in shown:
                 continue
+            if set_in_values and strategy not in {r.get("migStrategy") for r in set_in_values}:
+                continue
             events = [e for e in cluster.events_for(pod.name) if e.reason == "FailedScheduling"]
-            evidence = [pod.evidence, *(e.evidence for e in events[-1:]), *(_node_ev(n, f"allocatable:{ask_instead}") for n in nodes[:2]), *labels[:2]]
+            evidence = [pod.evidence, *(e.evidence for e in events[-1:]), *(_node_ev(n, f"allocatable:{ask_instead}") for n in nodes[:2]), *labels[:2],
+                        *(r.cite("migStrategy") for r in set_in_values[:1])]
             ns = f" -n {pod.namespace}" if pod.namespace else ""
             yield Hit(
                 title=f"{pod.name} asks for {res}, which the `{strategy}` MIG strategy does not offer (use {ask_instead})",
@@ -409,7 +415,8 @@ def mig_strategy_resource_mismatch(cluster: Cluster) -> Iterable[Hit]:
                     Fix(FixKind.IMMEDIATE, f"Request {ask_instead} instead of {res} in the pod's resources.",
                         (f"kubectl get pod {pod.name}{ns} -o yaml",),
                         snippet=f"resources:\n  limits:\n    {ask_instead}: 1\n", snippet_language="yaml"),
-                    Fix(FixKind.PERMANENT, f"Or change the MIG strategy (operator values mig.strategy: {'single' if strategy == 'mixed' else 'mixed'}) "
+                    Fix(FixKind.PERMANENT, f"Or change the MIG strategy ({'nvidia-device-plugin chart values migStrategy' if set_in_values else 'operator values mig.strategy'}: "
+                        f"{'single' if strategy == 'mixed' else 'mixed'}) "
                         "to the naming your workloads use, and keep the two consistent across the cluster."),
                 ),
                 node=nodes[0].name if len(nodes) == 1 else None,

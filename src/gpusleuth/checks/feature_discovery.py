@@ -10,6 +10,7 @@ from typing import Iterable
 
 from gpusleuth.checks.base import check
 from gpusleuth.facts import Cluster, Configuration, GpuInventory, Logs
+from gpusleuth.facts.plugin_config import PluginWiring
 from gpusleuth.facts.cluster import GPU_RESOURCE
 from gpusleuth.facts.configuration import truthy
 from gpusleuth.facts.gpus import COUNT_LABEL, PCI_PRESENT_LABEL
@@ -136,8 +137,8 @@ def nfd_labels_missing(cluster: Cluster, inventory: GpuInventory | None = None, 
 # ------------------------------------------------------------------------------------------------ FD102
 
 
-def _tolerates(pod: Pod, taint) -> bool:
-    for t in pod.tolerations:
+def _tolerates(tolerations: tuple[dict, ...], taint) -> bool:
+    for t in tolerations:
         op = t.get("operator", "Equal")
         if t.get("effect") not in (None, "", taint.effect):
             continue
@@ -148,14 +149,33 @@ def _tolerates(pod: Pod, taint) -> bool:
     return False
 
 
+def _worker_tolerations(cluster: Cluster, workers: list[Pod], wiring: PluginWiring | None) -> tuple[tuple, Evidence | None]:
+    """The NFD worker's tolerations and where they are shown: a worker pod's, the worker DaemonSet's (`-o yaml`
+    or a `| yq .spec.template.spec.tolerations` paste), or nfd.worker.tolerations in the device plugin chart's values."""
+    for w in workers:
+        if w.tolerations:
+            return w.tolerations, w.evidence
+    for d in cluster.daemonsets:
+        if d.tolerations and (d.name.endswith("node-feature-discovery-worker") or d.name.endswith("nfd-worker")):
+            return d.tolerations, d.tolerations_evidence or d.evidence
+    for rel in wiring.releases if wiring else ():
+        tol = rel.get("nfd.worker.tolerations")
+        if isinstance(tol, list) and tol:
+            return tuple(t for t in tol if isinstance(t, dict)), rel.cite("nfd.worker.tolerations", "nfd.worker.tolerations: "
+                                                                            + ", ".join(_tol(t) for t in tol if isinstance(t, dict)))
+    return (), None
+
+
 @check("FD102", "nfd-worker-not-on-gpu-node")
-def nfd_worker_not_on_gpu_node(cluster: Cluster, inventory: GpuInventory | None = None) -> Iterable[Hit]:
+def nfd_worker_not_on_gpu_node(cluster: Cluster, inventory: GpuInventory | None = None,
+                               wiring: PluginWiring | None = None) -> Iterable[Hit]:
     """Node Feature Discovery's worker does not run on a GPU node, because of a taint it does not tolerate.
 
     What it does: Where nfd-worker pods run on some nodes but not on a GPU node (GPUs seen, or the node
     tainted nvidia.com/gpu) that has NoSchedule or NoExecute taints, names the taint and the device plugin /
-    GFD DaemonSets left with DESIRED 0; when the workers' tolerations are in the artifacts, it checks them
-    against the taint (a toleration for `nvidia.com/gpu=present` does not match a taint
+    GFD DaemonSets left with DESIRED 0; when the workers' tolerations are in the artifacts (a worker pod, the
+    worker DaemonSet, even as a `| yq '.spec.template.spec.tolerations'` paste, or the device plugin chart's
+    nfd.worker.tolerations), it checks them against the taint (a toleration for `nvidia.com/gpu=present` does not match a taint
     `nvidia.com/gpu=true`).
     Why it matters: GPU nodes are often tainted (nvidia.com/gpu:NoSchedule) to keep other workloads off; a
     DaemonSet without the matching toleration never lands there, NFD never labels the node, and the
@@ -177,13 +197,12 @@ def nfd_worker_not_on_gpu_node(cluster: Cluster, inventory: GpuInventory | None 
         taints = [t for t in node.taints if t.effect in ("NoSchedule", "NoExecute")]
         if not taints:
             continue
-        known = [w for w in workers if w.tolerations]
-        blocking = [t for t in taints if not known or not any(_tolerates(w, t) for w in known)]
+        tol, tol_ev = _worker_tolerations(cluster, workers, wiring)
+        blocking = [t for t in taints if not tol or not _tolerates(tol, t)]
         if not blocking:
             continue
         t = blocking[0]
         shown = _shown(t)
-        tol = known[0].tolerations if known else ()
         idle = _idle_daemonsets(cluster)
         chart = _nfd_chart(workers[0])
         toleration = {"key": t.key, "operator": "Exists", "effect": t.effect}
@@ -204,12 +223,12 @@ def nfd_worker_not_on_gpu_node(cluster: Cluster, inventory: GpuInventory | None 
                             "no node, so nvidia.com/gpu is never registered and GPU pods stay Pending." if idle else "")),
             severity=Severity.ERROR,
             role=Role.ROOT_CAUSE,
-            evidence=tuple(dict.fromkeys(e for e in (t.evidence, gpu_ev, known[0].evidence if known else workers[0].evidence,
+            evidence=tuple(dict.fromkeys(e for e in (t.evidence, gpu_ev, tol_ev or workers[0].evidence,
                                                      *(d.evidence for d in idle)) if e)),
             fixes=tuple(fixes),
             node=name,
             component="nfd-worker",
-            confidence=0.8 if known else 0.65,
+            confidence=0.8 if tol else 0.65,
             facts={"taint": shown, "worker_nodes": sorted(with_worker)},
         )
 

@@ -132,6 +132,8 @@ class DaemonSet:
     node_selector: str | None = None
     age: str | None = None
     evidence: Evidence | None = None
+    tolerations: tuple[dict, ...] = field(default=(), hash=False)  # the pod template's, when the artifact shows them
+    tolerations_evidence: Evidence | None = None
 
 
 @dataclass(frozen=True, slots=True)

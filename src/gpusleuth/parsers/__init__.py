@@ -11,6 +11,7 @@ from gpusleuth.parsers import host_processes
 from gpusleuth.parsers import host_facts
 from gpusleuth.parsers import k8s_objects, kubectl_describe, kubectl_table
 from gpusleuth.parsers import cdi
+from gpusleuth.parsers import kubectl_pipes
 from gpusleuth.parsers.base import Parser
 
 PARSERS: tuple[Parser, ...] = (
@@ -53,4 +54,6 @@ PARSERS: tuple[Parser, ...] = (
     k8s_objects.parse_json,
     k8s_objects.parse_yaml,
     cdi.parse,
+    kubectl_pipes.parse_fragment,
+    kubectl_pipes.parse_labels,
 )

@@ -1,8 +1,9 @@
 """Helm: `helm get values` (user-supplied or `--all` computed), plain values files, `helm list`, and the
 release Secrets / ConfigMaps Helm stores (decoded; no other Secret data is ever kept).
 
-A values file is recognised by its content (GPU Operator top-level keys or the `USER-SUPPLIED VALUES:`
-header), never by its name. Every dotted key keeps the line that set it, so evidence reads
+A values file is recognised by its content (GPU Operator top-level keys, the `USER-SUPPLIED VALUES:`
+header, or the nvidia-device-plugin chart's own keys such as `config: {name, default}` and `migStrategy`),
+never by its name; values of the device plugin chart are marked chart `nvidia-device-plugin`. Every dotted key keeps the line that set it, so evidence reads
 `values.yaml:42 toolkit.env`. A `| grep -A20 toolkit:` paste is read from its first top-level key on and
 marked partial.
 
@@ -49,6 +50,22 @@ OPERATOR_KEYS = frozenset({
     "vgpuDeviceManager", "node-feature-discovery", "ccManager", "gds", "gdrcopy", "kataManager", "vfioManager",
     "sandboxDevicePlugin", "hostPaths", "platform",
 })
+# Top-level keys only the nvidia-device-plugin chart has (deployments/helm/nvidia-device-plugin/values.yaml);
+# `gfd`, `nfd`, `devicePlugin`, `cdi` are shared with the operator and `config` alone is too common to decide.
+PLUGIN_KEYS = frozenset({
+    "migStrategy", "failOnInitError", "deviceListStrategy", "deviceIDStrategy", "nvidiaDriverRoot", "compatWithCPUManager",
+    "gdrcopyEnabled", "gdsEnabled", "mofedEnabled", "deviceDiscoveryStrategy", "allowDefaultNamespace", "mps",
+    "runtimeClassName", "selectorLabelsOverride", "componentSelectorLabels",
+})
+# Its keys shared with other charts: values of nothing but these are the plugin's only when a comment says so.
+_PLUGIN_SHARED_KEYS = frozenset({
+    "config", "gfd", "nfd", "devicePlugin", "cdi", "tolerations", "affinity", "nodeSelector", "priorityClassName", "image",
+    "imagePullSecrets", "updateStrategy", "resources", "podAnnotations", "podSecurityContext", "securityContext",
+    "nameOverride", "fullnameOverride", "namespaceOverride",
+})
+_PLUGIN_CONFIG_KEY = re.compile(r"^\s+(?:name|map|default|fallbackStrategies):(?:\s|$)")
+# `# helm upgrade -i nvidia-device-plugin nvdp/nvidia-device-plugin -n kube-system -f values.yaml` atop a values file
+_INSTALL_COMMENT = re.compile(r"^#\s*helm\s+(?:upgrade|install)\s+(?P<args>.*)$")
 _HEADER = re.compile(r"^(?P<kind>USER-SUPPLIED|COMPUTED) VALUES:\s*$")
 _TOP_KEY = re.compile(r"^(?P<key>[A-Za-z][\w-]*):(?:\s|$)")
 _PIPE_FILTER = re.compile(r"\|\s*(?:grep|egrep|head|tail|sed|awk)\b")
@@ -111,6 +128,49 @@ def _operator_keys(lines) -> set[str]:
     return {m.group("key") for m in filter(None, map(_TOP_KEY.match, lines))} & OPERATOR_KEYS
 
 
+def _plugin_chart(lines) -> bool:
+    """Whether values are the nvidia-device-plugin chart's: its own top-level keys, `config:` holding
+    name/map/default/fallbackStrategies, or an install comment naming the chart; never with operator-only keys."""
+    keys = {m.group("key") for m in filter(None, map(_TOP_KEY.match, lines))}
+    if keys & (OPERATOR_KEYS - {"devicePlugin", "nfd", "gfd", "cdi"}):
+        return False
+    if keys & PLUGIN_KEYS:
+        return True
+    if "config" in keys:
+        at = next(i for i, ln in enumerate(lines) if ln.startswith("config:"))
+        if any(_PLUGIN_CONFIG_KEY.match(ln) for ln in lines[at + 1 : at + 4]):
+            return True
+    install = _install_comment(lines)
+    return bool(keys and keys <= _PLUGIN_SHARED_KEYS and install and install[2] == "nvidia-device-plugin")
+
+
+def _install_comment(lines) -> tuple[str | None, str | None, str | None] | None:
+    """(release, namespace, chart name) of a `# helm upgrade -i REL REPO/CHART -n NS` comment in the first lines."""
+    for ln in lines[:5]:
+        m = _INSTALL_COMMENT.match(ln.strip())
+        if not m:
+            continue
+        try:
+            tokens = shlex.split(m.group("args"))
+        except ValueError:
+            tokens = m.group("args").split()
+        positional, namespace, i = [], None, 0
+        while i < len(tokens):
+            t = tokens[i]
+            if t in ("-n", "--namespace") and i + 1 < len(tokens):
+                namespace, i = tokens[i + 1], i + 2
+                continue
+            if t in ("-f", "--values", "--version", "--set", "--set-string", "--set-json", "--kube-context", "--kubeconfig"):
+                i += 2
+                continue
+            if not t.startswith("-"):
+                positional.append(t)
+            i += 1
+        if len(positional) >= 2:
+            return positional[0], namespace, positional[1].rsplit("/", 1)[-1]
+    return None
+
+
 def _release_from_command(cmd: str) -> tuple[str | None, str | None, bool]:
     """(release, namespace, --all) of `helm get values REL -n NS -a -o yaml | ...`."""
     try:
@@ -153,7 +213,7 @@ def sniff_values(doc: Document) -> int:
     if any(ln.lstrip().startswith(("apiVersion:", "kind:")) and not ln.startswith(" ") for ln in doc.lines[:200]):
         return NO  # a Kubernetes object: the generic object parser reads it
     keys = _operator_keys(doc.lines)
-    if len(keys) >= 2:
+    if len(keys) >= 2 or _plugin_chart(doc.lines):
         return LIKELY + 10
     return WEAK + 10 if keys & {"toolkit", "driver", "devicePlugin"} else NO
 
@@ -174,7 +234,8 @@ def _values_body(doc: Document) -> tuple[list[str], int, str | None]:
     return lines, doc.first_line, kind
 
 
-@parser("helm.values", "helm get values (user-supplied / --all computed) and GPU Operator values files", sniff=sniff_values)
+@parser("helm.values", "helm get values (user-supplied / --all computed), GPU Operator and nvidia-device-plugin values files",
+        sniff=sniff_values)
 def parse_values(doc: Document) -> Iterable[HelmRelease]:
     lines, first, header = _values_body(doc)
     release, namespace, every = _release_from_command(doc.command or "") if doc.command else (None, None, False)
@@ -198,10 +259,15 @@ def parse_values(doc: Document) -> Iterable[HelmRelease]:
     if not isinstance(data, dict):
         raise UnusableData("Helm values are not a YAML mapping")
     computed = every or header == "COMPUTED"
+    chart = "nvidia-device-plugin" if _plugin_chart(doc.lines) else None
+    install = _install_comment(doc.lines)
+    if install and install[2] == chart:
+        release, namespace = release or install[0], namespace or install[1]
     source = "helm get values" + (" --all" if computed else "") if (doc.command or header) else "values file"
     yield HelmRelease(
         name=release,
         namespace=namespace,
+        chart=chart,
         values=data if computed else None,
         user_values=None if computed else data,
         computed=computed,

@@ -265,7 +265,8 @@ def _event(obj: dict, at: _Lines) -> Event:
 
 def _daemonset(obj: dict, at: _Lines) -> DaemonSet:
     meta, status = _d(obj.get("metadata")), _d(obj.get("status"))
-    selector = _d(_d(_d(_d(obj.get("spec")).get("template")).get("spec")).get("nodeSelector"))
+    template = _d(_d(_d(obj.get("spec")).get("template")).get("spec"))
+    selector = _d(template.get("nodeSelector"))
     return DaemonSet(
         name=meta.get("name"),
         namespace=meta.get("namespace"),
@@ -276,6 +277,8 @@ def _daemonset(obj: dict, at: _Lines) -> DaemonSet:
         available=status.get("numberAvailable", 0 if status else None),
         node_selector=",".join(f"{k}={v}" for k, v in sorted(selector.items())) or None,
         evidence=at.evidence(("metadata", "name")),
+        tolerations=tuple(t for t in _l(template.get("tolerations")) if isinstance(t, dict)),
+        tolerations_evidence=at.evidence(("spec", "template", "spec", "tolerations")) if template.get("tolerations") else None,
     )
 
 
