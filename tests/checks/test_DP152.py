@@ -84,3 +84,14 @@ def test_capacity_equal_to_the_gpu_count_without_a_plugin_log():
 def test_silent_when_the_plugin_runs_with_the_replicas():
     shared = node("gpu-a100-3", labels={"nvidia.com/gpu.count": "8"}, capacity={"nvidia.com/gpu": "32"}, allocatable={"nvidia.com/gpu": "32"})
     assert run("DP152", facts_from({"cm.yaml": CONFIGMAP, "plugin.log": SHARED_LOG}, shared)) == []
+
+
+def test_plain_device_plugin_values_file_is_read_and_cited():
+    """A values file pasted as-is (no `helm get values` header), recognised by the chart's own keys."""
+    values = ("# helm upgrade -i nvdp nvdp/nvidia-device-plugin -n kube-system --version 0.17.0 -f values.yaml\n"
+              "config:\n  name: time-slicing-config\n  default: a100-40gb\nfailOnInitError: false\n")
+    facts = facts_from({"cm.yaml": CONFIGMAP, "plugin.log": PLUGIN_LOG, "values.yaml": values},
+                       pod("nvidia-device-plugin-4kq7m", ns="kube-system", node="gpu-a100-3"),
+                       node("gpu-a100-3", capacity={"nvidia.com/gpu": "1"}, allocatable={"nvidia.com/gpu": "1"}))
+    [f] = run("DP152", facts)
+    assert "values.yaml:4" in cites(f) and "a100-40gb" in f.explanation
