@@ -293,3 +293,31 @@ def test_a_bundle_record_names_the_node_of_its_logs():
     journal = "Sep 26 18:40:01 ip-10-0-0-7 kernel: NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off the bus."
     assert parse_log(Document("j.log", (journal,), meta={"node": "gpu-node-07"})).node == "gpu-node-07"  # the record wins over the host name
     assert parse_log(Document("j.log", (journal,))).node == "ip-10-0-0-7"
+
+
+WRAPPED_NVRM = """\
+[  124.562051] nvidia-nvlink: Nvlink Core is being initialized, major device number 241
+[  124.562483] NVRM: This can occur when a driver such as: 
+               NVRM: nouveau, rivafb, nvidiafb or rivatv 
+               NVRM: was loaded and obtained ownership of the NVIDIA device(s).
+[  124.562484] NVRM: Try unloading the conflicting kernel module (and/or
+               NVRM: reconfigure your kernel without the conflicting
+               NVRM: driver(s)), then try loading the NVIDIA kernel module
+               NVRM: again.
+[  124.562657] nvidia-nvlink: Unregistered the Nvlink Core,
+               nvidia-nvlink: major device number 241
+               NVRM: is another subsystem's prefix and stays
+"""
+
+
+def test_a_wrapped_kernel_message_drops_the_repeated_subsystem_prefix():
+    lines = lines_of(WRAPPED_NVRM)
+    by_line = {ln.line: ln for ln in lines}
+    assert sorted(by_line) == [1, 2, 5, 9]  # folded lines keep the first line's number
+    assert by_line[2].message == ("NVRM: This can occur when a driver such as: nouveau, rivafb, nvidiafb or rivatv "
+                                  "was loaded and obtained ownership of the NVIDIA device(s).")
+    assert by_line[5].message == ("NVRM: Try unloading the conflicting kernel module (and/or reconfigure your kernel without the "
+                                  "conflicting driver(s)), then try loading the NVIDIA kernel module again.")
+    assert by_line[9].message == ("nvidia-nvlink: Unregistered the Nvlink Core, major device number 241 "
+                                  "NVRM: is another subsystem's prefix and stays")
+    assert by_line[2].raw == "[  124.562483] NVRM: This can occur when a driver such as: "  # raw text untouched

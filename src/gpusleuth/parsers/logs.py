@@ -36,6 +36,8 @@ MAX_FOLDED_CHARS = 4000
 # after "WARNING: "; compiler output ("  CC [M] ...") and YAML use two spaces and are lines of their own.
 _INDENT = "    "
 
+# A kernel subsystem's prefix (`NVRM: `, `nvidia-nvlink: `) that printk repeats on a message's wrapped lines.
+_SUBSYSTEM = re.compile(r"[A-Za-z][\w-]{0,31}: ")
 _OUTER = frozenset(("cri", "rfc3339", "journal", "syslog"))  # prefixes that wrap another program's line
 _HOST_LINES = frozenset(("journal", "syslog"))
 _KERNEL_FORMATS = frozenset(("dmesg", "dmesg-T"))
@@ -326,7 +328,10 @@ def _parse_log(doc: Document) -> ContainerLog:
             if (text.startswith(_INDENT) or text[0] == "\t") and prev_i == i - 1 and not partial and folded < MAX_FOLDED_LINES:
                 head = out[-1]
                 if head.pod == pod and head.container == ctr and len(head.message) < MAX_FOLDED_CHARS and not head.message.startswith("+"):
-                    out[-1] = LogLine(artifact, head.line, head.raw, f"{head.message} {text.strip()}", head.time,
+                    more = text.strip()
+                    if (sub := _SUBSYSTEM.match(head.message)) and more.startswith(sub.group()):
+                        more = more[sub.end():]  # the kernel repeats `NVRM: ` on each wrapped line; the message is one sentence
+                    out[-1] = LogLine(artifact, head.line, head.raw, f"{head.message.rstrip()} {more}", head.time,
                                       head.time_format, head.level, pod, ctr, head.elapsed)
                     prev_i, folded = i, folded + 1
                     continue
