@@ -321,3 +321,37 @@ def test_a_wrapped_kernel_message_drops_the_repeated_subsystem_prefix():
     assert by_line[9].message == ("nvidia-nvlink: Unregistered the Nvlink Core, major device number 241 "
                                   "NVRM: is another subsystem's prefix and stays")
     assert by_line[2].raw == "[  124.562483] NVRM: This can occur when a driver such as: "  # raw text untouched
+
+
+INSTALLER_QUOTING_DMESG = """\
+Installing NVIDIA driver kernel modules...
+Kernel messages:
+[  118.046271] IPVS: ftp: loaded support on port[0] = 21
+[  124.562051] nvidia-nvlink: Nvlink Core is being initialized, major device number 241
+[  124.562482] NVRM: The NVIDIA probe routine was not called for 1 device(s).
+[  124.562484] NVRM: No NVIDIA devices probed.
+[  124.562657] nvidia-nvlink: Unregistered the Nvlink Core, major device number 241
+Kernel module load error: No such device
+"""
+
+
+@pytest.mark.parametrize("artifact, command, pod", [
+    ("driver.log", "kubectl logs pod/nvidia-driver-daemonset-jdr89 -n gpu-operator-resources", "nvidia-driver-daemonset-jdr89"),
+    ("driver.log", "oc logs ds/nvidia-driver-daemonset -n nvidia-gpu-operator", None),
+    ("must-gather/gpu_operand_pod_nvidia-driver-daemonset-jdr89.log", None, "nvidia-driver-daemonset-jdr89"),
+])
+def test_a_pods_log_that_quotes_kernel_lines_stays_a_container_log(artifact, command, pod):
+    from gpusleuth.model.document import Document
+
+    log = parse_log(Document(artifact, tuple(INSTALLER_QUOTING_DMESG.splitlines()), command=command))
+    assert log.kind == "container" and log.pod == pod
+    assert sum(ln.time_format == "dmesg" for ln in log.lines) == 5  # the quoted lines still carry their uptime
+
+
+def test_must_gather_prefixed_kernel_lines_are_the_pods_log():
+    text = "".join(f"[pod/{POD}/nvidia-driver-ctr] {ln}\n" for ln in INSTALLER_QUOTING_DMESG.splitlines())
+    assert parse_log(doc_from_text(text, "paste.log")).kind == "container"
+
+
+def test_the_same_lines_without_a_pod_are_a_kernel_log():
+    assert parse_log(doc_from_text(INSTALLER_QUOTING_DMESG, "paste.log")).kind == "kernel"

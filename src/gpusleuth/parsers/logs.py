@@ -202,13 +202,14 @@ def _hints(doc: Document) -> dict:
     h: dict = {}
     for name in filter(None, (doc.artifact, doc.path_hint)):
         if m := _MG_OPERAND.search(name):
-            h.update(pod=m.group("pod"), previous=bool(m.group("prev")))
+            h.update(pod=m.group("pod"), previous=bool(m.group("prev")), kind="container")
         elif m := _MG_OPERATOR.search(name):
-            h.update(previous=bool(m.group("prev")))
+            h.update(previous=bool(m.group("prev")), kind="container")
         elif m := _OCP_MG.search(name):
-            h.update(pod=m.group("pod"), namespace=m.group("ns"), container=m.group("ctr"), previous=m.group("which") == "previous")
+            h.update(pod=m.group("pod"), namespace=m.group("ns"), container=m.group("ctr"), previous=m.group("which") == "previous",
+                     kind="container")
         elif m := _POD_DIR.search(name) or _CONTAINERS_DIR.search(name):
-            h.update(pod=m.group("pod"), namespace=m.group("ns"), container=m.group("ctr"))
+            h.update(pod=m.group("pod"), namespace=m.group("ns"), container=m.group("ctr"), kind="container")
         elif _KERNEL_NAME.search(name):
             h.setdefault("kind", "kernel")
     if doc.command:
@@ -236,7 +237,7 @@ def _hints_of_command(cmd: str) -> dict:
         return {"kind": "journal"}
     if prog not in _LOG_PROGRAMS or "logs" not in argv:
         return {}
-    h: dict = {}
+    h: dict = {"kind": "container"}
     positional: list[str] = []
     args = argv[argv.index("logs") + 1:]
     i = 0
@@ -395,7 +396,10 @@ def _parse_log(doc: Document) -> ContainerLog:
         prev_i, folded = i, 0
 
     counts = {"kernel": n_kernel, "journal": n_journal, "container": n_container}
-    kind = max(counts, key=counts.get) if any(counts.values()) else hints.get("kind", "container")
+    if hints.get("kind") == "container" or pods:
+        kind = "container"  # a pod's log that quotes kernel lines (the installer prints dmesg) is still the pod's log
+    else:
+        kind = max(counts, key=counts.get) if any(counts.values()) else hints.get("kind", "container")
     pod = pod0 if pod0 else (next(iter(pods)) if len(pods) == 1 else None)
     ctr = ctr0 if ctr0 else (next(iter(ctrs)) if len(ctrs) == 1 else None)
     return ContainerLog(
