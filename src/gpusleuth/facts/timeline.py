@@ -11,7 +11,8 @@ nvidia_peermem minutes before the Network Operator had MOFED ready. This view do
   - year-less stamps (klog, syslog) take the year of the other sources, then of the capture time;
   - zone-less stamps (MOFED, syslog, `dmesg -T`, Go's log, ISO without offset) take the zone a `date` line
     or the container's start time in the same pod proves, else the zone that makes them overlap the
-    zone-aware sources and start together with them, else UTC — said so each time;
+    zone-aware sources and start together with them, else (for host logs only) the one non-UTC offset
+    kubectl printed its times in (describe's `Start Time:`), else UTC — said so each time;
   - `dmesg` uptime becomes wall-clock time when the boot time follows from the same kernel messages seen
     with a wall-clock time (`dmesg -T`, journal, syslog with the uptime in the message), or from the node's
     /proc/uptime read by a probe at a known time, else it stays relative and is labelled so;
