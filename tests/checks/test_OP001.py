@@ -65,3 +65,17 @@ def test_without_a_log_it_still_names_the_failing_component_and_how_to_get_the_l
 def test_silent_for_running_and_waiting_operands():
     healthy = seed.PODS.replace("1/4     CrashLoopBackOff   64 (4m7s ago)", "4/4     Running            0            ")
     assert _run(seed.facts_from({"pods.txt": healthy})) == []
+
+
+def test_a_driver_log_quoting_dmesg_gives_the_installers_error_not_just_the_status(facts_of):
+    """nouveau-blocks-driver: the installer prints the kernel messages it saw; its log is still the pod's, so
+    OP001 reads the error the installer printed instead of stopping at 'CrashLoopBackOff'."""
+    from pathlib import Path
+
+    incident = Path(__file__).parent.parent / "cases" / "incidents" / "nouveau-blocks-driver"
+    (hit,) = _run(facts_of(incident))
+    decisive = hit.evidence[-1]
+    assert decisive.artifact == "driver.log" and decisive.line == 40
+    assert hit.title == ("nvidia-driver-daemonset is crash-looping: NVRM: This can occur when a driver such as: nouveau, "
+                         "rivafb, nvidiafb or rivatv was loaded and obtained ownership of the")
+    assert ("driver.log", 25) in {(e.artifact, e.line) for e in hit.evidence}  # ERROR: Installation has failed.

@@ -327,3 +327,60 @@ def test_a_container_start_time_in_the_pod_status_fixes_the_zone():
     tl = facts_with(pod, log).get(Timeline)
     assert entry(tl, "Setting driver ready state").time == at(11, 58, 39)
     assert any("UTC-05:00 puts its first line 1 s after the container's start time" in n for n in tl.notes)
+
+
+XID79 = Path(__file__).parent.parent / "cases" / "incidents" / "xid79-one-of-eight"
+
+
+def test_kubectl_describe_offset_puts_local_dmesg_before_the_plugin_that_reacted_to_it():
+    """xid79: `dmesg -T` printed +09:00 local time; no zone-aware span overlaps it, and describe's `Start Time:`
+    shows the site's +0900. Read as UTC, the Xid came nine hours after the plugin marked the GPU unhealthy."""
+    tl = facts_from({p.name: p.read_text(encoding="utf-8") for p in sorted(XID79.iterdir()) if p.suffix != ".toml"}).get(Timeline)
+    xid = entry(tl, "NVRM: Xid (PCI:0000:c1:00): 79")
+    unhealthy = entry(tl, "device marked unhealthy")
+    assert xid.time == datetime(2026, 9, 15, 12, 47, 12, tzinfo=UTC)
+    assert xid.time <= unhealthy.time and tl.entries.index(xid) < tl.entries.index(unhealthy)
+    note = next(n for n in tl.notes if n.startswith("dmesg-T times of dmesg.txt"))
+    assert "UTC+09:00 preferred over UTC" in note and "describe-pod.txt:7" in note
+    # the device plugin's container clock is not moved by the client's zone, and the note says why
+    assert any(n.startswith("klog times of device-plugin.log") and "container's clock is UTC" in n for n in tl.notes)
+
+
+def _host_dmesg(*stamps: datetime) -> ContainerLog:
+    rows = tuple(_line("dmesg.txt", i, "NVRM: Xid (PCI:0000:c1:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+                       t, "dmesg-T") for i, t in enumerate(stamps, 1))
+    return ContainerLog("dmesg.txt", rows, kind="kernel")
+
+
+def _started_pod(name: str, start: datetime, line: int) -> Pod:
+    return Pod(name, "inference", start_time=start, start_evidence=Evidence(f"{name}.txt", line, f"Start Time: {start:%a, %d %b %Y %H:%M:%S %z}"))
+
+
+def test_two_different_kubectl_offsets_give_no_preference_and_say_so():
+    tokyo, eastern = timezone(timedelta(hours=9)), timezone(timedelta(hours=-5))
+    pods = (_started_pod("a", datetime(2026, 9, 17, 9, 10, 58, tzinfo=tokyo), 7), _started_pod("b", datetime(2026, 9, 17, 9, 0, tzinfo=eastern), 5))
+    tl = facts_with(*pods, _host_dmesg(datetime(2026, 9, 15, 21, 47, 12))).get(Timeline)
+    assert entry(tl, "NVRM: Xid").time == datetime(2026, 9, 15, 21, 47, 12, tzinfo=UTC)
+    note = next(n for n in tl.notes if n.startswith("dmesg-T times"))
+    assert "UTC assumed" in note and "2 different offsets (UTC-05:00 at b.txt:5, UTC+09:00 at a.txt:7)" in note
+    assert "no client zone is preferred" in note
+
+
+def test_the_kubectl_offset_never_overrides_a_zone_the_overlap_proves():
+    """The dmesg lines fall inside a zone-aware log's span in UTC and nowhere near it in +09:00: UTC stays."""
+    tokyo = timezone(timedelta(hours=9))
+    aware = ContainerLog("toolkit.log", tuple(
+        _line("toolkit.log", i, "Starting 'setup' for nvidia-toolkit", datetime(2026, 9, 15, 12, 40 + i, tzinfo=UTC), "logrus",
+              pod="nvidia-container-toolkit-daemonset-sxfkr") for i in (0, 9)), pod="nvidia-container-toolkit-daemonset-sxfkr")
+    pod = _started_pod("embed", datetime(2026, 9, 15, 21, 40, tzinfo=tokyo), 7)
+    tl = facts_with(pod, aware, _host_dmesg(datetime(2026, 9, 15, 12, 42), datetime(2026, 9, 15, 12, 45))).get(Timeline)
+    assert entry(tl, "NVRM: Xid").time == datetime(2026, 9, 15, 12, 42, tzinfo=UTC)
+    assert any(n.startswith("dmesg-T times") and "UTC is consistent" in n for n in tl.notes)
+
+
+def test_a_single_kubectl_offset_is_preferred_for_host_logs_only_when_overlap_cannot_decide():
+    tokyo = timezone(timedelta(hours=9))
+    tl = facts_with(_started_pod("embed", datetime(2026, 9, 17, 9, 10, 58, tzinfo=tokyo), 7),
+                    _host_dmesg(datetime(2026, 9, 15, 21, 47, 12))).get(Timeline)
+    assert entry(tl, "NVRM: Xid").time == datetime(2026, 9, 15, 12, 47, 12, tzinfo=UTC)
+    assert any("UTC+09:00 preferred over UTC" in n and "embed.txt:7" in n for n in tl.notes)

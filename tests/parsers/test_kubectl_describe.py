@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
 from conftest import FIXTURES, doc_from_text, docs_from_text
 
 from gpusleuth.analysis.engine import sniff
@@ -213,3 +216,17 @@ def test_sniffing():
     assert kubectl_describe.describe.sniff(doc_from_text(read("describe_fragment_containers.txt"))) >= 60
     yaml_doc = doc_from_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n  namespace: default\nspec:\n  containers: []\n")
     assert kubectl_describe.describe.sniff(yaml_doc) == NO
+
+
+def test_the_pods_start_time_keeps_the_clients_offset_and_its_line():
+    """describe prints `Start Time:` in the kubectl client's zone; the offset is a clue to the site's clock."""
+    text = (Path(__file__).parent.parent / "cases" / "incidents" / "xid79-one-of-eight" / "describe-pod.txt").read_text(encoding="utf-8")
+    (pod,) = of(parsed(text, "describe-pod.txt"), Pod)
+    assert pod.start_time == datetime(2026, 9, 17, 9, 10, 58, tzinfo=timezone(timedelta(hours=9)))
+    assert pod.start_time.utcoffset() == timedelta(hours=9)
+    assert pod.start_evidence.line == 7 and pod.start_evidence.text.startswith("Start Time:")
+
+
+def test_an_unset_start_time_is_none_with_no_evidence():
+    (pod,) = of(parsed("Name:         p\nNamespace:    default\nStart Time:   <unset>\nStatus:       Pending\n"), Pod)
+    assert pod.start_time is None and pod.start_evidence is None

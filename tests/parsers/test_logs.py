@@ -293,3 +293,65 @@ def test_a_bundle_record_names_the_node_of_its_logs():
     journal = "Sep 26 18:40:01 ip-10-0-0-7 kernel: NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off the bus."
     assert parse_log(Document("j.log", (journal,), meta={"node": "gpu-node-07"})).node == "gpu-node-07"  # the record wins over the host name
     assert parse_log(Document("j.log", (journal,))).node == "ip-10-0-0-7"
+
+
+WRAPPED_NVRM = """\
+[  124.562051] nvidia-nvlink: Nvlink Core is being initialized, major device number 241
+[  124.562483] NVRM: This can occur when a driver such as: 
+               NVRM: nouveau, rivafb, nvidiafb or rivatv 
+               NVRM: was loaded and obtained ownership of the NVIDIA device(s).
+[  124.562484] NVRM: Try unloading the conflicting kernel module (and/or
+               NVRM: reconfigure your kernel without the conflicting
+               NVRM: driver(s)), then try loading the NVIDIA kernel module
+               NVRM: again.
+[  124.562657] nvidia-nvlink: Unregistered the Nvlink Core,
+               nvidia-nvlink: major device number 241
+               NVRM: is another subsystem's prefix and stays
+"""
+
+
+def test_a_wrapped_kernel_message_drops_the_repeated_subsystem_prefix():
+    lines = lines_of(WRAPPED_NVRM)
+    by_line = {ln.line: ln for ln in lines}
+    assert sorted(by_line) == [1, 2, 5, 9]  # folded lines keep the first line's number
+    assert by_line[2].message == ("NVRM: This can occur when a driver such as: nouveau, rivafb, nvidiafb or rivatv "
+                                  "was loaded and obtained ownership of the NVIDIA device(s).")
+    assert by_line[5].message == ("NVRM: Try unloading the conflicting kernel module (and/or reconfigure your kernel without the "
+                                  "conflicting driver(s)), then try loading the NVIDIA kernel module again.")
+    assert by_line[9].message == ("nvidia-nvlink: Unregistered the Nvlink Core, major device number 241 "
+                                  "NVRM: is another subsystem's prefix and stays")
+    assert by_line[2].raw == "[  124.562483] NVRM: This can occur when a driver such as: "  # raw text untouched
+
+
+INSTALLER_QUOTING_DMESG = """\
+Installing NVIDIA driver kernel modules...
+Kernel messages:
+[  118.046271] IPVS: ftp: loaded support on port[0] = 21
+[  124.562051] nvidia-nvlink: Nvlink Core is being initialized, major device number 241
+[  124.562482] NVRM: The NVIDIA probe routine was not called for 1 device(s).
+[  124.562484] NVRM: No NVIDIA devices probed.
+[  124.562657] nvidia-nvlink: Unregistered the Nvlink Core, major device number 241
+Kernel module load error: No such device
+"""
+
+
+@pytest.mark.parametrize("artifact, command, pod", [
+    ("driver.log", "kubectl logs pod/nvidia-driver-daemonset-jdr89 -n gpu-operator-resources", "nvidia-driver-daemonset-jdr89"),
+    ("driver.log", "oc logs ds/nvidia-driver-daemonset -n nvidia-gpu-operator", None),
+    ("must-gather/gpu_operand_pod_nvidia-driver-daemonset-jdr89.log", None, "nvidia-driver-daemonset-jdr89"),
+])
+def test_a_pods_log_that_quotes_kernel_lines_stays_a_container_log(artifact, command, pod):
+    from gpusleuth.model.document import Document
+
+    log = parse_log(Document(artifact, tuple(INSTALLER_QUOTING_DMESG.splitlines()), command=command))
+    assert log.kind == "container" and log.pod == pod
+    assert sum(ln.time_format == "dmesg" for ln in log.lines) == 5  # the quoted lines still carry their uptime
+
+
+def test_must_gather_prefixed_kernel_lines_are_the_pods_log():
+    text = "".join(f"[pod/{POD}/nvidia-driver-ctr] {ln}\n" for ln in INSTALLER_QUOTING_DMESG.splitlines())
+    assert parse_log(doc_from_text(text, "paste.log")).kind == "container"
+
+
+def test_the_same_lines_without_a_pod_are_a_kernel_log():
+    assert parse_log(doc_from_text(INSTALLER_QUOTING_DMESG, "paste.log")).kind == "kernel"

@@ -11,7 +11,8 @@ nvidia_peermem minutes before the Network Operator had MOFED ready. This view do
   - year-less stamps (klog, syslog) take the year of the other sources, then of the capture time;
   - zone-less stamps (MOFED, syslog, `dmesg -T`, Go's log, ISO without offset) take the zone a `date` line
     or the container's start time in the same pod proves, else the zone that makes them overlap the
-    zone-aware sources and start together with them, else UTC — said so each time;
+    zone-aware sources and start together with them, else (for host logs only) the one non-UTC offset
+    kubectl printed its times in (describe's `Start Time:`), else UTC — said so each time;
   - `dmesg` uptime becomes wall-clock time when the boot time follows from the same kernel messages seen
     with a wall-clock time (`dmesg -T`, journal, syslog with the uptime in the message), or from the node's
     /proc/uptime read by a probe at a known time, else it stays relative and is labelled so;
@@ -42,6 +43,7 @@ from gpusleuth.facts.logs import Logs, Signature, signatures
 from gpusleuth.facts.operands import OperandSpec, operand_table
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import table
+from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.host import Uptime
 from gpusleuth.model.k8s import Pod
 from gpusleuth.model.logs import ContainerLog, LogLine
@@ -342,11 +344,14 @@ class _Builder:
         if self.capture is not None:
             self.notes.append(f"capture time {hhmm(self.capture)} UTC from {self.capture_source}")
             return
-        newest = max((e for e in self.entries if e.time and not e.approximate), default=None, key=lambda e: e.time)
+        times = [(e.time, f"{e.artifact}:{e.line}") for e in self.entries if e.time and not e.approximate]
+        times += [(_aware(p.start_time), p.start_evidence.cite()) for p in (self.cluster.pods if self.cluster else [])
+                  if p.start_time is not None and p.start_evidence is not None]  # a pod's `Start Time:` precedes the capture too
+        newest = max(times, default=None, key=lambda x: x[0])
         if newest is not None:
-            self.capture = newest.time
-            self.capture_source = f"the newest timestamp in the artifacts ({newest.artifact}:{newest.line})"
-            self.notes.append(f"no capture time was recorded; {self.capture_source}, {hhmm(newest.time)} UTC, stands in for it "
+            self.capture = newest[0]
+            self.capture_source = f"the newest timestamp in the artifacts ({newest[1]})"
+            self.notes.append(f"no capture time was recorded; {self.capture_source}, {hhmm(newest[0])} UTC, stands in for it "
                               "(it can only be earlier than the real one, so ages anchored to it may come out early)")
 
     # -- streams --
@@ -444,6 +449,9 @@ class _Builder:
             if s.start is not None:
                 starts[s.node].append(s.start)
         for pod in (self.cluster.pods if self.cluster else []):
+            if pod.start_time is not None:  # the pod's `Start Time:` is zone-aware activity too
+                spans[pod.node].append((_aware(pod.start_time), _aware(pod.start_time)))
+                starts[pod.node].append(_aware(pod.start_time))
             for cs in pod.containers:  # container start/finish times of the pod status are zone-aware activity too
                 for t, is_start in ((cs.started_at, True), (cs.finished_at, False), (cs.last_started_at, True), (cs.last_finished_at, False)):
                     if t is not None:
@@ -457,6 +465,7 @@ class _Builder:
         all_spans = [x for v in spans.values() for x in v]
         all_starts = [x for v in starts.values() for x in v]
         date_zones = self._date_zones()
+        client = self._client_zone()
         for s in self.streams:
             naive = sorted({ln.time_format for ln in s.lines if ln.time is not None and ln.time.tzinfo is None})
             for fid in naive:
@@ -474,9 +483,36 @@ class _Builder:
                     node_spans = spans.get(s.node) if s.node and spans.get(s.node) else all_spans
                     node_starts = starts.get(s.node) if s.node and starts.get(s.node) else all_starts
                     capture = self.capture if self.capture_bound else None
-                    zone, why = _zone_by_overlap(lo, hi, node_spans, node_starts, capture)
+                    host = s.log.kind in ("kernel", "journal") or s.pod is None
+                    hint = client if host or client[0] is None else (
+                        None, "a container's clock is UTC unless its image or pod sets TZ, so the kubectl client's zone is not taken for it")
+                    zone, why = _zone_by_overlap(lo, hi, node_spans, node_starts, capture, hint)
                 s.zones[fid] = zone or UTC
                 self.notes.append(f"{what} have no zone; {_zone_name(zone or UTC)} {why}")
+
+    def _client_zone(self) -> tuple[tzinfo | None, str]:
+        """The zone kubectl's client printed its times in (describe's `Start Time:`/`Started:`, event times), when
+        the artifacts show exactly one non-UTC offset, with the line it came from; else None and why not. UTC
+        times do not count against it: kubectl's JSON/YAML prints UTC whatever the client's zone."""
+        seen: dict[timedelta, Evidence] = {}
+        for pod in (self.cluster.pods if self.cluster else []):
+            times = [(pod.start_time, pod.start_evidence)]
+            times += [(t, cs.evidence) for cs in pod.containers
+                      for t in (cs.started_at, cs.finished_at, cs.last_started_at, cs.last_finished_at)]
+            for t, ev in times:
+                if t is not None and ev is not None and t.utcoffset():
+                    seen.setdefault(t.utcoffset(), ev)
+        for e in (self.cluster.events if self.cluster else []):
+            if e.time is not None and e.evidence is not None and e.time.utcoffset():
+                seen.setdefault(e.time.utcoffset(), e.evidence)
+        shown = [f"{_zone_name(fixed_zone(int(off.total_seconds() // 60)))} at {ev.cite()}" for off, ev in sorted(seen.items())]
+        if len(seen) == 1:
+            off, ev = next(iter(seen.items()))
+            return fixed_zone(int(off.total_seconds() // 60)), (f"the zone kubectl printed its times in ({ev.cite()}: "
+                                                                 f"{ev.text.strip()}), taken as the site's zone for host logs")
+        if seen:
+            return None, f"kubectl times show {len(seen)} different offsets ({', '.join(shown)}), so no client zone is preferred"
+        return None, ""
 
     def _date_zones(self) -> dict[tuple, tuple[tzinfo, LogLine]]:
         """(artifact, pod) -> the zone a `date` line with a zone name proved for that pod's containers."""
@@ -874,9 +910,12 @@ def _zone_from_start(first: datetime, started: datetime) -> tuple[tzinfo | None,
     return None, ""
 
 
-def _zone_by_overlap(lo: datetime, hi: datetime, spans: list, starts: list, capture: datetime | None) -> tuple[tzinfo | None, str]:
+def _zone_by_overlap(lo: datetime, hi: datetime, spans: list, starts: list, capture: datetime | None,
+                     client: tuple[tzinfo | None, str] | None = None) -> tuple[tzinfo | None, str]:
     """The zone that makes [lo, hi] (naive) overlap the zone-aware spans and start with one of them; a zone
-    that puts the lines after the capture time is impossible."""
+    that puts the lines after the capture time is impossible. When overlap cannot decide and UTC would be
+    assumed, client (the kubectl client's zone and where it shows, from _client_zone) is preferred; a
+    client zone of None only adds its reason to the assumption."""
     candidates = []
     for minutes in range(-12 * 60, 14 * 60 + 1, ZONE_STEP_MIN):
         off = timedelta(minutes=minutes)
@@ -888,7 +927,7 @@ def _zone_by_overlap(lo: datetime, hi: datetime, spans: list, starts: list, capt
     utc_ok = any(m == 0 for m, _, _ in candidates)
     if not spans:
         if utc_ok:
-            return UTC, "assumed: no zone-aware source to compare with"
+            return _undecided(client, candidates, "no zone-aware source to compare with")
         m = min(candidates, key=lambda c: abs(c[0]))[0]
         return fixed_zone(m), "guessed: no zone-aware source to compare with and UTC would put them after the capture time"
     env_lo = min(a for a, _ in spans) - timedelta(minutes=5)
@@ -902,7 +941,7 @@ def _zone_by_overlap(lo: datetime, hi: datetime, spans: list, starts: list, capt
             dist = min((abs(a - s) for s in starts), default=timedelta(days=9999))
             scored.append((dist, abs(minutes), minutes))
     if not scored:
-        return (UTC, "assumed: no zone makes them overlap the zone-aware sources") if utc_ok else (
+        return _undecided(client, candidates, "no zone makes them overlap the zone-aware sources") if utc_ok else (
             None, "assumed UTC although no zone makes them overlap the zone-aware sources")
     best = min(scored)
     utc = next((x for x in scored if x[2] == 0), None)
@@ -914,6 +953,14 @@ def _zone_by_overlap(lo: datetime, hi: datetime, spans: list, starts: list, capt
     doubt = f"; {len(rivals)} other zone(s) fit almost as well, so treat it as a guess" if rivals else ""
     return zone, (f"inferred: only with it do they overlap the zone-aware sources and start together with one of them "
                   f"(within {format_duration(best[0].total_seconds())}){doubt}")
+
+
+def _undecided(client: tuple[tzinfo | None, str] | None, candidates: list, reason: str) -> tuple[tzinfo, str]:
+    """UTC, or the kubectl client's zone when one is known and possible, for lines whose zone overlap left open."""
+    zone, why = client or (None, "")
+    if zone is not None and any(timedelta(minutes=m) == zone.utcoffset(None) for m, _, _ in candidates):
+        return zone, f"preferred over UTC: {reason}, and it is {why}"
+    return UTC, f"assumed: {reason}" + (f"; {why}" if why else "")
 
 
 @cache

@@ -55,6 +55,9 @@ class Pod:
     tolerations: tuple[dict, ...] = ()
     env: dict = field(default_factory=dict, hash=False)  # container env values visible in the artifact
     images: tuple[str, ...] = ()
+    # `Start Time:` as describe prints it, in the kubectl client's zone: the offset hints at the site's zone
+    start_time: datetime | None = None
+    start_evidence: Evidence | None = None
     evidence: Evidence | None = None
 
     @property

@@ -395,6 +395,7 @@ class _Describe:
         tolerations = tuple(t for _, text in _values(doc, by_key["Tolerations"]) if (t := _toleration(text))) if "Tolerations" in by_key else ()
         first = by_key["Name"].line if "Name" in by_key else (pre[0] if pre else start)
         whole = "Name" in by_key  # a fragment's STATUS/READY would be computed from part of the pod
+        started = parse_time(_value(by_key, "Start Time"))
         if not containers and not whole:
             if "Events" in by_key:
                 self._events(by_key["Events"].body, f"pod/{name}" if name else None, namespace, node)
@@ -418,6 +419,8 @@ class _Describe:
                 tolerations=tolerations,
                 env=env,
                 images=tuple(c.image for c in inits + apps if c.image),
+                start_time=started,
+                start_evidence=doc.evidence(by_key["Start Time"].line) if started else None,
                 evidence=doc.evidence(first),
             )
         )

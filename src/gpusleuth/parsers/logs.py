@@ -36,6 +36,8 @@ MAX_FOLDED_CHARS = 4000
 # after "WARNING: "; compiler output ("  CC [M] ...") and YAML use two spaces and are lines of their own.
 _INDENT = "    "
 
+# A kernel subsystem's prefix (`NVRM: `, `nvidia-nvlink: `) that printk repeats on a message's wrapped lines.
+_SUBSYSTEM = re.compile(r"[A-Za-z][\w-]{0,31}: ")
 _OUTER = frozenset(("cri", "rfc3339", "journal", "syslog"))  # prefixes that wrap another program's line
 _HOST_LINES = frozenset(("journal", "syslog"))
 _KERNEL_FORMATS = frozenset(("dmesg", "dmesg-T"))
@@ -200,13 +202,14 @@ def _hints(doc: Document) -> dict:
     h: dict = {}
     for name in filter(None, (doc.artifact, doc.path_hint)):
         if m := _MG_OPERAND.search(name):
-            h.update(pod=m.group("pod"), previous=bool(m.group("prev")))
+            h.update(pod=m.group("pod"), previous=bool(m.group("prev")), kind="container")
         elif m := _MG_OPERATOR.search(name):
-            h.update(previous=bool(m.group("prev")))
+            h.update(previous=bool(m.group("prev")), kind="container")
         elif m := _OCP_MG.search(name):
-            h.update(pod=m.group("pod"), namespace=m.group("ns"), container=m.group("ctr"), previous=m.group("which") == "previous")
+            h.update(pod=m.group("pod"), namespace=m.group("ns"), container=m.group("ctr"), previous=m.group("which") == "previous",
+                     kind="container")
         elif m := _POD_DIR.search(name) or _CONTAINERS_DIR.search(name):
-            h.update(pod=m.group("pod"), namespace=m.group("ns"), container=m.group("ctr"))
+            h.update(pod=m.group("pod"), namespace=m.group("ns"), container=m.group("ctr"), kind="container")
         elif _KERNEL_NAME.search(name):
             h.setdefault("kind", "kernel")
     if doc.command:
@@ -234,7 +237,7 @@ def _hints_of_command(cmd: str) -> dict:
         return {"kind": "journal"}
     if prog not in _LOG_PROGRAMS or "logs" not in argv:
         return {}
-    h: dict = {}
+    h: dict = {"kind": "container"}
     positional: list[str] = []
     args = argv[argv.index("logs") + 1:]
     i = 0
@@ -326,7 +329,10 @@ def _parse_log(doc: Document) -> ContainerLog:
             if (text.startswith(_INDENT) or text[0] == "\t") and prev_i == i - 1 and not partial and folded < MAX_FOLDED_LINES:
                 head = out[-1]
                 if head.pod == pod and head.container == ctr and len(head.message) < MAX_FOLDED_CHARS and not head.message.startswith("+"):
-                    out[-1] = LogLine(artifact, head.line, head.raw, f"{head.message} {text.strip()}", head.time,
+                    more = text.strip()
+                    if (sub := _SUBSYSTEM.match(head.message)) and more.startswith(sub.group()):
+                        more = more[sub.end():]  # the kernel repeats `NVRM: ` on each wrapped line; the message is one sentence
+                    out[-1] = LogLine(artifact, head.line, head.raw, f"{head.message.rstrip()} {more}", head.time,
                                       head.time_format, head.level, pod, ctr, head.elapsed)
                     prev_i, folded = i, folded + 1
                     continue
@@ -390,7 +396,10 @@ def _parse_log(doc: Document) -> ContainerLog:
         prev_i, folded = i, 0
 
     counts = {"kernel": n_kernel, "journal": n_journal, "container": n_container}
-    kind = max(counts, key=counts.get) if any(counts.values()) else hints.get("kind", "container")
+    if hints.get("kind") == "container" or pods:
+        kind = "container"  # a pod's log that quotes kernel lines (the installer prints dmesg) is still the pod's log
+    else:
+        kind = max(counts, key=counts.get) if any(counts.values()) else hints.get("kind", "container")
     pod = pod0 if pod0 else (next(iter(pods)) if len(pods) == 1 else None)
     ctr = ctr0 if ctr0 else (next(iter(ctrs)) if len(ctrs) == 1 else None)
     return ContainerLog(
