@@ -26,7 +26,8 @@ def test_collect_then_diagnose_the_bundle_equals_diagnosing_live(small_cluster, 
         summary = json.loads(out.output)
         live = runner.invoke(cli, ["diagnose", "--server", srv.url, "--format", "json"])
         again = runner.invoke(cli, ["collect", "--server", srv.url, "-o", str(tmp_path / "b")])
-    assert summary["bundle"] == str(tmp_path / "b") and summary["gaps"] == [] and summary["redacted"] == 4  # 3 workloads' WANDB_API_KEY, the Helm ngcApiKey
+    assert summary["bundle"] == str(tmp_path / "b") and summary["redacted"] == 4
+    assert len(summary["gaps"]) == 1 and summary["gaps"][0].startswith("node files: not read")  # no --node-probes, and said so
     assert (tmp_path / "b" / "manifest.json").is_file()
     offline = runner.invoke(cli, ["diagnose", str(tmp_path / "b"), "--format", "json"])
     a, b = json.loads(live.output), json.loads(offline.output)

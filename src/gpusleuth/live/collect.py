@@ -215,6 +215,10 @@ class Collector:
                 from gpusleuth.live.probes import run_probes
 
                 await run_probes(self)
+            else:
+                self.gap("node files", "not read: the nodes' containerd/CRI-O configs, kernel log (Xids), lsmod, modinfo and "
+                         "nvidia-smi are only reachable on the node; rerun with --node-probes (short-lived privileged pods, "
+                         "deleted afterwards) or paste them")
         finally:
             self.manifest = self.build_manifest(started)
         return Collection(sorted(self.artifacts, key=lambda a: a.name), self.manifest)
