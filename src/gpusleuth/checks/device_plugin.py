@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Iterable
 
 from gpusleuth.checks.base import check
@@ -12,11 +13,17 @@ from gpusleuth.facts.operands import OperandGraph
 from gpusleuth.facts.plugin_config import PluginWiring
 from gpusleuth.facts.runtime import RuntimeSetup
 from gpusleuth.model.evidence import Evidence
-from gpusleuth.model.finding import Component, ComponentState, Fix, FixKind, Hit, Role, Severity
+from gpusleuth.model.finding import (
+    Component,
+    ComponentState,
+    Fix,
+    FixKind,
+    Hit,
+    Role,
+    Severity,
+)
 from gpusleuth.model.k8s import Node
 from gpusleuth.model.logs import LogLine
-from collections import defaultdict
-from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 
 PLUGIN = "nvidia-device-plugin-daemonset"
 # knowledge/signatures.toml rows this check reads

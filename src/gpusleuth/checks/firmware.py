@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import replace
 from typing import Iterable
 
 from gpusleuth.checks.base import check
-from gpusleuth.checks.gpu_common import cordon_drain, diag_before_trust, gpu_for, gpu_target, reset_gpu, xid_groups, xid_hit
-from gpusleuth.facts.gpus import GpuInventory, KernelEvents
-from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
-from collections import defaultdict
+from gpusleuth.checks.gpu_common import (
+    cordon_drain,
+    diag_before_trust,
+    gpu_for,
+    gpu_target,
+    reset_gpu,
+    xid_groups,
+    xid_hit,
+)
 from gpusleuth.facts import GpuInventory, Logs
+from gpusleuth.facts.gpus import KernelEvents
 from gpusleuth.model.evidence import Evidence
+from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.gpu import short_pci
 
 _GSP_WORKAROUND = Fix(

@@ -2,30 +2,27 @@
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass, replace
+from functools import cache
 from typing import Iterable
 
 from gpusleuth.analysis.ordering import Ordering, Violation
 from gpusleuth.checks.base import check
+from gpusleuth.checks.operator import helm_set
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts import Cluster, Configuration, Logs
-from gpusleuth.facts.logs import Match
 from gpusleuth.facts.configuration import truthy
 from gpusleuth.facts.host import HostFacts, NodeHost
-from gpusleuth.facts.operands import OperandGraph, operand_table
+from gpusleuth.facts.logs import Match
+from gpusleuth.facts.operands import OperandGraph, operand_table, spec_for
+from gpusleuth.knowledge import table
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Component, Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.k8s import Pod
 from gpusleuth.model.logs import ContainerLog, LogLine
-import re
-from functools import cache
-from gpusleuth.checks.operator import helm_set
-from gpusleuth.facts import Cluster, Configuration
-from gpusleuth.facts.operands import spec_for
-from gpusleuth.knowledge import table
-from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 
 # knowledge/signatures.toml rows these checks read
 SIG_PEERMEM_INSERT = ("kmod.peermem.invalid-argument", "kmod.insert-failed")  # the latter for any reason

@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Iterable
-
-from gpusleuth.checks.base import check
-from gpusleuth.facts.operands import OperandGraph, marker
-from gpusleuth.model.finding import Component, ComponentState, Fix, FixKind, Hit, Role, Severity
 import difflib
 import re
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cache
+from typing import Iterable
+
+from gpusleuth.checks.base import check
 from gpusleuth.facts import Cluster, Configuration, Logs
 from gpusleuth.facts.configuration import truthy
-from gpusleuth.facts.operands import OperandGraph, spec_for
+from gpusleuth.facts.operands import OperandGraph, marker, spec_for
 from gpusleuth.knowledge import table, versions
 from gpusleuth.model.evidence import Evidence
+from gpusleuth.model.finding import (
+    Component,
+    ComponentState,
+    Fix,
+    FixKind,
+    Hit,
+    Role,
+    Severity,
+)
 from gpusleuth.model.k8s import Pod
 from gpusleuth.model.layers import Layer
 from gpusleuth.parsers.helm import OPERATOR_KEYS
@@ -195,7 +202,7 @@ def _start_failure(graph: OperandGraph, c: Component, cluster: Cluster | None) -
         decisive = lines[-1].evidence()
     reason = (bad.reason if bad else None) or (obs.reason if obs else None) or c.status or "failed"
     evidence = [*c.evidence, *(e.evidence for e in warnings[-2:] if e.evidence), *([decisive] if decisive else [])]
-    ns, ctr = _ns(c.namespace), f" -c {container}" if container else ""
+    ns = _ns(c.namespace)
     title = f"{c.name} does not start ({reason})" + (f": {said[:120]}" if said else "")
     explanation = (f"{c.name} ({c.layer.value} layer) pod {c.pod}" + (f", container {container}," if container else "")
                    + f" never runs ({c.status or reason}). ")

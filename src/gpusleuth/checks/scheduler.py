@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from functools import cache
 from typing import Iterable
 
 from gpusleuth.checks.base import check
 from gpusleuth.facts import Cluster, GpuInventory
 from gpusleuth.facts.cluster import GPU_RESOURCE
+from gpusleuth.facts.logs import signatures
 from gpusleuth.facts.operands import OperandGraph
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import ComponentState, Fix, FixKind, Hit, Role, Severity
-from gpusleuth.model.k8s import Event
-from functools import cache
-from gpusleuth.facts import Cluster
-from gpusleuth.facts.logs import signatures
-from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.k8s import Event, Node, Pod, Taint
 
 # `0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) had untolerated taint {...}.`

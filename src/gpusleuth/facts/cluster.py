@@ -80,9 +80,6 @@ class Cluster:
     def gpu_pods(self) -> list[Pod]:
         return [p for p in self.pods if (p.gpu_request or 0) > 0 or any(k.startswith("nvidia.com/") for k in p.resource_requests)]
 
-    def namespace_of(self, pod: Pod) -> str | None:
-        return pod.namespace
-
     def node_names(self) -> list[str]:
         names = set(self.nodes)
         names.update(p.node for p in self.pods if p.node)

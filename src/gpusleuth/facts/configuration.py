@@ -110,9 +110,6 @@ class Configuration:
         """The value the operator uses, ClusterPolicy first; None when no artifact speaks of it."""
         return self._policy(path) or self._helm(path)
 
-    def both(self, path: str) -> tuple[Setting | None, Setting | None]:
-        return self._policy(path), self._helm(path)
-
     def enabled(self, path: str) -> bool | None:
         s = self.setting(path)
         return truthy(s.value) if s else None

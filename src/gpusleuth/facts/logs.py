@@ -71,9 +71,6 @@ class Logs:
     def matches(self, signature_id: str) -> list[Match]:
         return self._by_id.get(signature_id, [])
 
-    def tagged(self, tag: str) -> list[Match]:
-        return self._by_tag.get(tag, [])
-
     def all_matches(self) -> list[Match]:
         return [m for ms in self._by_id.values() for m in ms]
 

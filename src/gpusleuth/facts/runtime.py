@@ -201,13 +201,6 @@ class RuntimeSetup:
     # GPU-requesting pods (or workload templates) without runtimeClassName: they get containerd's default runtime.
     default_runtime_pods: list[tuple[str, Evidence | None]] = field(default_factory=list)
 
-    def config_at(self, path: str | None) -> ContainerdConfig | None:
-        path = normalise_path(path)
-        if not path:
-            return None
-        files = [c for c in self.configs if c.path == path and not c.live]
-        return sorted(files, key=lambda c: (c.dump, c.path_source == "file name (weak)"))[0] if files else None
-
     def configs_with(self, handler: str) -> list[ContainerdConfig]:
         return [c for c in self.configs if handler in c.runtimes]
 

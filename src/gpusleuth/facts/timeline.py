@@ -196,9 +196,6 @@ class Timeline:
     def lanes(self) -> list[str]:
         return list(dict.fromkeys(e.source for e in self.entries if e.source))
 
-    def tagged(self) -> list[TimelineEntry]:
-        return [e for e in self.entries if e.tag]
-
 
 # ---- who wrote each line ---------------------------------------------------------------------------------
 

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 from gpusleuth.checks import Check, all_checks
-from gpusleuth.facts.logs import signatures
 from gpusleuth.knowledge import table
 from gpusleuth.model.layers import Layer
 

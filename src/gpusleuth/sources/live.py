@@ -54,12 +54,3 @@ def collect(target: Target, options, progress=None):
 def source_from_collection(collection, description: str) -> Source:
     files = ((a.name, a.data) for a in collection.artifacts)
     return read_artifacts(description, "live", files, {"manifest.json": json.dumps(collection.manifest).encode()})
-
-
-def read_live(target: Target, options, progress=None) -> Source:
-    collection = collect(target, options, progress)
-    if not collection.artifacts:
-        why = "; ".join(f"{g.what}: {g.why}" for g in collection.gaps[:3]) or "nothing collected"
-        raise SourceError(f"cannot read the cluster: {why}")
-    where = target.server or collection.manifest["cluster"].get("context") or collection.manifest["cluster"].get("server")
-    return source_from_collection(collection, f"live:{where}")

@@ -132,13 +132,6 @@ def _split(name: str, lines: list[str]) -> list[Document]:
     return split_documents(name, lines)
 
 
-    def over_budget(self, size: int) -> bool:
-        if self.total + min(size, MAX_FILE_BYTES) > MAX_TOTAL_BYTES:
-            self.source.gaps.append(Gap("source", f"more than {MAX_TOTAL_BYTES >> 20} MiB of content; the rest was not read"))
-            return True
-        return False
-
-
 def _gunzip(data: bytes) -> tuple[bytes, bool]:
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
