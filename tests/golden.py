@@ -48,11 +48,25 @@ MODPROBE = re.compile(r"modprobe.*nvidia_peermem.*Invalid argument")
 
 EXAMPLES = ("peermem-race", "containerd-wrong-instance", "device-plugin-unregistered")
 VOLATILE = ("analysed_at",)  # source fields that depend on when the report was made, not on the input
+RECORDED_ON = "2026-11-21"  # the day the golden files were recorded: end-of-life judgements are made as of it
 
 
 def stable_report(spec: str) -> dict:
-    """The JSON report with the fields that change from run to run removed (for byte-level golden files)."""
-    rep = report(spec)
+    """The JSON report with the fields that change from run to run removed (for byte-level golden files),
+    made as of RECORDED_ON so that the files do not age."""
+    import os
+
+    from gpusleuth.facts.clock import ENV
+
+    before = os.environ.get(ENV)
+    os.environ[ENV] = RECORDED_ON
+    try:
+        rep = report(spec)
+    finally:
+        if before is None:
+            del os.environ[ENV]
+        else:
+            os.environ[ENV] = before
     for key in VOLATILE:
         rep["source"].pop(key, None)
     return rep

@@ -44,3 +44,19 @@ def test_default_is_today():
     """Through the engine the check gets no date and uses today's: R450 (EOL 2023) is past it whenever this runs."""
     (f,) = run("UD010", {"smi.xml": healthy_node(1, driver="450.80.02", cuda="11.0")})
     assert f.facts["today"] == date.today().isoformat()
+
+
+def test_the_date_can_be_pinned_and_a_bad_pin_is_named(monkeypatch):
+    from datetime import date
+
+    import pytest
+
+    from gpusleuth.errors import UnusableData
+    from gpusleuth.facts import Facts
+    from gpusleuth.facts.clock import ENV
+
+    monkeypatch.setenv(ENV, "2026-01-02")
+    assert Facts().get(date) == date(2026, 1, 2)
+    monkeypatch.setenv(ENV, "next tuesday")
+    with pytest.raises(UnusableData, match="GPUSLEUTH_TODAY='next tuesday'"):
+        Facts().get(date)

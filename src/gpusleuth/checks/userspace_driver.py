@@ -255,7 +255,8 @@ def driver_eol(inventory: GpuInventory, today: date | None = None) -> Iterable[H
     """The node's driver branch is past (or close to) its end of life.
 
     What it does: maps the driver version (nvidia-smi, NVML, dcgm-exporter or GFD's cuda.driver labels) to its
-    branch in knowledge/driver_branches.toml and compares the branch's EOL with today's date.
+    branch in knowledge/driver_branches.toml and compares the branch's EOL with today's date
+    (GPUSLEUTH_TODAY=YYYY-MM-DD judges it as of another day).
     Why it matters: an EOL branch gets no more bug or security fixes; R535 LTS ended in June 2026.
     How to fix: plan the move to a supported branch (the current LTS, R580 until June 2028, or the production
     branch), through the GPU Operator's driver.version or the host package.

@@ -5,6 +5,7 @@ Each view module registers its builder with @combiner; importing it here is the 
 
 from gpusleuth.facts.store import COMBINERS, Facts, Recognised, combiner
 from gpusleuth.facts.cluster import Cluster  # noqa: E402
+from gpusleuth.facts import clock  # noqa: E402,F401  (today's date, GPUSLEUTH_TODAY)
 from gpusleuth.facts.logs import Logs  # noqa: E402
 from gpusleuth.facts.operands import OperandGraph  # noqa: E402,F401
 from gpusleuth.facts.metrics import GpuMetrics  # noqa: E402
