@@ -24,6 +24,7 @@ from gpusleuth.model.finding import (
 )
 from gpusleuth.model.k8s import Node
 from gpusleuth.model.logs import LogLine
+from gpusleuth.parsers.k8s_common import to_int
 
 PLUGIN = "nvidia-device-plugin-daemonset"
 # knowledge/signatures.toml rows this check reads
@@ -31,13 +32,6 @@ SIG_REGISTERED = "device-plugin.registered"
 SIG_STARTING = "device-plugin.start"
 SIG_FAILED = ("device-plugin.nvml-init-failed", "device-plugin.nvml-library-missing", "device-plugin.nvml-not-detected",
               "device-plugin.register-failed", "device-plugin.incompatible-strategy")
-
-
-def _as_int(value) -> int | None:
-    try:
-        return int(str(value).strip())
-    except (TypeError, ValueError):
-        return None
 
 
 def _node_gpus(inventory: GpuInventory | None, name: str, gpu_nodes: list[str]) -> tuple[NodeGpus | None, str]:
@@ -70,7 +64,7 @@ def _ev(node: Node, key: str) -> Evidence:
 
 def _advertised(node: Node) -> tuple[int | None, list[Evidence]]:
     """nvidia.com/gpu the node advertises (allocatable first), and the lines that show it, or its absence."""
-    values = [(kind, _as_int(vals.get(GPU_RESOURCE))) for kind, vals in (("allocatable", node.allocatable), ("capacity", node.capacity))
+    values = [(kind, to_int(vals.get(GPU_RESOURCE))) for kind, vals in (("allocatable", node.allocatable), ("capacity", node.capacity))
               if GPU_RESOURCE in vals]
     if values:
         evs = [_ev(node, f"{kind}:{GPU_RESOURCE}") for kind, _ in values]
@@ -90,7 +84,7 @@ def _absent(node: Node, kind: str) -> Evidence:
 
 
 def _mig_advertised(node: Node) -> bool:
-    return any(k.startswith("nvidia.com/mig-") and (_as_int(v) or 0) > 0 for k, v in {**node.capacity, **node.allocatable}.items())
+    return any(k.startswith("nvidia.com/mig-") and (to_int(v) or 0) > 0 for k, v in {**node.capacity, **node.allocatable}.items())
 
 
 def _plugin(graph: OperandGraph | None, node: str) -> Component | None:
@@ -269,13 +263,6 @@ STRATEGY_LABEL = "nvidia.com/mig.strategy"
 REPLICAS_LABEL = "nvidia.com/gpu.replicas"
 
 
-def _int(value) -> int | None:
-    try:
-        return int(str(value).strip())
-    except (TypeError, ValueError):
-        return None
-
-
 def _node_ev(node: Node, key: str) -> Evidence:
     return node.evidence.get(key) or Evidence(node.artifact or "", None, f"node {node.name} {key}")
 
@@ -302,12 +289,12 @@ def allocatable_fewer_than_gpus(cluster: Cluster, inventory: GpuInventory | None
         for m in logs.matches("device-plugin.device-unhealthy"):
             unhealthy[m.log.node or _pod_node(cluster, m.line.pod or m.log.pod)].append(m.line.evidence())
     for name, node in sorted(cluster.nodes.items()):
-        alloc, cap = _int(node.allocatable.get(GPU_RESOURCE)), _int(node.capacity.get(GPU_RESOURCE))
+        alloc, cap = to_int(node.allocatable.get(GPU_RESOURCE)), to_int(node.capacity.get(GPU_RESOURCE))
         if not alloc:
             continue
         ng = inventory.for_node(name) if inventory else None
         visible = ng.visible if ng is not None else None
-        shared = _int(node.labels.get(REPLICAS_LABEL)) not in (None, 1) or any(k.startswith(MIG_PREFIX) for k in node.allocatable)
+        shared = to_int(node.labels.get(REPLICAS_LABEL)) not in (None, 1) or any(k.startswith(MIG_PREFIX) for k in node.allocatable)
         mig = ng is not None and any(g.mig_current for g in ng.gpus)
         evidence = [_node_ev(node, f"allocatable:{GPU_RESOURCE}")]
         if cap is not None and alloc < cap:
@@ -376,8 +363,8 @@ def mig_strategy_resource_mismatch(cluster: Cluster, wiring: PluginWiring | None
     offered: dict[str, list[tuple[Node, int]]] = defaultdict(list)
     for n in gpu_nodes:
         for k, v in n.allocatable.items():
-            if (k == GPU_RESOURCE or k.startswith(MIG_PREFIX)) and (_int(v) or 0) > 0:
-                offered[k].append((n, _int(v)))
+            if (k == GPU_RESOURCE or k.startswith(MIG_PREFIX)) and (to_int(v) or 0) > 0:
+                offered[k].append((n, to_int(v)))
     for pod in cluster.pods:
         if (pod.status or pod.phase) != "Pending":
             continue

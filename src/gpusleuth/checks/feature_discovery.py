@@ -10,14 +10,15 @@ from typing import Iterable
 
 from gpusleuth.checks.base import check
 from gpusleuth.facts import Cluster, Configuration, GpuInventory, Logs
-from gpusleuth.facts.plugin_config import PluginWiring
 from gpusleuth.facts.cluster import GPU_RESOURCE
 from gpusleuth.facts.configuration import truthy
 from gpusleuth.facts.gpus import COUNT_LABEL, PCI_PRESENT_LABEL
 from gpusleuth.facts.operands import spec_for
+from gpusleuth.facts.plugin_config import PluginWiring
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.k8s import Node, Pod
+from gpusleuth.parsers.k8s_common import to_int
 
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 NFD_WORKER = "nfd-worker"
@@ -43,7 +44,7 @@ def _gpu_nodes(cluster: Cluster, inventory: GpuInventory | None) -> dict[str, tu
     for name, node in cluster.nodes.items():
         if name in out:
             continue
-        if _int(node.capacity.get(GPU_RESOURCE)):
+        if to_int(node.capacity.get(GPU_RESOURCE)):
             out[name] = (f"capacity {GPU_RESOURCE}: {node.capacity[GPU_RESOURCE]}", _ev(node, f"capacity:{GPU_RESOURCE}"))
         elif COUNT_LABEL in node.labels:
             out[name] = (f"label {COUNT_LABEL}={node.labels[COUNT_LABEL]}", _ev(node, f"label:{COUNT_LABEL}"))
@@ -55,13 +56,6 @@ def _gpu_nodes(cluster: Cluster, inventory: GpuInventory | None) -> dict[str, tu
 
 def _shown(t) -> str:
     return f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}"
-
-
-def _int(v) -> int | None:
-    try:
-        return int(str(v).strip())
-    except (TypeError, ValueError):
-        return None
 
 
 def _pods_of(cluster: Cluster, component: str) -> list[Pod]:
@@ -307,7 +301,7 @@ def gpu_labels_stale(cluster: Cluster, inventory: GpuInventory) -> Iterable[Hit]
                     mismatches.append((f"driver label {label} (running {smi.driver_version})", _ev(node, f"label:{keys[0]}")))
                     evidence.append(smi.evidence)
                 break
-        count = _int(node.labels.get(COUNT_LABEL))
+        count = to_int(node.labels.get(COUNT_LABEL))
         visible = ng.visible
         if count is not None and visible is not None and visible.value is not None and count != visible.value:
             mismatches.append((f"{COUNT_LABEL}={count} ({visible.value} seen by {visible.source})", _ev(node, f"label:{COUNT_LABEL}")))

@@ -26,6 +26,7 @@ from gpusleuth.model.finding import Gap
 from gpusleuth.model.gpu import GpuDevice, GpuError, KernelEvent, NvidiaSmiReport, XidEvent, short_pci
 from gpusleuth.model.k8s import Node
 from gpusleuth.model.logs import ContainerLog
+from gpusleuth.parsers.k8s_common import to_int
 
 # Labels GFD/NFD put on GPU nodes (the names drifted: cuda.driver.* -> cuda.driver-version.*).
 COUNT_LABEL = "nvidia.com/gpu.count"
@@ -189,24 +190,17 @@ def build_inventory(facts: Facts) -> GpuInventory:
 def _node_claims(node: Node) -> list[GpuCount]:
     out = []
     if COUNT_LABEL in node.labels:
-        out.append(GpuCount(f"label {COUNT_LABEL}", _as_int(node.labels[COUNT_LABEL]), _node_ev(node, f"label:{COUNT_LABEL}")))
+        out.append(GpuCount(f"label {COUNT_LABEL}", to_int(node.labels[COUNT_LABEL]), _node_ev(node, f"label:{COUNT_LABEL}")))
     if str(node.labels.get(PCI_PRESENT_LABEL, "")).lower() == "true":
         out.append(GpuCount(f"label {PCI_PRESENT_LABEL}", None, _node_ev(node, f"label:{PCI_PRESENT_LABEL}")))
     for kind, values in (("capacity", node.capacity), ("allocatable", node.allocatable)):
         if GPU_RESOURCE in values:
-            out.append(GpuCount(f"{kind} {GPU_RESOURCE}", _as_int(values[GPU_RESOURCE]), _node_ev(node, f"{kind}:{GPU_RESOURCE}")))
+            out.append(GpuCount(f"{kind} {GPU_RESOURCE}", to_int(values[GPU_RESOURCE]), _node_ev(node, f"{kind}:{GPU_RESOURCE}")))
     return out
 
 
 def _node_ev(node: Node, key: str) -> Evidence:
     return node.evidence.get(key) or Evidence(node.artifact or "", None, f"node {node.name} {key}")
-
-
-def _as_int(value) -> int | None:
-    try:
-        return int(str(value).strip())
-    except ValueError:
-        return None
 
 
 # ------------------------------------------------------------------------------------------- kernel

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from functools import cache
 
 from gpusleuth.knowledge import table
 from gpusleuth.model.k8s import ContainerStatus, DaemonSet, Event, Node, Pod
+from gpusleuth.parsers.timestamps import parse_age
 
-_AGE = re.compile(r"(\d+)([ywdhms])")
-_AGE_FULL = re.compile(r"(?:\d+[ywdhms])+")
-_UNIT = {"y": 365 * 86400, "w": 7 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1}
 _WAITING = {
     "CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError", "CreateContainerError",
     "ContainerCreating", "PodInitializing", "InvalidImageName", "RunContainerError", "ErrImageNeverPull",
@@ -52,14 +50,6 @@ def _uid(*parts) -> str:
     """A stable made-up UID (clients such as lightkube require one where the API always sets it)."""
     h = hashlib.sha1("/".join(str(p) for p in parts).encode()).hexdigest()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
-
-
-def parse_age(age: str | None) -> timedelta | None:
-    """kubectl's human durations: "23m", "5h33m", "3d4h", "65s"; None when not one."""
-    text = (age or "").strip()
-    if not _AGE_FULL.fullmatch(text):
-        return None
-    return timedelta(seconds=sum(int(n) * _UNIT[u] for n, u in _AGE.findall(text)))
 
 
 def _ago(age: str | None, now: datetime) -> str | None:
