@@ -18,6 +18,7 @@ command that printed them, and, as hints only, the file name. The node is the on
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import re
 import shlex
 from collections import Counter
@@ -460,6 +461,15 @@ def sniff(doc: Document) -> int:
     if shaped >= 3 or _signature_hits(sample):
         return WEAK + 10 if name_hint else WEAK
     return WEAK if name_hint else NO
+
+
+def parse_text(doc: Document) -> ContainerLog:
+    """A document no parser claims, read line by line: its error lines and known messages still count. Its kind
+    is "text" (where it was printed is unknown) unless its lines or its command say more."""
+    log = parse_log(doc)
+    if log.kind == "container" and not log.pod and not _hints(doc):
+        return replace(log, kind="text")
+    return log
 
 
 @parser("logs", "container, kernel and journal logs (must-gather, kubectl logs, CRI files, klog, logrus, JSON, MOFED, dmesg, journald)", sniff=sniff)
