@@ -8,3 +8,4 @@ flags:
     passDeviceSpecs: false
     deviceListStrategy: envvar
     deviceIDStrategy: uuid
+EOF
