@@ -1,5 +1,7 @@
-"""Golden acceptance test: real incidents gpusleuth was not tuned on (tests/cases/incidents/<name>/).
+"""Golden acceptance test: the incidents of tests/cases/incidents/ that carry an [expect] table.
 
+The corpus as a whole (every incident, every rendition, the held-out third) is scored by bench/accuracy.py and
+held to its floor by test_corpus.py; the incidents here are the ones whose report was also judged line by line.
 Each folder holds, in full/, the artifacts a user in the public thread would have pasted, and an
 incident.toml with the thread, the real root cause and fix, and [expect]: what an on-call engineer must
 get from the report (telling/ and words.txt, the shorter renditions, are not read here; cited artifacts
@@ -21,7 +23,8 @@ from gpusleuth.model.finding import Role
 from gpusleuth.sources.loose import read_directory
 
 INCIDENTS = Path(__file__).parent / "incidents"
-NAMES = sorted(p.name for p in INCIDENTS.iterdir() if (p / "incident.toml").is_file())
+NAMES = sorted(p.name for p in INCIDENTS.iterdir()
+               if (p / "incident.toml").is_file() and "expect" in tomllib.loads((p / "incident.toml").read_text(encoding="utf-8")))
 _PLACEHOLDER = re.compile(r"<(?:pod|namespace|node|container|release|name)>")
 
 
