@@ -8,7 +8,7 @@ Run (stdlib only, Python 3.11+):
 
 A line is kept when the script prints it with echo/printf/_error/log_error/... and either
   - sends it to stderr (`>&2`, `1>&2`), or
-  - a failing `exit N`/`return N` (N != 0) follows within the same block (before the next echo or `fi`/`}`), or
+  - the next command is a failing `exit N`/`return N` (N != 0), after any further echo lines of the message, or
   - the text starts with ERROR/FATAL/WARNING/Error/error:/failed/Could not/Unable, or
   - the printing command is an error helper (_error, log_error, error, die, fatal, _die).
 Rows come out once per distinct format (several scripts printing the same text give one row naming the first),
@@ -123,12 +123,12 @@ def extract(text: str, name: str) -> list[dict]:
         to_stderr = bool(STDERR.search(tail)) or bool(STDERR.search(line[m.end(1):]))
         fails = bool(FAIL.search(tail))
         if not fails:
-            for _, nxt in lines[k + 1:k + 4]:
+            for _, nxt in lines[k + 1:k + 4]:  # the next command, past further lines of the same message
                 s = nxt.strip()
                 if FAIL.match(s):
                     fails = True
                     break
-                if PRINT.search(s) or s in ("fi", "}", "done", "else", ";;") or s.startswith(("elif", "else")):
+                if not PRINT.match(s):
                     break
         helper = printer in ERROR_HELPERS
         if not (to_stderr or fails or helper or ERRWORD.match(msg)):
