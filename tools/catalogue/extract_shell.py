@@ -30,7 +30,8 @@ ERROR_HELPERS = {"_error", "log_error", "error", "die", "fatal", "_die", "log_er
 PRINT = re.compile(r"(?:^\s*|[;&|{(]\s*|\bthen\s+|\belse\s+|\bdo\s+)(" + "|".join(map(re.escape, PRINTERS)) + r")\s+(.*)$")
 FAIL = re.compile(r"\b(?:exit|return)\s+(?:[1-9]\d*|\$\?)\b")
 STDERR = re.compile(r"(?:^|\s)(?:1?>&2|>\s*/dev/stderr)")
-ERRWORD = re.compile(r"^(?:ERROR|FATAL|WARNING|WARN|Error|error|fatal|Fatal|failed|Failed|Could not|could not|Unable|unable|cannot|Cannot)\b")
+ERRWORD = re.compile(r"^(?:ERROR|FATAL|WARNING|WARN|Error|error|fatal|Fatal|failed|Failed"
+                     r"|Could not|could not|Unable|unable|cannot|Cannot)\b")
 
 
 def _words(rest: str) -> tuple[str, str]:
