@@ -29,3 +29,13 @@ def timeline(facts: Facts) -> dict:
 
 
 VIEWS["timeline"] = timeline
+
+
+def seen_before(facts: Facts) -> dict:
+    """The public incidents whose lines and conditions match (analysis/seen_before.py)."""
+    from gpusleuth.analysis.seen_before import seen_before_view
+
+    return seen_before_view(facts)
+
+
+VIEWS["seen_before"] = seen_before

@@ -8,4 +8,14 @@ from gpusleuth.model.report import Report
 
 
 def render(report: Report) -> str:
-    return json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+    return json.dumps(as_dict(report), indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def as_dict(report: Report) -> dict:
+    """The report's contract, with `seen_before`: the public incidents whose lines match (docs/report.md)."""
+    from gpusleuth.analysis.seen_before import seen_before
+
+    out = report.to_dict()
+    matches, _ = seen_before(report)
+    out["seen_before"] = [m.to_dict() for m in matches]
+    return out

@@ -37,6 +37,7 @@ def render(report: Report) -> str:
         _event_sequence(report),
         _takeaway(report),
         _other_findings(report),
+        _seen_before(report),
         _gaps(report),
     ]
     return "\n\n".join(p.strip("\n") for p in parts if p) + "\n"
@@ -302,4 +303,30 @@ def _gaps(report: Report) -> str:
     out = ["## Gaps: what could not be seen", ""]
     out += [f"- {_md(str(g))}" for g in report.gaps]
     out += [f"- check `{c.code}` {c.status}: {_md(c.reason or '')}" for c in skipped]
+    return "\n".join(out)
+
+
+def _seen_before(report: Report) -> str:
+    """Public incidents whose lines match, ranked as pointers to threads, never as causes."""
+    from gpusleuth.analysis.seen_before import fixed_words, seen_before, summary_line
+
+    matches, searched = seen_before(report)
+    if not matches and not searched:
+        return ""
+    out = ["## Seen before", "", _md(summary_line(matches, searched))]
+    for m in matches:
+        inc = m.incident
+        score = f"score {m.score:.2f}" if m.score > 0 else "named by the class of " + ", ".join(m.findings)
+        out += ["", f"### [{_md(inc.title)}]({inc.link})", "", f"{score} · layer {inc.layer.value} · {inc.project}", ""]
+        for known, q, sim in m.lines[:3]:
+            where = q.evidence.cite() if q.evidence else "-"
+            out.append(f"- matched {sim:.0%} at `{where}`: {_code(known)}")
+        if m.terms:
+            out.append("- words: " + ", ".join(_code(t) for t in m.terms))
+        out.append(f"- **Cause:** {_md(inc.cause)}")
+        out.append(f"- **Fix:** {_md(inc.fix)}")
+        out += [f"- fixed in {_md(fixed_words(d))}" for d in m.fixed]
+        out += [f"- near match, condition not held: {_md(c)}" for c in m.not_held]
+        if m.findings and m.score > 0:
+            out.append(f"- the class of finding(s) {', '.join(m.findings)} names this thread")
     return "\n".join(out)

@@ -56,6 +56,7 @@ def render(report: Report, width: int = 110, color: bool = False) -> str:
         con.rule("Notes")
         for f in info:
             _finding(con, f, None, full=False)
+    _seen_before(con, report)
     if report.gaps:
         con.rule("Gaps: what could not be seen")
         for g in report.gaps:
@@ -137,3 +138,35 @@ def _components(con: Console, report: Report) -> None:
             escape(c.blocked_by and f"{c.blocked_by} ({c.waiting_on})" if c.blocked_by else (c.reason or "")),
         )
     con.print(table)
+
+
+def _seen_before(con: Console, report: Report) -> None:
+    """Public incidents whose lines match: link, score, the lines, cause and fix, fixed-in against in use."""
+    from gpusleuth.analysis.seen_before import fixed_words, seen_before, summary_line
+
+    matches, searched = seen_before(report)
+    if not matches and not searched:
+        return
+    con.rule("Seen before")
+    con.print(Text("  " + summary_line(matches, searched), style="grey50"))
+    for i, m in enumerate(matches, 1):
+        inc = m.incident
+        score = f"{m.score:.2f}" if m.score > 0 else "class"
+        head = Text(f"  {i}. ", style="bold")
+        head.append(f"[{score}] ", style="bold")
+        head.append(inc.title)
+        con.print(head)
+        con.print(Padding(Text(f"{inc.link} · layer {inc.layer.value}", style="cyan"), (0, 0, 0, 5), expand=False))
+        for known, q, sim in m.lines[:3]:
+            where = q.evidence.cite() if q.evidence else "-"
+            con.print(Padding(Text(f"matched {sim:.0%} at {where}: {known}"), (0, 0, 0, 5), expand=False), overflow="fold")
+        if m.terms:
+            con.print(Padding(Text("words: " + ", ".join(m.terms)), (0, 0, 0, 5), expand=False))
+        con.print(Padding(Text("cause: " + inc.cause), (0, 0, 0, 5), expand=False))
+        con.print(Padding(Text("fix: " + inc.fix, style="green"), (0, 0, 0, 5), expand=False))
+        for d in m.fixed:
+            con.print(Padding(Text("fixed in " + fixed_words(d)), (0, 0, 0, 5), expand=False))
+        for c in m.not_held:
+            con.print(Padding(Text("near match, condition not held: " + c, style="yellow"), (0, 0, 0, 5), expand=False))
+        if m.findings:
+            con.print(Padding(Text("the class of finding(s) " + ", ".join(m.findings) + " names this thread", style="grey50"), (0, 0, 0, 5), expand=False))
