@@ -32,6 +32,7 @@ MODULES = (
     "gpu_sharing",
     "host_state",
     "ordering",
+    "known_issues",
     "accounting",
 )
 _MODULES = tuple(importlib.import_module(f"gpusleuth.checks.{name}") for name in MODULES)
