@@ -2,7 +2,8 @@
 
 Incidents are written with the lines as a thread printed them; this replaces their variable parts (numbers,
 hashes, addresses, quoted values, pod suffixes, paths) with "…" by the same `normalise` the accounting checks
-use, so that the corpus holds the shape of each message. Idempotent; run after adding rows:
+use (through analysis/seen_before.py line_shape, which keeps the words of a structured log line that are all
+quoted), so that the corpus holds the shape of each message. Idempotent; run after adding rows:
 
     PYTHONPATH=src python tools/incidents/normalise.py [FILE ...]
 """
@@ -14,7 +15,8 @@ import sys
 import tomllib
 from pathlib import Path
 
-from gpusleuth.checks.accounting import normalise
+from gpusleuth.analysis.seen_before import line_shape
+from gpusleuth.checks.accounting import normalise  # noqa: F401 - the one normalisation; line_shape builds on it
 
 FOLDER = Path(__file__).resolve().parents[2] / "src" / "gpusleuth" / "knowledge" / "incidents"
 
@@ -32,7 +34,7 @@ def rewrite(text: str) -> str:
             values = tomllib.loads(line)["lines"]
             kept = []
             for v in values:
-                n = normalise(v)
+                n = line_shape(v)
                 if n and n not in kept:
                     kept.append(n)
             line = "lines = [" + ", ".join(toml_string(v) for v in kept) + "]"

@@ -43,6 +43,15 @@ def tokens(text: str) -> frozenset[str]:
     return frozenset(w.strip(".-_") for w in _WORD.findall(text.lower()) if w not in _STOP and len(w.strip(".-_")) > 2)
 
 
+def line_shape(message: str) -> str:
+    """A line as the corpus stores it: `normalise`d; a structured log line whose words are all quoted (klog's
+    `"Failed to prepare dynamic resources" err="..."`) keeps them, quotes dropped, so that it still says something."""
+    norm = normalise(message)
+    if len(tokens(norm)) >= 2 or '"' not in message:
+        return norm
+    return normalise(message.replace('"', " "))
+
+
 @dataclass(frozen=True, slots=True)
 class QueryLine:
     text: str  # normalised, lower case
@@ -60,7 +69,7 @@ class Query:
     def from_lines(cls, raw: list[tuple[str, Evidence | None]], versions: VersionsInUse | None = None) -> "Query":
         seen: dict[str, QueryLine] = {}
         for message, ev in raw:
-            norm = normalise(message).lower()
+            norm = line_shape(message).lower()
             if norm and norm not in seen and len(seen) < MAX_QUERY_LINES:
                 seen[norm] = QueryLine(norm, ev, tokens(norm))
         lines = tuple(seen.values())
