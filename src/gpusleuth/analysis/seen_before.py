@@ -185,7 +185,7 @@ def match(query: Query, corpus: tuple[Incident, ...] | None = None, limit: int =
         if not inc.lines or not found:
             score = min(term_score * 0.6, 0.55)  # words alone are a weak hint
         else:
-            score = line_score * 0.85 + term_score * 0.15 if inc.terms else line_score
+            score = min(1.0, line_score + 0.1 * term_score)  # words add to lines, their absence takes nothing
         held, not_held = conditions(inc, query.versions)
         score = max(0.0, min(1.0, score * (1 + 0.04 * len(held)) - 0.2 * len(not_held)))
         if score < minimum:
