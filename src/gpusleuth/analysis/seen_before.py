@@ -34,6 +34,7 @@ MAX_SHOWN = 5
 MIN_SCORE = 0.5  # below this an incident is not shown
 LINE_MATCH = 0.8  # a line counts as found at this similarity
 MAX_QUERY_LINES = 4000
+FULL_INFO = 8.0  # matched lines whose rare-word weight sums to this are fully specific
 _WORD = re.compile(r"[a-z][a-z0-9_.\-]{2,}")
 _STOP = frozenset("the and for with from this that not was are has have failed error errors unable could cannot "
                   "level msg info warning warn time err fatal".split())
@@ -175,11 +176,14 @@ def match(query: Query, corpus: tuple[Incident, ...] | None = None, limit: int =
         candidates.update(n for n, inc in enumerate(idx.items) if inc.terms and any(t.lower() in query.text for t in inc.terms))
     for n in candidates:
         inc = idx.items[n]
-        found = best.get(n, {})
+        found = _one_line_each(best.get(n, {}))
         line_ids = idx.of_incident[n] if found else ()
         sims = [_strength(found.get(li, (0.0, None))[0]) for li in line_ids]
         line_score = 0.6 * max(sims) + 0.4 * sum(sims) / len(sims) if sims else 0.0
         line_score += min(0.1, 0.05 * (sum(1 for s in sims if s > 0) - 1)) if sims else 0.0
+        # what the matched lines say: a long specific message is stronger evidence than a short common one
+        info = sum(s * sum(idx.rare[w] for w in idx.lines[li][2]) for li, s in zip(line_ids, sims))
+        line_score *= 0.7 + 0.3 * min(1.0, info / FULL_INFO)
         terms = tuple(t for t in inc.terms if t.lower() in query.text)
         term_score = len(terms) / len(inc.terms) if inc.terms else 0.0
         if not inc.lines or not found:
@@ -194,6 +198,18 @@ def match(query: Query, corpus: tuple[Incident, ...] | None = None, limit: int =
         out.append(Match(inc, score, matched, terms, tuple(held), tuple(not_held), tuple(fixed_against(inc, query.versions))))
     out.sort(key=lambda m: (-m.score, m.incident.link))
     return out[:limit] if limit else out
+
+
+def _one_line_each(found: dict) -> dict:
+    """One line of the source counts for one line of an incident (its best): a single message cannot stand in
+    for two different ones."""
+    by_query: dict[int, tuple[int, float]] = {}
+    for li, (sim, q) in found.items():
+        key = id(q)
+        if key not in by_query or sim > by_query[key][1]:
+            by_query[key] = (li, sim)
+    keep = {li for li, _ in by_query.values()}
+    return {li: v for li, v in found.items() if li in keep}
 
 
 def conditions(inc: Incident, versions: VersionsInUse | None) -> tuple[list[str], list[str]]:
