@@ -69,9 +69,15 @@ class Query:
     @classmethod
     def from_lines(cls, raw: list[tuple[str, Evidence | None]], versions: VersionsInUse | None = None) -> "Query":
         seen: dict[str, QueryLine] = {}
+        done: set[str] = set()
         for message, ev in raw:
+            if message in done:  # the same message again (a retry loop, the same log on many nodes)
+                continue
+            done.add(message)
             norm = line_shape(message).lower()
             if norm and norm not in seen and len(seen) < MAX_QUERY_LINES:
+                if ev is not None and not isinstance(ev, Evidence):  # a log line: cite it only when kept
+                    ev = Evidence(ev.artifact, ev.line, ev.raw)
                 seen[norm] = QueryLine(norm, ev, tokens(norm))
         lines = tuple(seen.values())
         return cls(lines, versions, "\n".join(q.text for q in lines))
@@ -149,11 +155,27 @@ def similarity(known: str, seen: str) -> float:
     return fuzz.partial_ratio(seen, known) / 100.0 * (len(seen) / len(known)) ** 0.5
 
 
+def token_dice(known: str, seen: str) -> float:
+    """The few lines of our own that rapidfuzz was measured against (bench/seen_before.py): the share of the
+    incident line's words found in the source's line, Dice-weighted. Word-level only: a renamed word or a typo
+    costs the whole word, where rapidfuzz's alignment loses only the characters that differ."""
+    a, b = tokens(known), tokens(seen)
+    if not a or not b:
+        return 0.0
+    shared = len(a & b)
+    return max(2 * shared / (len(a) + len(b)), shared / len(a) * (1.0 if len(a) <= len(b) else (len(b) / len(a)) ** 0.5))
+
+
 # ------------------------------------------------------------------------------------------------- matching
 
 
-def match(query: Query, corpus: tuple[Incident, ...] | None = None, limit: int = MAX_SHOWN, minimum: float = MIN_SCORE) -> list[Match]:
+def match(query: Query, corpus: tuple[Incident, ...] | None = None, limit: int = MAX_SHOWN, minimum: float = MIN_SCORE,
+          scorer=None) -> list[Match]:
+    """The incidents whose lines (and words, and conditions) match the query, best first. `corpus` replaces the
+    bundled one (a leave-one-out run passes the corpus without the incident under test); `scorer` replaces the
+    line similarity (bench/seen_before.py compares them)."""
     idx = index(corpus)
+    scorer = scorer or similarity
     best: dict[int, dict[int, tuple[float, QueryLine]]] = {}  # incident -> line index -> (similarity, query line)
     for q in query.lines:
         overlap: dict[int, float] = {}
@@ -167,7 +189,7 @@ def match(query: Query, corpus: tuple[Incident, ...] | None = None, limit: int =
             n, known, words = idx.lines[li]
             if shared < min(1.5, 0.35 * sum(idx.rare[w] for w in words)):
                 continue
-            sim = similarity(known, q.text)
+            sim = scorer(known, q.text)
             if sim >= LINE_MATCH and sim > best.setdefault(n, {}).get(li, (0.0, None))[0]:
                 best[n][li] = (sim, q)
     out = []
@@ -261,6 +283,7 @@ def fixed_against(inc: Incident, versions: VersionsInUse | None) -> list[dict]:
 # ------------------------------------------------------------------------------------------------ the view
 
 
+_LOUD = frozenset(("warning", "error", "fatal"))
 WHOLE_LOG = 300  # a log this short is read whole; of a longer one, its warnings, errors and last lines
 LAST_LINES = 40
 
@@ -280,9 +303,10 @@ def query_of(facts) -> Query:
     for log in logs:
         lines = log.lines
         n = len(lines)
+        start = 0 if n <= WHOLE_LOG else n - LAST_LINES
         for i, ln in enumerate(lines):
-            if n <= WHOLE_LOG or i >= n - LAST_LINES or ln.level in ("warning", "error", "fatal"):
-                raw.append((ln.message, Evidence(ln.artifact, ln.line, ln.raw)))
+            if i >= start or ln.level in _LOUD:
+                raw.append((ln.message, ln))
     try:
         versions = facts.get(VersionsInUse)
     except NotApplicable:

@@ -1,0 +1,106 @@
+"""How long does matching a source against the public incidents take, and which line similarity to use?
+
+Builds the synthetic must-gather of bench/bench_diagnose.py (N GPU nodes, default 20), reads it into facts
+once, and times in the same run:
+
+  baseline-substring  every corpus line looked for verbatim in every query line (`line in text`): what a
+                      plain search of the corpus would cost, and the floor any matcher is compared with
+  query               gathering the query from views the checks build anyway (error lines, logs, versions):
+                      normalising the error lines and the lines logs end with
+  match-rapidfuzz     analysis/seen_before.py match() with rapidfuzz's partial alignment (the one shipped)
+  match-own           the same ranking with token_dice, a word-set similarity in a few lines of our own
+  diagnose (scale)    the whole diagnosis of the bundle, matching included, for scale
+  paste               one pasted error line matched against the whole corpus (acceptance: under 50 ms)
+
+and, for both similarities, self-retrieval over the corpus: how often an incident's own lines, with their
+variable parts changed, rank it first. Timings vary on shared 2-core machines: compare within one run.
+Usage: python bench/seen_before.py [--nodes 20] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_diagnose import best, build  # noqa: E402
+
+from gpusleuth.analysis.diagnose import build_facts  # noqa: E402
+from gpusleuth.analysis.seen_before import Query, index, match, query_of, similarity, token_dice  # noqa: E402
+from gpusleuth.knowledge.incidents import incidents  # noqa: E402
+from gpusleuth.model.evidence import Evidence  # noqa: E402
+from gpusleuth.sources import open_source  # noqa: E402
+
+PASTE = "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file: no such file or directory"
+
+
+def varied(line: str, n: int) -> str:
+    """The line as another cluster would print it: its placeholders filled with other values."""
+    return line.replace("…", str(1000 + n))
+
+
+def self_retrieval(scorer) -> tuple[float, float]:
+    """Share of incidents whose own (re-varied) lines rank them first, and in the top three."""
+    first = top3 = total = 0
+    for n, inc in enumerate(incidents().incidents):
+        if not inc.lines:
+            continue
+        total += 1
+        q = Query.from_lines([(varied(ln, n), Evidence("q", 1, ln)) for ln in inc.lines])
+        ranked = [m.incident for m in match(q, limit=0, minimum=0, scorer=scorer)]
+        first += bool(ranked) and ranked[0] is inc
+        top3 += inc in ranked[:3]
+    return first / total, top3 / total
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nodes", type=int, default=20)
+    ap.add_argument("--repeat", type=int, default=5)
+    args = ap.parse_args()
+    corpus_lines = [ln.lower() for inc in incidents().incidents for ln in inc.lines]
+    index()  # load the corpus once, outside the timings
+    with tempfile.TemporaryDirectory(prefix="gpusleuth-seen-") as tmp:
+        root = Path(tmp)
+        size = build(root, args.nodes)
+        facts = build_facts(open_source(str(root)))
+        from gpusleuth.facts import ErrorLines, Logs
+        from gpusleuth.facts.inuse import VersionsInUse
+
+        for view in (ErrorLines, Logs, VersionsInUse):  # built for the checks anyway: not matching's cost
+            facts.get(view)
+        query = query_of(facts)
+        texts = [q.text for q in query.lines]
+
+        def baseline():
+            return sum(1 for t in texts for c in corpus_lines if c in t)
+
+        timings = {
+            "baseline-substring": best(baseline, args.repeat),
+            "query": best(lambda: query_of(facts), args.repeat),
+            "match-rapidfuzz": best(lambda: match(query), args.repeat),
+            "match-own": best(lambda: match(query, scorer=token_dice), args.repeat),
+        }
+        from gpusleuth.analysis.diagnose import diagnose
+
+        timings["diagnose (scale)"] = best(lambda: diagnose(open_source(str(root))), 1)
+        paste = Query.from_lines([(PASTE, Evidence("paste.txt", 1, PASTE))])
+        timings["paste"] = best(lambda: match(paste), args.repeat * 4)
+    print(f"bundle: {args.nodes} nodes, {size / 1e6:.1f} MB; query: {len(query.lines)} distinct lines; "
+          f"corpus: {len(incidents().incidents)} incidents, {len(corpus_lines)} lines")
+    for name, t in timings.items():
+        ratio = f"  ({t / timings['baseline-substring']:.2f}x baseline)" if name != "baseline-substring" else ""
+        print(f"  {name:20s} {t * 1000:8.1f} ms{ratio}")
+    for name, scorer in (("rapidfuzz", similarity), ("own", token_dice)):
+        f1, f3 = self_retrieval(scorer)
+        print(f"  self-retrieval {name:10s} first {f1:.1%}  top-3 {f3:.1%}")
+    top = [(m.incident.id, round(m.score, 2)) for m in match(query)]
+    print("  best matches on the bundle:", top)
+
+
+if __name__ == "__main__":
+    main()
