@@ -109,3 +109,12 @@ def test_seen_before_in_every_report_format(tmp_path):
     assert "## Seen before" in markdown.render(report) and "k8s-device-plugin/issues/1011" in markdown.render(report)
     out = text.render(report)
     assert "Seen before" in out and "k8s-device-plugin/issues/1011" in out
+
+
+def test_words_alone_need_two_whole_words_and_rank_below_printed_lines():
+    prose = q("on our rke2 cluster the toolkit keeps rewriting config.toml.tmpl and gpu pods fail")
+    found = {m.incident.link: m for m in match(prose, limit=0)}
+    m = found["https://github.com/NVIDIA/gpu-operator/issues/473"]
+    assert set(m.terms) == {"config.toml.tmpl", "rke2"} and m.lines == () and 0.5 <= m.score <= 0.6
+    one_word = q("mps")
+    assert all(len(m.terms) >= 2 or m.lines for m in match(one_word, limit=0))

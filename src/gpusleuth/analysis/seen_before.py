@@ -118,6 +118,7 @@ class _Index:
     postings: dict  # word -> tuple of line indexes
     rare: dict  # word -> weight (rarer words weigh more)
     of_incident: tuple[tuple[int, ...], ...]  # incident index -> its line indexes
+    terms: tuple[tuple[tuple[str, re.Pattern], ...], ...] = ()  # incident index -> (term, whole-word pattern)
 
 
 @cache
@@ -137,7 +138,8 @@ def index(corpus: tuple[Incident, ...] | None = None) -> _Index:
     of_incident: list[list[int]] = [[] for _ in items]
     for li, (n, _, _) in enumerate(lines):
         of_incident[n].append(li)
-    return _Index(items, tuple(lines), {w: tuple(p) for w, p in postings.items()}, rare, tuple(map(tuple, of_incident)))
+    terms = tuple(tuple((t, re.compile(r"(?<![\w-])" + re.escape(t.lower()) + r"(?![\w-])")) for t in inc.terms) for inc in items)
+    return _Index(items, tuple(lines), {w: tuple(p) for w, p in postings.items()}, rare, tuple(map(tuple, of_incident)), terms)
 
 
 def _strength(sim: float) -> float:
@@ -194,8 +196,13 @@ def match(query: Query, corpus: tuple[Incident, ...] | None = None, limit: int =
                 best[n][li] = (sim, q)
     out = []
     candidates = set(best)
+    found_terms: dict[int, tuple[str, ...]] = {}
     if query.text:
-        candidates.update(n for n, inc in enumerate(idx.items) if inc.terms and any(t.lower() in query.text for t in inc.terms))
+        for n, pats in enumerate(idx.terms):
+            hit = tuple(t for t, pat in pats if pat.search(query.text))
+            if hit:
+                found_terms[n] = hit
+        candidates.update(found_terms)
     for n in candidates:
         inc = idx.items[n]
         found = _one_line_each(best.get(n, {}))
@@ -206,10 +213,11 @@ def match(query: Query, corpus: tuple[Incident, ...] | None = None, limit: int =
         # what the matched lines say: a long specific message is stronger evidence than a short common one
         info = sum(s * sum(idx.rare[w] for w in idx.lines[li][2]) for li, s in zip(line_ids, sims))
         line_score *= 0.7 + 0.3 * min(1.0, info / FULL_INFO)
-        terms = tuple(t for t in inc.terms if t.lower() in query.text)
+        terms = found_terms.get(n, ())
         term_score = len(terms) / len(inc.terms) if inc.terms else 0.0
         if not inc.lines or not found:
-            score = min(term_score * 0.6, 0.55)  # words alone are a weak hint
+            # words alone are a weak hint: two of them at least, and never as strong as a printed line
+            score = min(0.6, 0.4 + 0.1 * len(terms)) if len(terms) >= 2 else 0.3
         else:
             score = min(1.0, line_score + 0.1 * term_score)  # words add to lines, their absence takes nothing
         held, not_held = conditions(inc, query.versions)
