@@ -13,7 +13,8 @@ once, and times in the same run:
   paste               one pasted error line matched against the whole corpus (acceptance: under 50 ms)
 
 and, for both similarities, self-retrieval over the corpus: how often an incident's own lines, with their
-variable parts changed, rank it first. Timings vary on shared 2-core machines: compare within one run.
+variable parts changed, rank it first; then a leave-one-out run (each incident's own entry removed before
+matching it): how often a match is shown at all and the best one is on the incident's layer or component. Timings vary on shared 2-core machines: compare within one run.
 Usage: python bench/seen_before.py [--nodes 20] [--repeat 5]
 """
 
@@ -57,6 +58,32 @@ def self_retrieval(scorer) -> tuple[float, float]:
     return first / total, top3 / total
 
 
+def leave_one_out() -> dict:
+    """Each incident matched against the corpus without itself: is the best remaining match on the same layer,
+    or for the same component (what a seen-before section can honestly offer for a new thread)? And the time
+    per match of a whole corpus."""
+    corpus = incidents().incidents
+    n = layer1 = layer3 = comp1 = answered = 0
+    spent = 0.0
+    for i, inc in enumerate(corpus):
+        if not inc.lines:
+            continue
+        n += 1
+        rest = corpus[:i] + corpus[i + 1:]
+        q = Query.from_lines([(varied(ln, i), Evidence("q", 1, ln)) for ln in inc.lines])
+        index(rest)
+        t = time.perf_counter()
+        ranked = [m.incident for m in match(q, corpus=rest, limit=3)]
+        spent += time.perf_counter() - t
+        index.cache_clear()
+        answered += bool(ranked)
+        layer1 += bool(ranked) and ranked[0].layer is inc.layer
+        layer3 += any(r.layer is inc.layer for r in ranked)
+        comp1 += bool(ranked) and ranked[0].component == inc.component
+    return {"incidents": n, "answered": answered / n, "layer first": layer1 / n, "layer in top 3": layer3 / n,
+            "component first": comp1 / n, "ms per match": spent / n * 1000}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--nodes", type=int, default=20)
@@ -98,6 +125,10 @@ def main() -> None:
     for name, scorer in (("rapidfuzz", similarity), ("own", token_dice)):
         f1, f3 = self_retrieval(scorer)
         print(f"  self-retrieval {name:10s} first {f1:.1%}  top-3 {f3:.1%}")
+    loo = leave_one_out()
+    print("  leave-one-out (own entry removed, shown matches only): " + ", ".join(
+        f"{k} {v:.1%}" if k not in ("incidents", "ms per match") else f"{k} {v:.2f}" if k == "ms per match" else f"{k} {v}"
+        for k, v in loo.items()))
     top = [(m.incident.id, round(m.score, 2)) for m in match(query)]
     print("  best matches on the bundle:", top)
 

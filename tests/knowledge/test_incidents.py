@@ -34,7 +34,7 @@ def held_out_threads() -> set[str]:
 
 def test_the_corpus_loads_and_is_large():
     corpus = incidents()
-    assert len(corpus.incidents) >= 150
+    assert len(corpus.incidents) >= 280
     assert len(corpus.projects()) >= 12
 
 

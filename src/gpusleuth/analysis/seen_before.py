@@ -199,7 +199,7 @@ def match(query: Query, corpus: tuple[Incident, ...] | None = None, limit: int =
     found_terms: dict[int, tuple[str, ...]] = {}
     if query.text:
         for n, pats in enumerate(idx.terms):
-            hit = tuple(t for t, pat in pats if pat.search(query.text))
+            hit = tuple(t for t, pat in pats if t.lower() in query.text and pat.search(query.text))
             if hit:
                 found_terms[n] = hit
         candidates.update(found_terms)
