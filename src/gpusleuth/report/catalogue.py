@@ -77,6 +77,29 @@ def coverage(checks: list[Check]) -> str:
             refs = "<br>".join(f"[{_short(r)}]({r})" if r.startswith("http") else r for r in c.references) or "-"
             out.append(f"| {_cell(c.summary)} | [{c.code}](checks/{c.code}.md) `{c.name}` | {_defined_in(c)} | {refs} |")
         out.append("")
+    out.append(_incidents())
+    return "\n".join(out)
+
+
+def _incidents() -> str:
+    """The public incidents the Seen before section is matched against (knowledge/incidents/), by layer and project."""
+    from gpusleuth.knowledge.incidents import incidents
+
+    corpus = incidents().incidents
+    out = ["## Incidents seen before
+",
+           f"{len(corpus)} public threads reduced to their printed lines, conditions, cause and fix "
+           "(`src/gpusleuth/knowledge/incidents/`, one file per project), matched against every source for the "
+           "report's Seen before section.\n",
+           "| layer | incidents | projects |\n|---|---|---|"]
+    for layer in Layer:
+        mine = [i for i in corpus if i.layer == layer]
+        counts: dict[str, int] = {}
+        for i in mine:
+            counts[i.project] = counts.get(i.project, 0) + 1
+        projects = ", ".join(f"{p} ({n})" for p, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        out.append(f"| {layer.value} | {len(mine)} | {projects or '-'} |")
+    out.append("")
     return "\n".join(out)
 
 
