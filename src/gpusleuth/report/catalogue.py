@@ -86,8 +86,7 @@ def _incidents() -> str:
     from gpusleuth.knowledge.incidents import incidents
 
     corpus = incidents().incidents
-    out = ["## Incidents seen before
-",
+    out = ["## Incidents seen before\n",
            f"{len(corpus)} public threads reduced to their printed lines, conditions, cause and fix "
            "(`src/gpusleuth/knowledge/incidents/`, one file per project), matched against every source for the "
            "report's Seen before section.\n",
