@@ -147,8 +147,9 @@ def known_issue_of_version_in_use(versions: VersionsInUse, errors: ErrorLines | 
     of knowledge/known_issues.toml, which holds the known and fixed issues of the GPU Operator, the container
     toolkit, the device plugin, DCGM/dcgm-exporter, NFD and the data-center driver branches from their
     release notes. A row applies when its range holds for a version in use and none of its conditions
-    (platform, runtime, GPU, OS, other components' versions) is contradicted by the artifacts. It reports on
-    the layer of the component, at warning when the artifacts also print the issue's own lines, else at info.
+    (platform, runtime, GPU, OS, other components' versions) is contradicted by the artifacts. One finding per
+    component, on its layer, lists every row that applies and the upgrade that removes most of them; it is a
+    warning when the artifacts also print a breaking issue's own lines, else a note (info).
     Why it matters: a release already fixed many failures an engineer meets at night; knowing the version in
     use is affected turns a search through threads into an upgrade decision, and a known limitation explains
     behaviour no configuration change will alter.
@@ -157,44 +158,60 @@ def known_issue_of_version_in_use(versions: VersionsInUse, errors: ErrorLines | 
     workaround from the release notes until you can.
     References: https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/release-notes.html; https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/release-notes.html
     """
+    by_component: dict[str, list] = {}
     for issue in known_issues():
         hit, held, unknown = applies(issue, versions)
-        if not hit:
-            continue
-        seen = _seen_lines(issue, errors)
-        used = sorted({v.version for v in hit}, key=vtuple)
-        nodes = {v.node for v in hit}
-        where = ", ".join(f"{v.version} ({v.source}{' on ' + v.node if v.node else ''})" for v in hit[:4])
-        if len(hit) > 4:
-            where += f" and {len(hit) - 4} more"
-        bits = [f"{issue.detail}", f"In use: {issue.component} {where}; affected: {issue.affects.text}."]
-        if issue.fixed_in:
-            bits.append(f"Fixed in {issue.component} {issue.fixed_in}.")
-        if held:
-            bits.append("Conditions the artifacts show: " + ", ".join(held) + ".")
-        if unknown:
-            bits.append("Conditions the artifacts cannot show (check them): " + ", ".join(unknown) + ".")
-        if seen:
-            bits.append("The artifacts print the issue's own lines.")
-        warn = issue.severity == "warning" and bool(seen)
+        if hit:
+            by_component.setdefault(issue.component, []).append((issue, hit, held, unknown, _seen_lines(issue, errors)))
+    for component, rows in by_component.items():
+        # the issues whose own lines the artifacts print first, then the ones that break things, then the rest
+        rows.sort(key=lambda r: (not r[4], r[0].severity != "warning", r[0].id))
+        in_use = sorted({v.version for _, hit, _, _, _ in rows for v in hit}, key=vtuple)
+        hits = list(dict.fromkeys(v for _, hit, _, _, _ in rows for v in hit))
+        nodes = {v.node for v in hits}
+        where = ", ".join(f"{v.version} ({v.source}{' on ' + v.node if v.node else ''})" for v in hits[:4])
+        if len(hits) > 4:
+            where += f" and {len(hits) - 4} more"
+        seen = list(dict.fromkeys(e for r in rows for e in r[4]))
+        warn = any(issue.severity == "warning" and lines for issue, _, _, _, lines in rows)
+        parts = [f"In use: {component} {where}. The release notes name {len(rows)} issue(s) of this version:"]
+        for n, (issue, _, held, unknown, lines) in enumerate(rows, 1):
+            bit = f"({n}) {issue.title} [{issue.affects.text}" + (f"; fixed in {issue.fixed_in}]" if issue.fixed_in else "; no fix named]")
+            bit += f" {issue.detail}"
+            if held:
+                bit += " Shown to hold here: " + ", ".join(held) + "."
+            if unknown:
+                bit += " Not shown by the artifacts (check): " + ", ".join(unknown) + "."
+            if lines:
+                bit += " The artifacts print its own lines."
+            parts.append(bit)
+        fixed = [issue.fixed_in for issue, *_ in rows if issue.fixed_in]
         fixes = []
-        if issue.fixed_in:
-            fixes.append(Fix(FixKind.PERMANENT, f"Upgrade {issue.component} to {issue.fixed_in} or later."
-                             + (" With the GPU Operator, upgrade the operator (or set the component's version in the ClusterPolicy)." if issue.component not in ("gpu-operator", "driver", "kernel", "kubelet", "containerd", "cri-o") else "")))
-        if issue.workaround:
-            fixes.append(Fix(FixKind.WORKAROUND, issue.workaround))
+        if fixed:
+            target = max(fixed, key=vtuple)
+            removed = sum(1 for f in fixed if vtuple(f) <= vtuple(target))
+            fixes.append(Fix(FixKind.PERMANENT, f"Upgrade {component} to {target} or later: it removes {removed} of the {len(rows)} issue(s)."
+                             + (" With the GPU Operator, upgrade the operator (or set the component's version in the ClusterPolicy)."
+                                if component not in ("gpu-operator", "driver", "kernel", "kubelet", "containerd", "cri-o") else "")))
+        for issue, *_ in rows:
+            if issue.workaround:
+                fixes.append(Fix(FixKind.WORKAROUND, f"{issue.title}: {issue.workaround}"))
+        first = rows[0][0]
+        title = (f"Known issue of {component} {', '.join(in_use)}: {first.title}" if len(rows) == 1 else
+                 f"{len(rows)} known issues of {component} {', '.join(in_use)}, first: {first.title}")
         yield Hit(
-            title=f"Known issue of {issue.component} {', '.join(used)}: {issue.title}",
-            explanation=" ".join(bits) + f" Source: {issue.source}",
+            title=title,
+            explanation=" ".join(parts) + " Sources: " + ", ".join(sorted({issue.source for issue, *_ in rows})),
             severity=Severity.WARNING if warn else Severity.INFO,
             role=Role.CONTRIBUTING if warn else Role.INFO,
-            evidence=tuple(dict.fromkeys(e for e in [*(v.evidence for v in hit[:4]), *seen] if e)),
-            fixes=tuple(fixes),
+            evidence=tuple(dict.fromkeys(e for e in [*(v.evidence for v in hits[:4]), *seen[:3]] if e)),
+            fixes=tuple(fixes[:6]),
             node=next(iter(nodes)) if len(nodes) == 1 else None,
-            component=issue.component,
+            component=component,
             confidence=0.7 if seen else 0.5,
-            layer=LAYER[issue.component],
-            facts={"known_issue": issue.id, "component": issue.component, "in_use": used, "affects": issue.affects.text,
-                   "fixed_in": issue.fixed_in, "source": issue.source, "conditions_held": held, "conditions_unknown": unknown,
-                   "lines_seen": len(seen)},
+            layer=LAYER[component],
+            facts={"component": component, "in_use": in_use, "known_issues": [
+                {"id": issue.id, "affects": issue.affects.text, "fixed_in": issue.fixed_in, "severity": issue.severity,
+                 "source": issue.source, "conditions_held": held, "conditions_unknown": unknown, "lines_seen": len(lines)}
+                for issue, _, held, unknown, lines in rows]},
         )
