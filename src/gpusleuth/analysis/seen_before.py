@@ -26,7 +26,7 @@ from gpusleuth.facts import inuse as _inuse  # noqa: F401 - registers the Versio
 from gpusleuth.facts.errors import ErrorLines
 from gpusleuth.facts.inuse import VersionsInUse
 from gpusleuth.facts.logs import Logs
-from gpusleuth.knowledge.incidents import Incident, incidents
+from gpusleuth.knowledge.incidents import PLATFORMS, Incident, incidents
 from gpusleuth.knowledge.versions import vtuple
 from gpusleuth.model.evidence import Evidence
 
@@ -35,6 +35,11 @@ MIN_SCORE = 0.5  # below this an incident is not shown
 LINE_MATCH = 0.8  # a line counts as found at this similarity
 MAX_QUERY_LINES = 4000
 FULL_INFO = 8.0  # matched lines whose rare-word weight sums to this are fully specific
+# Words that say where or what but not which failure: they count beside printed lines, never alone.
+GENERIC_TERMS = frozenset([*PLATFORMS, "crashloopbackoff", "init:crashloopbackoff", "nvidia.com/gpu", "allocatable", "reboot",
+                           "notready", "terminating", "unhealthy", "xid", "mig", "oomkilled", "gpu-operator", "nvidia-device-plugin",
+                           "nvidia-driver-daemonset", "labels", "a100", "h100", "a10", "a30", "t4", "v100", "dgx", "okd", "vgpu",
+                           "nvkind", "mps", "passthrough", "precompiled", "time-slicing"])
 _WORD = re.compile(r"[a-z][a-z0-9_.\-]{2,}")
 _STOP = frozenset("the and for with from this that not was are has have failed error errors unable could cannot "
                   "level msg info warning warn time err fatal".split())
@@ -216,8 +221,9 @@ def match(query: Query, corpus: tuple[Incident, ...] | None = None, limit: int =
         terms = found_terms.get(n, ())
         term_score = len(terms) / len(inc.terms) if inc.terms else 0.0
         if not inc.lines or not found:
-            # words alone are a weak hint: two of them at least, and never as strong as a printed line
-            score = min(0.6, 0.4 + 0.1 * len(terms)) if len(terms) >= 2 else 0.3
+            # words alone are a weak hint: two specific ones at least, never as strong as a printed line
+            specific = [t for t in terms if t.lower() not in GENERIC_TERMS]
+            score = min(0.6, 0.4 + 0.1 * len(specific)) if len(specific) >= 2 else 0.3
         else:
             score = min(1.0, line_score + 0.1 * term_score)  # words add to lines, their absence takes nothing
         held, not_held = conditions(inc, query.versions)
