@@ -25,6 +25,10 @@ SEED003 = Path(__file__).parents[1] / "fixtures" / "seed003"
 SOURCES = [str(SEED003)] + [f"example:{n}" for n in example_names()]
 
 
+def _codes(report) -> list[tuple]:
+    return sorted((f.code, f.node or "") for f in report.findings if f.code != "OP180")
+
+
 def _roots(report) -> list[tuple]:
     return sorted((f.code, f.node, f.component) for f in report.root_causes)
 
@@ -43,7 +47,9 @@ def test_serve_collect_diagnose_gives_the_same_root_causes(spec, tmp_path, monke
     bundle = diagnose(open_source(str(write_bundle(col, tmp_path / "bundle.tar.gz"))))
     assert _roots(live) == _roots(direct), (spec, _roots(live), _roots(direct))
     assert _roots(bundle) == _roots(live)
-    assert sorted((f.code, f.node or "") for f in live.findings) == sorted((f.code, f.node or "") for f in direct.findings)
+    # OP180 (known issues of the versions in use) reads versions wherever an artifact names them; a Helm values
+    # file, which often names them, is not something the served API returns, so its notes may differ.
+    assert _codes(live) == _codes(direct)
     components = lambda r: sorted((c.name, c.node, c.state.value, c.blocked_by) for c in r.components)  # noqa: E731
     assert components(live) == components(direct) == components(bundle)
 
