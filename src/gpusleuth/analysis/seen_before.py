@@ -18,7 +18,10 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 
-from rapidfuzz import fuzz
+try:  # pinned in pyproject.toml; without it (a bare checkout) lines are compared word by word, see token_dice
+    from rapidfuzz import fuzz
+except ImportError:  # pragma: no cover - exercised only where the dependency is missing
+    fuzz = None
 
 from gpusleuth.checks.accounting import normalise
 from gpusleuth.errors import NotApplicable
@@ -157,6 +160,8 @@ def similarity(known: str, seen: str) -> float:
     inside the longer, discounted when the source's line is only a fragment of the incident's."""
     if not known or not seen:
         return 0.0
+    if fuzz is None:
+        return token_dice(known, seen)
     if len(known) <= len(seen):
         return fuzz.partial_ratio(known, seen) / 100.0
     return fuzz.partial_ratio(seen, known) / 100.0 * (len(seen) / len(known)) ** 0.5
