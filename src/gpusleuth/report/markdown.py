@@ -320,7 +320,8 @@ def _seen_before(report: Report) -> str:
         out += ["", f"### [{_md(inc.title)}]({inc.link})", "", f"{score} · layer {inc.layer.value} · {inc.project}", ""]
         for known, q, sim in m.lines[:3]:
             where = q.evidence.cite() if q.evidence else "-"
-            out.append(f"- matched {sim:.0%} at `{where}`: {_code(known)}")
+            seen = " ".join(q.evidence.text.split())[:240] if q.evidence else known
+            out.append(f"- `{where}` ({sim:.0%} like the thread's {_code(known[:160])}): {_code(seen)}")
         if m.terms:
             out.append("- words: " + ", ".join(_code(t) for t in m.terms))
         out.append(f"- **Cause:** {_md(inc.cause)}")

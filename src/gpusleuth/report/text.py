@@ -159,7 +159,8 @@ def _seen_before(con: Console, report: Report) -> None:
         con.print(Padding(Text(f"{inc.link} · layer {inc.layer.value}", style="cyan"), (0, 0, 0, 5), expand=False))
         for known, q, sim in m.lines[:3]:
             where = q.evidence.cite() if q.evidence else "-"
-            con.print(Padding(Text(f"matched {sim:.0%} at {where}: {known}"), (0, 0, 0, 5), expand=False), overflow="fold")
+            seen = _SPACES.sub("  ", q.evidence.text.strip()) if q.evidence else known
+            con.print(Padding(Text(f"{where} ({sim:.0%}): {seen[:240]}"), (0, 0, 0, 5), expand=False), overflow="fold")
         if m.terms:
             con.print(Padding(Text("words: " + ", ".join(m.terms)), (0, 0, 0, 5), expand=False))
         con.print(Padding(Text("cause: " + inc.cause), (0, 0, 0, 5), expand=False))
