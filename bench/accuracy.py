@@ -3,6 +3,7 @@
     python bench/accuracy.py                 # the table: tuned and held-out incidents apart, healthy cases
     python bench/accuracy.py --misses        # also each incident whose first root cause is on another layer
     python bench/accuracy.py --json out.json # every answer, for comparing two revisions
+    python bench/accuracy.py --no-corpus     # without the seen-before leave-one-out run
 
 The corpus is tests/cases/incidents/<slug>/ (incident.toml with the real layer, and three renditions: full/,
 telling/, words.txt) and tests/cases/healthy/<slug>/full/. A third of the incidents is held out of tuning:
@@ -12,7 +13,10 @@ reported apart; nobody changes gpusleuth while looking at them.
 Scores, per rendition: top-1 (the first root cause is on the incident's layer or one of its also_layers),
 top-3 (one of the first three root causes is), and the answers that tell a user nothing is wrong or nothing
 can be said (HEALTHY, NO VERDICT) on an incident that is failing. On healthy cases: false alarms (BROKEN or
-FAILING). Runs on any revision whose `diagnose` returns a Report (older revisions said "unknown" for NO VERDICT).
+FAILING). Then the seen-before leave-one-out run over the public incidents of knowledge/incidents/ (each
+incident matched with its own entry removed, retrieval off, and kept, retrieval on; bench/seen_before.py):
+how often the best match is on the incident's layer or of its failure class, first and in the top three, and
+the time per match; skipped on revisions without seen-before matching. Runs on any revision whose `diagnose` returns a Report (older revisions said "unknown" for NO VERDICT).
 """
 
 from __future__ import annotations
@@ -112,10 +116,27 @@ def table(failing: list[Answer], healthy: list[Answer]) -> str:
     return "\n".join(rows)
 
 
+def corpus_table() -> str:
+    """The seen-before leave-one-out run, retrieval off and on, as a table."""
+    try:
+        from seen_before import leave_one_out
+    except ImportError:  # a revision without knowledge/incidents
+        return "Seen before: no incident corpus in this revision."
+    rows = ["| seen before | incidents | shown | layer first | layer top-3 | with a class | class first | class top-3 | ms per match |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    for on in (False, True):
+        r = leave_one_out(on)
+        rows.append(f"| retrieval {'on (own entry kept)' if on else 'off (own entry removed)'} | {r['incidents']} | {r['answered']:.0%} "
+                    f"| {r['layer first']:.0%} | {r['layer in top 3']:.0%} | {r['with a class']} | {r['class first']:.0%} "
+                    f"| {r['class in top 3']:.0%} | {r['ms per match']:.2f} |")
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--misses", action="store_true", help="list the incidents whose first root cause is on another layer")
     ap.add_argument("--json", metavar="FILE", help="write every answer as JSON")
+    ap.add_argument("--no-corpus", action="store_true", help="skip the seen-before leave-one-out run")
     args = ap.parse_args(argv)
     failing, healthy = run()
     print(table(failing, healthy))
@@ -125,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
             if not a.top1:
                 print(f"{'H ' if a.held_out else '  '}{a.slug} [{a.rendition}] want {'/'.join(a.expected)}: {a.verdict} "
                       f"{a.layers[:3]} {a.first or ''}"[:220])
+    if not args.no_corpus:
+        print()
+        print(corpus_table())
     if args.json:
         Path(args.json).write_text(json.dumps([asdict(a) | {"top1": a.top1, "top3": a.top3} for a in failing + healthy], indent=1))
     return 0

@@ -14,7 +14,7 @@ once, and times in the same run:
 
 and, for both similarities, self-retrieval over the corpus: how often an incident's own lines, with their
 variable parts changed, rank it first; then a leave-one-out run (each incident's own entry removed before
-matching it): how often a match is shown at all and the best one is on the incident's layer or component. Timings vary on shared 2-core machines: compare within one run.
+matching it, and kept: retrieval off and on): how often a match is shown at all and the best one is on the incident's layer, component or failure class. Timings vary on shared 2-core machines: compare within one run.
 Usage: python bench/seen_before.py [--nodes 20] [--repeat 5]
 """
 
@@ -58,18 +58,37 @@ def self_retrieval(scorer) -> tuple[float, float]:
     return first / total, top3 / total
 
 
-def leave_one_out() -> dict:
-    """Each incident matched against the corpus without itself: is the best remaining match on the same layer,
-    or for the same component (what a seen-before section can honestly offer for a new thread)? And the time
-    per match of a whole corpus."""
+def classes() -> dict[str, frozenset[str]]:
+    """Each incident's failure classes: the checks whose references name its thread, and its own `class`."""
+    from gpusleuth.checks import all_checks
+
+    by_link: dict[str, set[str]] = {}
+    for c in all_checks():
+        for ref in c.references or ():
+            by_link.setdefault(ref.rstrip("/"), set()).add(c.code)
+    out = {}
+    for inc in incidents().incidents:
+        codes = set(by_link.get(inc.link, ())) | ({inc.klass} if inc.klass else set())
+        if codes:
+            out[inc.id] = frozenset(codes)
+    return out
+
+
+def leave_one_out(retrieval: bool = False) -> dict:
+    """Each incident matched against the corpus, its lines' variable parts changed. Retrieval off (the default):
+    its own entry removed first, so the answer cannot be the memorised thread; is the best remaining match on
+    the same layer, about the same component, of the same failure class (the incidents a check's references
+    name)? Retrieval on: its own entry kept, the ceiling. Only the matches a report would show (score >= 0.5)
+    count; and the time per match of a whole corpus."""
     corpus = incidents().incidents
-    n = layer1 = layer3 = comp1 = answered = 0
+    cls = classes()
+    n = layer1 = layer3 = comp1 = answered = nc = class1 = class3 = 0
     spent = 0.0
     for i, inc in enumerate(corpus):
         if not inc.lines:
             continue
         n += 1
-        rest = corpus[:i] + corpus[i + 1:]
+        rest = corpus if retrieval else corpus[:i] + corpus[i + 1:]
         q = Query.from_lines([(varied(ln, i), Evidence("q", 1, ln)) for ln in inc.lines])
         index(rest)
         t = time.perf_counter()
@@ -80,8 +99,19 @@ def leave_one_out() -> dict:
         layer1 += bool(ranked) and ranked[0].layer is inc.layer
         layer3 += any(r.layer is inc.layer for r in ranked)
         comp1 += bool(ranked) and ranked[0].component == inc.component
+        if inc.id in cls:
+            nc += 1
+            hits = [bool(cls.get(r.id, frozenset()) & cls[inc.id]) for r in ranked]
+            class1 += bool(hits) and hits[0]
+            class3 += any(hits)
     return {"incidents": n, "answered": answered / n, "layer first": layer1 / n, "layer in top 3": layer3 / n,
-            "component first": comp1 / n, "ms per match": spent / n * 1000}
+            "component first": comp1 / n, "with a class": nc, "class first": class1 / max(nc, 1),
+            "class in top 3": class3 / max(nc, 1), "ms per match": spent / n * 1000}
+
+
+def loo_line(loo: dict) -> str:
+    return ", ".join(f"{k} {v}" if isinstance(v, int) else f"{k} {v:.2f}" if k == "ms per match" else f"{k} {v:.1%}"
+                     for k, v in loo.items())
 
 
 def main() -> None:
@@ -125,10 +155,9 @@ def main() -> None:
     for name, scorer in (("rapidfuzz", similarity), ("own", token_dice)):
         f1, f3 = self_retrieval(scorer)
         print(f"  self-retrieval {name:10s} first {f1:.1%}  top-3 {f3:.1%}")
-    loo = leave_one_out()
-    print("  leave-one-out (own entry removed, shown matches only): " + ", ".join(
-        f"{k} {v:.1%}" if k not in ("incidents", "ms per match") else f"{k} {v:.2f}" if k == "ms per match" else f"{k} {v}"
-        for k, v in loo.items()))
+    for on in (False, True):
+        print(f"  leave-one-out, retrieval {'on (own entry kept)' if on else 'off (own entry removed)'}: "
+              + loo_line(leave_one_out(on)))
     top = [(m.incident.id, round(m.score, 2)) for m in match(query)]
     print("  best matches on the bundle:", top)
 
