@@ -23,6 +23,10 @@ from gpusleuth.knowledge import table
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.runtime import ContainerdConfig
+from gpusleuth.checks.stated_common import stated_hits
+from gpusleuth.facts.prose import Prose
+from gpusleuth.model.layers import Layer
+from gpusleuth.facts.platform import Platform
 
 VALUES_FILE = "gpusleuth-toolkit-values.yaml"
 _STUCK = ("ContainerCreating", "ContainerStatusUnknown")  # what a pod shows while its sandbox cannot be created
@@ -727,3 +731,19 @@ def containerd_config_keys_misread(setup: RuntimeSetup) -> Iterable[Hit]:
                 confidence=0.6,
                 facts={"config": cfg.where, "problems": [p.message for p in misread]},
             )
+
+
+@check("RT080", "stated-runtime-symptom")
+def stated_runtime_symptom(prose: Prose, platform: Platform | None = None) -> Iterable[Hit]:
+    """A ticket describes GPUs working on the host but not in containers, pods stuck in ContainerCreating, the runtime config being overwritten, or pods running on runc.
+
+    What it does: Reads the sentences of the artifacts that no parser claims (and the prose of Markdown issue
+    bodies) against knowledge/phrases.toml [[symptom]] rows of this layer: "nvidia-smi works on the host but not in the pod", GPU pods stuck in ContainerCreating, "our config.toml keeps getting overwritten", pods shown with the (default) runtime, or a failure after a cluster/runtime upgrade. Each match is a finding
+    that cites the sentence, says what it implies, and lists the commands whose output would confirm it.
+    Its confidence is low (0.35): a person's words, not a program's output, so any machine-read cause on the
+    same scope explains it first.
+    Why it matters: a ticket often holds only sentences; these all point at the container engine: the pod did not run under the nvidia runtime, or the engine kubelet talks to has no nvidia runtime because its config was generated or replaced.
+    How to fix: confirm with `crictl info`, `containerd config dump` and the pod's runtimeClassName; on distributions that generate the config, change the template (the finding names it for the platform), or run GPU pods with runtimeClassName: nvidia.
+    References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
+    """
+    yield from stated_hits(prose, Layer.CONTAINER_RUNTIME, platform)

@@ -22,6 +22,10 @@ from gpusleuth.knowledge import table
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.k8s import Pod
+from gpusleuth.checks.stated_common import stated_hits
+from gpusleuth.facts.prose import Prose
+from gpusleuth.model.layers import Layer
+from gpusleuth.facts.platform import Platform
 
 _FAILING = re.compile(r"^(?:Init:)?(?:Error|CrashLoopBackOff|RunContainerError|CreateContainerError|CreateContainerConfigError|ContainerCannotRun|StartError|OOMKilled)$")
 TOOLKIT_CONTAINER = "nvidia-container-toolkit-ctr"
@@ -169,3 +173,19 @@ def toolkit_env_value_not_string(configuration: Configuration) -> Iterable[Hit]:
                     confidence=0.9,
                     facts={"name": name, "value": item["value"]},
                 )
+
+
+@check("TK080", "stated-toolkit-symptom")
+def stated_toolkit_symptom(prose: Prose, platform: Platform | None = None) -> Iterable[Hit]:
+    """A ticket describes the container toolkit pod failing, or a toolkit upgrade before the failure.
+
+    What it does: Reads the sentences of the artifacts that no parser claims (and the prose of Markdown issue
+    bodies) against knowledge/phrases.toml [[symptom]] rows of this layer: the toolkit pod crash-looping or exiting, or "it broke after the toolkit was upgraded". Each match is a finding
+    that cites the sentence, says what it implies, and lists the commands whose output would confirm it.
+    Its confidence is low (0.35): a person's words, not a program's output, so any machine-read cause on the
+    same scope explains it first.
+    Why it matters: a ticket often holds only sentences; the toolkit writes the nvidia runtime into the node's engine config and restarts the engine; on distributions that run their own containerd it must be given that containerd's config (or template) and socket.
+    How to fix: read the toolkit pod's log with gpusleuth; give the toolkit the platform's CONTAINERD_CONFIG / CONTAINERD_SOCKET (the finding shows them).
+    References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
+    """
+    yield from stated_hits(prose, Layer.CONTAINER_TOOLKIT, platform)

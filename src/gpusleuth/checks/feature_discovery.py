@@ -19,6 +19,9 @@ from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.k8s import Node, Pod
 from gpusleuth.parsers.k8s_common import to_int
+from gpusleuth.checks.stated_common import stated_hits
+from gpusleuth.facts.prose import Prose
+from gpusleuth.model.layers import Layer
 
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 NFD_WORKER = "nfd-worker"
@@ -330,3 +333,19 @@ def _same_version(label: str, running: str) -> bool:
     """GFD writes 550.54.15 as 550.54.15 or major/minor/rev 550/54/15; a missing rev matches any."""
     a, b = label.split("."), running.split(".")
     return all(x.lstrip("0") == y.lstrip("0") for x, y in zip(a, b))
+
+
+@check("FD080", "stated-labels-symptom")
+def stated_labels_symptom(prose: Prose) -> Iterable[Hit]:
+    """A ticket describes GPU nodes without nvidia.com labels.
+
+    What it does: Reads the sentences of the artifacts that no parser claims (and the prose of Markdown issue
+    bodies) against knowledge/phrases.toml [[symptom]] rows of this layer: "no GPU labels on the node", nvidia.com/gpu.present missing. Each match is a finding
+    that cites the sentence, says what it implies, and lists the commands whose output would confirm it.
+    Its confidence is low (0.35): a person's words, not a program's output, so any machine-read cause on the
+    same scope explains it first.
+    Why it matters: a ticket often holds only sentences; the GPU Operator schedules its operands by NFD/GFD labels; an unlabelled GPU node gets none of them.
+    How to fix: read `kubectl get node --show-labels` and the GFD/NFD logs with gpusleuth.
+    References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
+    """
+    yield from stated_hits(prose, Layer.FEATURE_DISCOVERY)

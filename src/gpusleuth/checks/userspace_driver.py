@@ -18,6 +18,8 @@ from gpusleuth.facts.host import HostFacts
 from gpusleuth.knowledge import versions
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.layers import Layer
+from gpusleuth.checks.stated_common import stated_hits
+from gpusleuth.facts.prose import Prose
 
 NEAR_EOL = timedelta(days=180)  # warn this long before a branch's end of life
 _LOST = ("gpu-lost", "unknown-error", "reset-required")
@@ -342,3 +344,19 @@ def cdmm_trap(inventory: GpuInventory, cluster: Cluster | None = None, config: C
             fixes=(Fix(FixKind.WORKAROUND, trap["fix"], (f"kubectl label node {ng.node or '<node>'} nvidia.com/mig.config=all-disabled --overwrite",) if label else ()),),
             facts={"driver": ng.driver_version, "product": product, "mig_config": label, "gds": gds},
         )
+
+
+@check("UD080", "stated-nvml-symptom")
+def stated_nvml_symptom(prose: Prose) -> Iterable[Hit]:
+    """A ticket describes nvidia-smi failing on the node itself, or a driver package change before the failure.
+
+    What it does: Reads the sentences of the artifacts that no parser claims (and the prose of Markdown issue
+    bodies) against knowledge/phrases.toml [[symptom]] rows of this layer: nvidia-smi failing or hanging on the host, or "it stopped after the driver packages were upgraded" (unattended upgrades). Each match is a finding
+    that cites the sentence, says what it implies, and lists the commands whose output would confirm it.
+    Its confidence is low (0.35): a person's words, not a program's output, so any machine-read cause on the
+    same scope explains it first.
+    Why it matters: a ticket often holds only sentences; a userspace library newer than the loaded module (or no module at all) makes every NVML user fail, the device plugin included.
+    How to fix: run `nvidia-smi` and `cat /proc/driver/nvidia/version` on the node and read them with gpusleuth; reboot (or reload the module) after a driver package upgrade.
+    References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
+    """
+    yield from stated_hits(prose, Layer.USERSPACE_DRIVER)
