@@ -18,7 +18,8 @@ format:
     Exit, Warn, Warning, Errorw (logr's `log.Error(err, "msg")` takes the literal from its second argument);
     Printf/Println/Infof/Info (logr logs errors at Info) only when the literal says "error", "fail",
     "unable", "cannot", "warn" or "not ready" (guessed level: warning);
-  * fmt.Errorf, errors.New, errors.Errorf, errors.Wrap/Wrapf (the messages that end up in wrapped errors).
+  * fmt.Errorf, errors.New, errors.Errorf, errors.Wrap/Wrapf (the messages that end up in wrapped errors);
+  * a log call whose message is fmt.Sprintf("literal", ...) counts as that literal.
 
 `doing` is left as a TODO and `level` is guessed from the call (Fatal/Exit/Panic -> fatal, Warn -> warning,
 else error). Rows whose format has fewer than --min-fixed characters of fixed text are left out (the loader
@@ -40,7 +41,7 @@ SKIP_PARTS = ("/vendor/", "/deprecated/", "/testdata/", "/mocks/", "zz_generated
 
 # A call we want: receiver/package (anything dotted) then the method, then "(".
 CALL = re.compile(
-    r"""(?P<recv>\b[A-Za-z_][\w]*(?:\([^()]*\))?(?:\.[A-Za-z_]\w*(?:\([^()]*\))?)*)\.
+    r"""(?P<recv>\b[A-Za-z_][\w]*(?:\([^()\n]*\))?(?:\.[A-Za-z_]\w*(?:\([^()\n]*\))?)*)\.
         (?P<meth>Errorf|Fatalf|Exitf|Warnf|Warningf|Panicf|ErrorS|Errorw|Error|Fatal|Fatalln|Exit|Warn|Warning|
                  Printf|Println|Infof|Info|New|Wrapf|Wrap)\(""",
     re.X,
@@ -133,6 +134,9 @@ def _skip_arg(src: str, i: int) -> int | None:
 def _literal_arg(src: str, i: int) -> str | None:
     """The argument at i as a format string if it starts with a literal ("a" + x + "b" -> "a%vb")."""
     i = _skip_ws(src, i)
+    for wrapper in ("fmt.Sprintf(", "fmt.Sprint(", "errors.New("):  # log.Error(fmt.Sprintf("...", x))
+        if src.startswith(wrapper, i):
+            i = _skip_ws(src, i + len(wrapper))
     if i >= len(src) or src[i] not in "\"`":
         return None
     parts: list[str] = []
@@ -191,7 +195,7 @@ def extract(path: str, src: str):
 
     for m in CALL.finditer(src):
         recv, meth = m.group("recv"), m.group("meth")
-        base = recv.split(".")[-1].split("(")[0]
+        base = re.findall(r"\w+", recv.split(".")[-1])[0]
         if meth == "New" and base != "errors":
             continue
         if meth in ("Wrap", "Wrapf") and base != "errors":
