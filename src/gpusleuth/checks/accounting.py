@@ -221,6 +221,8 @@ def _unexplained_hit(g: _Group) -> Hit:
                    f"{len(g.lines)} error line(s), {len(distinct)} distinct, that no check of gpusleuth explains. Decisive: {said}.")
     if start is not None:
         explanation += f" It repeats an earlier error of the same log: \"{clip(start.message, 160)}\" ({start.evidence.cite()})."
+    if d.signature is not None and d.signature.note:
+        explanation += f" gpusleuth knows this line ({d.signature.id}, {d.signature.layer} layer): {d.signature.note}"
     if msg is not None:
         explanation += f" {msg.component.name} prints this while {msg.doing} ({msg.where}, {msg.component.version})."
         if msg.causes:
@@ -254,7 +256,8 @@ def _unexplained_hit(g: _Group) -> Hit:
         confidence=0.4 if msg is not None else 0.3,
         layer=g.layer,
         facts={"component": g.component, "attributed_by": d.attributed_by, "lines": len(g.lines), "distinct": len(distinct),
-               "decisive_line": d.evidence.to_dict(), "catalogue": msg.key if msg else None, "search": terms or None,
+               "decisive_line": d.evidence.to_dict(), "catalogue": msg.key if msg else None,
+               "signature": d.signature.id if d.signature else None, "search": terms or None,
                "all_lines": _cites(g.lines)},
     )
 

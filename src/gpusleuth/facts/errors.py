@@ -18,7 +18,7 @@ from functools import cache
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.cluster import Cluster, pod_is_healthy
 from gpusleuth.facts.gpus import GpuInventory
-from gpusleuth.facts.logs import Logs, messages_text
+from gpusleuth.facts.logs import Logs, Signature, messages_text
 from gpusleuth.facts.operands import spec_for
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import table
@@ -48,6 +48,7 @@ class ErrorLine:
     retry: bool = False  # announces a retry or a wait: never the decisive line
     noise: str | None = None  # why it does not mean a failure now
     messages: tuple[Message, ...] = ()  # catalogue entries it matches, most specific first
+    signature: Signature | None = None  # the most severe knowledge/signatures.toml row it matches, if an error one
 
     @property
     def key(self) -> tuple[str, int | None]:
@@ -164,7 +165,10 @@ def _attribute(msg: str, log: ContainerLog, ln: LogLine | None, pod: str | None,
     return None, None, None
 
 
-def _log_errors(log: ContainerLog, cluster: Cluster | None, out: list[ErrorLine]) -> None:
+_SEVERE = {"critical": 0, "error": 1}
+
+
+def _log_errors(log: ContainerLog, cluster: Cluster | None, out: list[ErrorLine], known: dict) -> None:
     text = messages_text(log)
     shapes = any(w in text for w in _ERROR_WORDS)  # unlevelled lines can be errors only if some line holds such a word
     r = rules()
@@ -194,6 +198,10 @@ def _log_errors(log: ContainerLog, cluster: Cluster | None, out: list[ErrorLine]
             nodes[pod] = log.node or (p.node if p is not None else None)
         found = tuple(m for m in cat.match(ln.message))
         component, how, layer = _attribute(ln.message, log, ln, pod, found)
+        sig = min((x for x in known.get((ln.artifact, ln.line), ()) if x.severity in _SEVERE and x.layer),
+                  key=lambda x: _SEVERE[x.severity], default=None)
+        if sig is not None:
+            layer = Layer(sig.layer)  # the table says which layer the line points to, whoever printed it
         if layer is None and log.kind in ("kernel", "journal") and (s := shape_of(ln.message)):
             layer = s[1]
         noise = _noise(ln.message, found)
@@ -206,7 +214,7 @@ def _log_errors(log: ContainerLog, cluster: Cluster | None, out: list[ErrorLine]
         out.append(ErrorLine(
             ln.evidence(), ln.message.strip(), level, "kernel" if log.kind == "kernel" else "log", component, how, layer,
             pod, log.namespace, ln.container or log.container, nodes[pod], log.previous, i,
-            i >= n - _LAST or i == last_error, bool(r.retry.search(ln.message)), noise, found,
+            i >= n - _LAST or i == last_error, bool(r.retry.search(ln.message)), noise, found, sig,
         ))
 
 
@@ -318,8 +326,9 @@ def build_error_lines(facts: Facts) -> ErrorLines:
     cluster: Cluster | None = _optional(facts, Cluster)
     inv: GpuInventory | None = _optional(facts, GpuInventory)
     out: list[ErrorLine] = []
+    known = logs.signatures_at() if logs else {}
     for log in logs.logs if logs else ():
-        _log_errors(log, cluster, out)
+        _log_errors(log, cluster, out, known)
     if cluster is not None:
         _pod_errors(cluster, out)
         _event_errors(cluster, out)
@@ -349,6 +358,8 @@ def build_health_signs(facts: Facts) -> HealthSigns:
     logs: Logs | None = _optional(facts, Logs)
     health = rules().health
     for log in logs.logs if logs else ():
+        if log.kind == "text":
+            continue  # a sentence that says something works is not the tool saying it: prose earns no HEALTHY
         text = messages_text(log)
         for pattern, what in health:
             if pattern.search(text):
