@@ -23,8 +23,9 @@ from gpusleuth.facts.operands import spec_for
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import table
 from gpusleuth.knowledge.message_catalogue import Message, catalogue
+from gpusleuth.parsers.k8s_common import to_int
 from gpusleuth.model.evidence import Evidence
-from gpusleuth.model.k8s import Pod
+from gpusleuth.model.k8s import Node, Pod
 from gpusleuth.model.layers import Layer
 from gpusleuth.model.logs import ContainerLog, LogLine
 
@@ -345,12 +346,16 @@ def build_health_signs(facts: Facts) -> HealthSigns:
         for p in cluster.pods:
             if pod_is_healthy(p) and p.evidence is not None:
                 signs.append(HealthSign(f"pod {p.name} is {p.status or p.phase}" + (f" and ready ({p.ready})" if p.ready else ""), p.evidence, p.node))
-        for name, n in cluster.nodes.items():
-            value = n.allocatable.get("nvidia.com/gpu") or next((v for k, v in n.allocatable.items() if k.startswith("nvidia.com/")), None)
-            if value and str(value).strip() not in ("0", ""):
-                ev = n.evidence.get("allocatable:nvidia.com/gpu") or next(iter(n.evidence.values()), None)
+        nodes = [*cluster.nodes.values(), *(f for f in cluster.fragments if isinstance(f, Node))]
+        for n in nodes:
+            offered = [(k, v) for k, v in n.allocatable.items() if k.startswith("nvidia.com/") and (to_int(v) or 0) > 0]
+            short = any((to_int(v) or 0) < (to_int(n.capacity.get(k)) or 0) for k, v in n.allocatable.items() if k.startswith("nvidia.com/"))
+            if offered and not short:  # a node that lost GPUs out of allocation shows no health
+                k, v = offered[0]
+                ev = n.evidence.get(f"allocatable:{k}") or next(iter(n.evidence.values()), None)
                 if ev is not None:
-                    signs.append(HealthSign(f"node {name} offers nvidia.com GPUs ({value} allocatable)", ev, name))
+                    who = f"node {n.name}" if n.name else "a node (its name is not in the paste)"
+                    signs.append(HealthSign(f"{who} offers {k} ({v} allocatable)", ev, n.name))
     inv: GpuInventory | None = _optional(facts, GpuInventory)
     for ng in inv.nodes if inv else ():
         for g in ng.gpus:

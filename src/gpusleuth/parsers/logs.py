@@ -411,7 +411,7 @@ def _parse_log(doc: Document) -> ContainerLog:
     pod = pod0 if pod0 else (next(iter(pods)) if len(pods) == 1 else None)
     ctr = ctr0 if ctr0 else (next(iter(ctrs)) if len(ctrs) == 1 else None)
     return ContainerLog(
-        artifact=artifact, lines=tuple(out), pod=pod, namespace=hints.get("namespace"), container=ctr,
+        artifact=artifact, lines=tuple(_with_quotes(out)) if kind == "text" else tuple(out), pod=pod, namespace=hints.get("namespace"), container=ctr,
         node=doc.meta.get("node") or (hosts.most_common(1)[0][0] if hosts else None), previous=bool(hints.get("previous")), kind=kind,
     )
 
