@@ -490,10 +490,10 @@ def cleanup(kubeconfig: str | None, context: str | None, server: str | None, req
         _fail(f"could not delete: {', '.join(left)}")
 
 
-def main() -> None:
+def main(args: list[str] | None = None, prog_name: str | None = None) -> None:
     """Entry point: no traceback reaches a user unless GPUSLEUTH_DEBUG is set."""
     try:
-        cli(standalone_mode=True)
+        cli(args=args, prog_name=prog_name, standalone_mode=True)
     except KeyboardInterrupt:
         click.echo("gpusleuth: interrupted", err=True)
         sys.exit(130)
@@ -502,6 +502,69 @@ def main() -> None:
             raise
         click.echo(f"gpusleuth: internal error: {type(exc).__name__}: {exc} (set GPUSLEUTH_DEBUG=1 for details)", err=True)
         sys.exit(EXIT_USAGE)
+
+
+# kubectl's global flags that gpusleuth honours (its own option names, flag -> (option, takes a value)).
+_KUBECTL_FLAGS = {"--context": "--context", "--kubeconfig": "--kubeconfig", "--namespace": "--namespace", "-n": "--namespace",
+                  "--server": "--server", "-s": "--server", "--request-timeout": "--request-timeout"}
+
+
+def _seconds(value: str) -> str:
+    """kubectl's --request-timeout (0, 30, 30s, 1m, 1m30s) as gpusleuth's seconds; 0 (no timeout) as an hour."""
+    import re
+
+    if re.fullmatch(r"\d+(\.\d+)?", value):
+        n = float(value)
+    else:
+        parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h)", value)
+        if not parts or "".join(a + b for a, b in parts) != value:
+            return value  # let the option say what is wrong
+        n = sum(float(a) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[u] for a, u in parts)
+    return f"{n if n > 0 else 3600:g}"
+
+
+def kubectl_args(argv: list[str]) -> list[str]:
+    """`kubectl gpusleuth [FLAGS] COMMAND [ARGS]` as gpusleuth's own arguments. kubectl hands a plugin every word
+    after its name and refuses global flags before it, so --context, --kubeconfig, -n/--namespace, -s/--server
+    and --request-timeout arrive here, before or after the command: those before it are moved after it, and
+    kubectl's spellings (-s, --request-timeout=30s) become gpusleuth's."""
+    def split(tok: str) -> tuple[str, str | None]:
+        if tok.startswith("--") and "=" in tok:
+            name, value = tok.split("=", 1)
+            return name, value
+        if tok.startswith("-n") and len(tok) > 2 and not tok.startswith("--"):
+            return "-n", tok[2:]
+        return tok, None
+
+    out, moved, i, command_at = [], [], 0, None
+    while i < len(argv):
+        tok = argv[i]
+        name, value = split(tok)
+        if name in _KUBECTL_FLAGS:
+            if value is None and i + 1 < len(argv):
+                value, i = argv[i + 1], i + 1
+            if value is None:
+                out.append(tok)
+                i += 1
+                continue
+            option = _KUBECTL_FLAGS[name]
+            pair = [option, _seconds(value) if option == "--request-timeout" else value]
+            (moved if command_at is None else out).extend(pair)
+        else:
+            if command_at is None and not tok.startswith("-"):
+                command_at = len(out)
+                out.append(tok)
+                out.extend(moved)
+                moved = []
+            else:
+                out.append(tok)
+        i += 1
+    return out + moved
+
+
+def kubectl_main() -> None:
+    """The `kubectl-gpusleuth` console script: `kubectl gpusleuth diagnose` once it is on PATH."""
+    main(kubectl_args(sys.argv[1:]), prog_name="kubectl gpusleuth")
 
 
 if __name__ == "__main__":
