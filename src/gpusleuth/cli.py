@@ -165,7 +165,8 @@ def _warn_partial(report) -> None:
     partial = [g for g in report.gaps if g.what == PARTIAL]
     if partial:
         more = f" (+{len(partial) - 1} more in the report's gaps)" if len(partial) > 1 else ""
-        click.echo(f"gpusleuth: warning: partial input, so no all-clear: {partial[0]}{more}", err=True)
+        first = f"{partial[0].artifact}: {partial[0].why}" if partial[0].artifact else partial[0].why
+        click.echo(f"gpusleuth: warning: partial input, so no all-clear: {first}{more}", err=True)
 
 
 def _open(source: str, max_bytes: int | None = None):
@@ -205,6 +206,8 @@ def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str
 
             src, source = read_piped(piped, STDIN, max_bytes=max_bytes), STDIN
         elif source:
+            if source == "-" and sys.stdin is not None and sys.stdin.isatty():
+                click.echo("gpusleuth: paste the output, then press Ctrl-D on a line of its own", err=True)
             src = _open(source, max_bytes)
         else:
             from gpusleuth.sources.live import source_from_collection
