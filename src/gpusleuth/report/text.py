@@ -12,9 +12,10 @@ from rich.table import Table
 from rich.text import Text
 
 from gpusleuth.model.finding import Finding, Role
-from gpusleuth.model.report import Report
+from gpusleuth.model.report import VERDICTS, Report
 
-_VERDICT_STYLE = {"broken": "bold white on red", "degraded": "bold black on yellow", "healthy": "bold white on green", "unknown": "bold white on grey42"}
+_VERDICT_STYLE = {"broken": "bold white on red", "failing": "bold white on red", "degraded": "bold black on yellow",
+                  "healthy": "bold white on green", "no-verdict": "bold white on grey42"}
 _SEV_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "cyan"}
 _SPACES = re.compile(r"\s{3,}")
 _STATE_MARK = {"failed": ("✖", "red"), "blocked": ("⏳", "yellow"), "degraded": ("⚠", "magenta"), "ok": ("✔", "green"), "unknown": ("?", "grey50")}
@@ -26,7 +27,7 @@ def render(report: Report, width: int = 110, color: bool = False) -> str:
     head = Table.grid(padding=(0, 1))
     head.add_column(no_wrap=True)
     head.add_column()
-    head.add_row(Text(f" {report.verdict.upper()} ", style=_VERDICT_STYLE.get(report.verdict, "")), Text(report.headline, style="bold"))
+    head.add_row(Text(f" {VERDICTS.get(report.verdict, report.verdict.upper())} ", style=_VERDICT_STYLE.get(report.verdict, "")), Text(report.headline, style="bold"))
     con.print(head)
     con.print(Text(f"source: {report.source.get('description')}  ·  {report.source.get('recognised', 0)} artifact(s) recognised", style="grey50"))
     states = _state_counts(report)
