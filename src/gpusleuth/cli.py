@@ -220,6 +220,8 @@ def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str
             source = src.description
     except SourceError as exc:
         _fail(str(exc))
+    if source in ("-", "stdin", "/dev/stdin") and not src.documents and all(g.why == "empty file" for g in src.gaps):
+        _fail("nothing came on standard input (pipe or paste the output into it, or give a SOURCE)")
     src.gaps.extend(_selection_gaps(select, ignore))
     report = run(src, Selection(tuple(select), tuple(ignore)))
     if not report.source.get("recognised"):
