@@ -70,14 +70,20 @@ _VARIABLE = re.compile(
 )
 
 
+def _unquoted(message: str) -> str:
+    """A structured log's message is often quoted whole (klog's `"0/3 nodes are available"`): its words count."""
+    m = message.strip()
+    return m[1:-1] if len(m) > 2 and m[0] == m[-1] == '"' and '"' not in m[1:-1] else m
+
+
 def normalise(message: str) -> str:
     """The message with its variable parts replaced: repeats of one error compare equal."""
-    return " ".join(_VARIABLE.sub("…", message).split())
+    return " ".join(_VARIABLE.sub("…", _unquoted(message)).split())
 
 
 def search_terms(message: str) -> str:
     """The longest run of fixed words in a message: what to type into an issue tracker's search."""
-    runs = [" ".join(r.strip(" :;,.()[]{}=|-").split()) for r in _VARIABLE.split(message)]
+    runs = [" ".join(r.strip(" :;,.()[]{}=|-").split()) for r in _VARIABLE.split(_unquoted(message))]
     best = max(runs, key=lambda r: (len(r.split()), len(r)), default="")
     return best[:120]
 
@@ -249,8 +255,15 @@ def _unexplained_hit(g: _Group) -> Hit:
         layer=g.layer,
         facts={"component": g.component, "attributed_by": d.attributed_by, "lines": len(g.lines), "distinct": len(distinct),
                "decisive_line": d.evidence.to_dict(), "catalogue": msg.key if msg else None, "search": terms or None,
-               "all_lines": [e.evidence.cite() for e in g.lines]},
+               "all_lines": _cites(g.lines)},
     )
+
+
+MAX_CITED = 20  # lines a finding's facts list by artifact:line; the count says how many there were
+
+
+def _cites(lines: tuple[ErrorLine, ...]) -> list[str]:
+    return [e.evidence.cite() for e in lines[:MAX_CITED]]
 
 
 def _noise_hit(g: _Group) -> Hit:
@@ -266,7 +279,7 @@ def _noise_hit(g: _Group) -> Hit:
         component=g.component,
         confidence=0.6,
         layer=g.layer,
-        facts={"lines": len(g.lines), "reasons": reasons, "all_lines": [e.evidence.cite() for e in g.lines]},
+        facts={"lines": len(g.lines), "reasons": reasons, "all_lines": _cites(g.lines)},
     )
 
 

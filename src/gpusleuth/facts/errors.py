@@ -166,8 +166,7 @@ def _attribute(msg: str, log: ContainerLog, ln: LogLine | None, pod: str | None,
 
 def _log_errors(log: ContainerLog, cluster: Cluster | None, out: list[ErrorLine]) -> None:
     text = messages_text(log)
-    if not any(w in text for w in _ERROR_WORDS):
-        return
+    shapes = any(w in text for w in _ERROR_WORDS)  # unlevelled lines can be errors only if some line holds such a word
     r = rules()
     cat = catalogue()
     kernel = log.kind in ("kernel", "journal")
@@ -175,7 +174,7 @@ def _log_errors(log: ContainerLog, cluster: Cluster | None, out: list[ErrorLine]
     for i, ln in enumerate(log.lines):
         msg = ln.message
         level = ln.level if ln.level in ("error", "fatal") else None
-        if level is None and ln.level is None:
+        if level is None and ln.level is None and shapes:
             if log.kind == "kernel" or (ln.time_format or "").startswith("dmesg"):
                 level = "error" if r.kernel.search(msg) else None
             else:
@@ -198,8 +197,8 @@ def _log_errors(log: ContainerLog, cluster: Cluster | None, out: list[ErrorLine]
         if layer is None and log.kind in ("kernel", "journal") and (s := shape_of(ln.message)):
             layer = s[1]
         noise = _noise(ln.message, found)
-        if noise is None and recovered_after is not None and i < recovered_after and level != "fatal":
-            noise = f"a later line of the same log shows the operation succeeded ({log.lines[recovered_after].evidence().cite()})"
+        if noise is None and recovered_after is not None and i < recovered_after and level != "fatal" and _retried(log, i, recovered_after):
+            noise = f"it was retried and a later line of the same log shows success ({log.lines[recovered_after].evidence().cite()})"
         if noise is None and pod and cluster is not None and not log.previous:
             p = cluster.pod(pod)
             if p is not None and pod_is_healthy(p) and (i < n - _LAST or level != "fatal"):
@@ -219,8 +218,16 @@ def _recovered_after(log: ContainerLog, picked: list[tuple[int, LogLine, str]]) 
     for j in range(len(log.lines) - 1, last_error, -1):
         ln = log.lines[j]
         if ln.level in (None, "info") and success.search(ln.message):
-            return j
+            # a start banner that came before the errors too is a loop starting over, not a recovery
+            before = {x.message for x in log.lines[:picked[0][0]]}
+            return None if ln.message in before else j
     return None
+
+
+def _retried(log: ContainerLog, first: int, success: int) -> bool:
+    """Whether the log says the failed operation was tried again between the error and the success."""
+    retry = rules().retry
+    return any(retry.search(log.lines[k].message) for k in range(first, success))
 
 
 def _noise(msg: str, found: tuple[Message, ...]) -> str | None:

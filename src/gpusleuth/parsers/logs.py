@@ -370,9 +370,15 @@ def _parse_log(doc: Document) -> ContainerLog:
                     dm = _DMESG.regex.match(rest)
                     if dm is not None:
                         elapsed, rest = float(dm.group("secs")), rest[dm.end():]
+                    msg = rest
                 else:
                     n_journal += 1
-                msg = rest
+                    # a daemon's own line inside the journal's (containerd's logrus, kubelet's klog): its level counts
+                    inner, im = _match(rest, None)
+                    if inner is not None and inner.id not in _OUTER and inner.id not in _KERNEL_FORMATS:
+                        msg, level = _body(inner, im, rest)
+                    else:
+                        msg = rest
             else:
                 n_container += 1
                 inner, im = _match(rest, None)
@@ -468,8 +474,25 @@ def parse_text(doc: Document) -> ContainerLog:
     is "text" (where it was printed is unknown) unless its lines or its command say more."""
     log = parse_log(doc)
     if log.kind == "container" and not log.pod and not _hints(doc):
-        return replace(log, kind="text")
+        return replace(log, kind="text", lines=tuple(_with_quotes(log.lines)))
     return log
+
+
+# A message quoted inside a sentence: `...` or "..." long enough to be a machine-printed line, not a word.
+_INLINE_QUOTE = re.compile(r"`([^`]{16,})`|\"([^\"]{16,})\"")
+
+
+def _with_quotes(lines: tuple[LogLine, ...]) -> Iterator[LogLine]:
+    """Each line, followed by the messages it quotes (prose that says: the pod fails with `Failed to ...`). The
+    quoted text is a line of its own for matching and error levels; it cites the sentence's line."""
+    for ln in lines:
+        yield ln
+        if "`" not in ln.message and '"' not in ln.message:
+            continue
+        for m in _INLINE_QUOTE.finditer(ln.message):
+            quoted = (m.group(1) or m.group(2)).strip()
+            if quoted != ln.message.strip():
+                yield LogLine(ln.artifact, ln.line, ln.raw, quoted, None, None, _level_in(quoted), ln.pod, ln.container)
 
 
 @parser("logs", "container, kernel and journal logs (must-gather, kubectl logs, CRI files, klog, logrus, JSON, MOFED, dmesg, journald)", sniff=sniff)
