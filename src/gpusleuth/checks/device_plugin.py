@@ -144,12 +144,12 @@ def device_plugin_not_advertising(cluster: Cluster, inventory: GpuInventory | No
     /var/lib/kubelet/device-plugins/ was given, whether the plugin's socket (nvidia-gpu.sock) is there.
     Why it matters: the scheduler only sees what the device plugin registers with the kubelet; with
     nvidia.com/gpu: 0 every GPU pod stays Pending on `Insufficient nvidia.com/gpu` although nvidia-smi shows
-    healthy GPUs (seed 004: the plugin had crash-looped after a driver-container restart and never
+    healthy GPUs (typically the plugin crash-looped after a driver-container restart and never
     re-registered).
     How to fix: restart the device plugin pod on that node and check that allocatable shows the GPUs again;
     then find why it did not re-register (a crash while the driver was reloading, a kubelet restart it did not
     follow) so that it does not happen on the next driver upgrade.
-    References: seed 004; https://github.com/NVIDIA/k8s-device-plugin/issues/444
+    References: https://github.com/NVIDIA/k8s-device-plugin/issues/444; https://kubernetes.io/docs/concepts/extend-kubernetes/compute-storage-net/device-plugins/
     """
     labelled = [n for n in sorted(cluster.nodes) if _presence(inventory.for_node(n) if inventory else None)]
     for name, node in sorted(cluster.nodes.items()):
