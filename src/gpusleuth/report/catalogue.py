@@ -110,7 +110,26 @@ def coverage(checks: list[Check]) -> str:
             refs = _markdown_refs(c, "<br>") or "-"
             out.append(f"| {_cell(c.summary)} | [{c.code}](checks/{c.code}.md) `{c.name}` | {_defined_in(c)} | {refs} |")
         out.append("")
+    out += _messages()
     return "\n".join(out)
+
+
+def _messages() -> list[str]:
+    """How many error messages of each component gpusleuth knows from its source (knowledge/messages/)."""
+    from gpusleuth.knowledge.message_catalogue import catalogue
+
+    cat = catalogue()
+    counts = cat.counts()
+    examples = {c.name: sum(1 for m in cat.messages if m.component is c and m.example) for c in cat.components}
+    out = ["## Messages known from the components' sources\n",
+           "An error line no check explains still gets the word of the component that printed it: what the code was doing, "
+           "the layer, the causes the code names (knowledge/messages/, read from each repository at the version given). "
+           f"{sum(counts.values())} messages of {len(counts)} components.\n",
+           "| component | layer | read from | version | messages | with an example line |\n|---|---|---|---|---|---|"]
+    for c in sorted(cat.components, key=lambda c: (c.layer.rank, c.name)):
+        out.append(f"| {c.name} | {c.layer.value} | [{_short(c.repository)}]({c.repository}) | {_cell(c.version)} | {counts[c.name]} | {examples[c.name]} |")
+    out.append("")
+    return out
 
 
 def _cell(text: str) -> str:
