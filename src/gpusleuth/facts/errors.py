@@ -18,7 +18,7 @@ from functools import cache
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.cluster import Cluster, pod_is_healthy
 from gpusleuth.facts.gpus import GpuInventory
-from gpusleuth.facts.logs import Logs, Signature, messages_text
+from gpusleuth.facts.logs import Logs, Signature, messages_text, signatures
 from gpusleuth.facts.operands import spec_for
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import table
@@ -151,12 +151,14 @@ def _attribute(msg: str, log: ContainerLog, ln: LogLine | None, pod: str | None,
     if pod and (by_pod := cat.by_pod(pod)):
         comp = cat.component(by_pod)
         return by_pod, "pod", found[0].layer if found else comp.layer
-    if found:
+    if found and len({m.component.name for m in found}) == 1:  # a message several components print names none
         return found[0].component.name, "catalogue", found[0].layer
     if (prog := cat.by_program(msg)) is not None:
         return prog, "program", cat.component(prog).layer
     if (shape := shape_of(msg)) is not None:
         return shape[0], "shape", shape[1]
+    if found:
+        return None, "catalogue", found[0].layer
     if log.kind == "kernel":
         return "kernel", "log", Layer.KERNEL_DRIVER
     if pod:
@@ -167,6 +169,11 @@ def _attribute(msg: str, log: ContainerLog, ln: LogLine | None, pod: str | None,
 
 
 _SEVERE = {"critical": 0, "error": 1}
+
+
+@cache
+def _order() -> dict[str, int]:
+    return {sig.id: i for i, sig in enumerate(signatures()[0])}
 
 
 def _log_errors(log: ContainerLog, cluster: Cluster | None, out: list[ErrorLine], known: dict) -> None:
@@ -199,8 +206,9 @@ def _log_errors(log: ContainerLog, cluster: Cluster | None, out: list[ErrorLine]
             nodes[pod] = log.node or (p.node if p is not None else None)
         found = tuple(m for m in cat.match(ln.message))
         component, how, layer = _attribute(ln.message, log, ln, pod, found)
+        # the table's own rule: the higher severity, then the row listed first (the specific before the generic)
         sig = min((x for x in known.get((ln.artifact, ln.line), ()) if x.severity in _SEVERE and x.layer),
-                  key=lambda x: _SEVERE[x.severity], default=None)
+                  key=lambda x: (_SEVERE[x.severity], _order()[x.id]), default=None)
         if sig is not None:
             layer = Layer(sig.layer)  # the table says which layer the line points to, whoever printed it
         if layer is None and log.kind in ("kernel", "journal") and (s := shape_of(ln.message)):
