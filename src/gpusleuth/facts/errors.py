@@ -95,6 +95,7 @@ class _AnyOf:
 @dataclass(frozen=True)
 class _Rules:
     shapes: tuple[tuple[re.Pattern, str, Layer], ...]
+    files: tuple[tuple[re.Pattern, str, Layer], ...]
     errors: tuple[tuple[re.Pattern, str], ...]
     kernel: _AnyOf
     retry: _AnyOf
@@ -112,6 +113,7 @@ def rules() -> _Rules:
     t = table("attribution")
     return _Rules(
         shapes=tuple((re.compile(r["pattern"]), r["component"], Layer(r["layer"])) for r in t.get("shape", [])),
+        files=tuple((re.compile(r["pattern"]), r["component"], Layer(r["layer"])) for r in t.get("file", [])),
         errors=tuple((re.compile(r["pattern"]), r["level"]) for r in t.get("error", [])),
         kernel=_any(t.get("kernel", [])),
         retry=_any(t.get("retry", [])),
@@ -161,6 +163,10 @@ def _attribute(msg: str, log: ContainerLog, ln: LogLine | None, pod: str | None,
         return None, "catalogue", found[0].layer
     if log.kind == "kernel":
         return "kernel", "log", Layer.KERNEL_DRIVER
+    name = log.artifact.replace("\\", "/").rsplit("/", 1)[-1]
+    for pattern, component, layer in rules().files:
+        if pattern.search(name):
+            return component, "file", layer
     if pod:
         return pod, "pod", None
     if log.container:
