@@ -221,12 +221,14 @@ def _unexplained_hit(g: _Group) -> Hit:
                    f"{len(g.lines)} error line(s), {len(distinct)} distinct, that no check of gpusleuth explains. Decisive: {said}.")
     if start is not None:
         explanation += f" It repeats an earlier error of the same log: \"{clip(start.message, 160)}\" ({start.evidence.cite()})."
+    if d.signature is not None and d.signature.note:
+        explanation += f" gpusleuth knows this line ({d.signature.id}, {d.signature.layer} layer): {d.signature.note}"
     if msg is not None:
         explanation += f" {msg.component.name} prints this while {msg.doing} ({msg.where}, {msg.component.version})."
         if msg.causes:
             explanation += " Causes its source names: " + "; ".join(msg.causes) + "."
     how = {"pod": "its pod", "catalogue": "the message catalogue", "program": "the program name in the line",
-           "shape": "the message's wording", "log": "the log it is in"}.get(d.attributed_by or "", "")
+           "shape": "the message's wording", "log": "the log it is in", "file": "the file's name (a hint only)"}.get(d.attributed_by or "", "")
     if how:
         explanation += f" Attributed to {who} by {how}."
     explanation += " This is not a diagnosis: the cause is not identified, the line is where to start."
@@ -254,7 +256,8 @@ def _unexplained_hit(g: _Group) -> Hit:
         confidence=0.4 if msg is not None else 0.3,
         layer=g.layer,
         facts={"component": g.component, "attributed_by": d.attributed_by, "lines": len(g.lines), "distinct": len(distinct),
-               "decisive_line": d.evidence.to_dict(), "catalogue": msg.key if msg else None, "search": terms or None,
+               "decisive_line": d.evidence.to_dict(), "catalogue": msg.key if msg else None,
+               "signature": d.signature.id if d.signature else None, "search": terms or None,
                "all_lines": _cites(g.lines)},
     )
 

@@ -18,13 +18,14 @@ from functools import cache
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.cluster import Cluster, pod_is_healthy
 from gpusleuth.facts.gpus import GpuInventory
-from gpusleuth.facts.logs import Logs, messages_text
+from gpusleuth.facts.logs import Logs, Signature, messages_text, signatures
 from gpusleuth.facts.operands import spec_for
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import table
 from gpusleuth.knowledge.message_catalogue import Message, catalogue
+from gpusleuth.parsers.k8s_common import to_int
 from gpusleuth.model.evidence import Evidence
-from gpusleuth.model.k8s import Pod
+from gpusleuth.model.k8s import Node, Pod
 from gpusleuth.model.layers import Layer
 from gpusleuth.model.logs import ContainerLog, LogLine
 
@@ -48,6 +49,7 @@ class ErrorLine:
     retry: bool = False  # announces a retry or a wait: never the decisive line
     noise: str | None = None  # why it does not mean a failure now
     messages: tuple[Message, ...] = ()  # catalogue entries it matches, most specific first
+    signature: Signature | None = None  # the most severe knowledge/signatures.toml row it matches, if an error one
 
     @property
     def key(self) -> tuple[str, int | None]:
@@ -93,6 +95,7 @@ class _AnyOf:
 @dataclass(frozen=True)
 class _Rules:
     shapes: tuple[tuple[re.Pattern, str, Layer], ...]
+    files: tuple[tuple[re.Pattern, str, Layer], ...]
     errors: tuple[tuple[re.Pattern, str], ...]
     kernel: _AnyOf
     retry: _AnyOf
@@ -110,6 +113,7 @@ def rules() -> _Rules:
     t = table("attribution")
     return _Rules(
         shapes=tuple((re.compile(r["pattern"]), r["component"], Layer(r["layer"])) for r in t.get("shape", [])),
+        files=tuple((re.compile(r["pattern"]), r["component"], Layer(r["layer"])) for r in t.get("file", [])),
         errors=tuple((re.compile(r["pattern"]), r["level"]) for r in t.get("error", [])),
         kernel=_any(t.get("kernel", [])),
         retry=_any(t.get("retry", [])),
@@ -149,14 +153,20 @@ def _attribute(msg: str, log: ContainerLog, ln: LogLine | None, pod: str | None,
     if pod and (by_pod := cat.by_pod(pod)):
         comp = cat.component(by_pod)
         return by_pod, "pod", found[0].layer if found else comp.layer
-    if found:
+    if found and len({m.component.name for m in found}) == 1:  # a message several components print names none
         return found[0].component.name, "catalogue", found[0].layer
     if (prog := cat.by_program(msg)) is not None:
         return prog, "program", cat.component(prog).layer
     if (shape := shape_of(msg)) is not None:
         return shape[0], "shape", shape[1]
+    if found:
+        return None, "catalogue", found[0].layer
     if log.kind == "kernel":
         return "kernel", "log", Layer.KERNEL_DRIVER
+    name = log.artifact.replace("\\", "/").rsplit("/", 1)[-1]
+    for pattern, component, layer in rules().files:
+        if pattern.search(name):
+            return component, "file", layer
     if pod:
         return pod, "pod", None
     if log.container:
@@ -164,7 +174,15 @@ def _attribute(msg: str, log: ContainerLog, ln: LogLine | None, pod: str | None,
     return None, None, None
 
 
-def _log_errors(log: ContainerLog, cluster: Cluster | None, out: list[ErrorLine]) -> None:
+_SEVERE = {"critical": 0, "error": 1}
+
+
+@cache
+def _order() -> dict[str, int]:
+    return {sig.id: i for i, sig in enumerate(signatures()[0])}
+
+
+def _log_errors(log: ContainerLog, cluster: Cluster | None, out: list[ErrorLine], known: dict) -> None:
     text = messages_text(log)
     shapes = any(w in text for w in _ERROR_WORDS)  # unlevelled lines can be errors only if some line holds such a word
     r = rules()
@@ -194,6 +212,11 @@ def _log_errors(log: ContainerLog, cluster: Cluster | None, out: list[ErrorLine]
             nodes[pod] = log.node or (p.node if p is not None else None)
         found = tuple(m for m in cat.match(ln.message))
         component, how, layer = _attribute(ln.message, log, ln, pod, found)
+        # the table's own rule: the higher severity, then the row listed first (the specific before the generic)
+        sig = min((x for x in known.get((ln.artifact, ln.line), ()) if x.severity in _SEVERE and x.layer),
+                  key=lambda x: (_SEVERE[x.severity], _order()[x.id]), default=None)
+        if sig is not None:
+            layer = Layer(sig.layer)  # the table says which layer the line points to, whoever printed it
         if layer is None and log.kind in ("kernel", "journal") and (s := shape_of(ln.message)):
             layer = s[1]
         noise = _noise(ln.message, found)
@@ -206,7 +229,7 @@ def _log_errors(log: ContainerLog, cluster: Cluster | None, out: list[ErrorLine]
         out.append(ErrorLine(
             ln.evidence(), ln.message.strip(), level, "kernel" if log.kind == "kernel" else "log", component, how, layer,
             pod, log.namespace, ln.container or log.container, nodes[pod], log.previous, i,
-            i >= n - _LAST or i == last_error, bool(r.retry.search(ln.message)), noise, found,
+            i >= n - _LAST or i == last_error, bool(r.retry.search(ln.message)), noise, found, sig,
         ))
 
 
@@ -318,8 +341,9 @@ def build_error_lines(facts: Facts) -> ErrorLines:
     cluster: Cluster | None = _optional(facts, Cluster)
     inv: GpuInventory | None = _optional(facts, GpuInventory)
     out: list[ErrorLine] = []
+    known = logs.signatures_at() if logs else {}
     for log in logs.logs if logs else ():
-        _log_errors(log, cluster, out)
+        _log_errors(log, cluster, out, known)
     if cluster is not None:
         _pod_errors(cluster, out)
         _event_errors(cluster, out)
@@ -336,12 +360,16 @@ def build_health_signs(facts: Facts) -> HealthSigns:
         for p in cluster.pods:
             if pod_is_healthy(p) and p.evidence is not None:
                 signs.append(HealthSign(f"pod {p.name} is {p.status or p.phase}" + (f" and ready ({p.ready})" if p.ready else ""), p.evidence, p.node))
-        for name, n in cluster.nodes.items():
-            value = n.allocatable.get("nvidia.com/gpu") or next((v for k, v in n.allocatable.items() if k.startswith("nvidia.com/")), None)
-            if value and str(value).strip() not in ("0", ""):
-                ev = n.evidence.get("allocatable:nvidia.com/gpu") or next(iter(n.evidence.values()), None)
+        nodes = [*cluster.nodes.values(), *(f for f in cluster.fragments if isinstance(f, Node))]
+        for n in nodes:
+            offered = [(k, v) for k, v in n.allocatable.items() if k.startswith("nvidia.com/") and (to_int(v) or 0) > 0]
+            short = any((to_int(v) or 0) < (to_int(n.capacity.get(k)) or 0) for k, v in n.allocatable.items() if k.startswith("nvidia.com/"))
+            if offered and not short:  # a node that lost GPUs out of allocation shows no health
+                k, v = offered[0]
+                ev = n.evidence.get(f"allocatable:{k}") or next(iter(n.evidence.values()), None)
                 if ev is not None:
-                    signs.append(HealthSign(f"node {name} offers nvidia.com GPUs ({value} allocatable)", ev, name))
+                    who = f"node {n.name}" if n.name else "a node (its name is not in the paste)"
+                    signs.append(HealthSign(f"{who} offers {k} ({v} allocatable)", ev, n.name))
     inv: GpuInventory | None = _optional(facts, GpuInventory)
     for ng in inv.nodes if inv else ():
         for g in ng.gpus:
@@ -349,6 +377,8 @@ def build_health_signs(facts: Facts) -> HealthSigns:
     logs: Logs | None = _optional(facts, Logs)
     health = rules().health
     for log in logs.logs if logs else ():
+        if log.kind == "text":
+            continue  # a sentence that says something works is not the tool saying it: prose earns no HEALTHY
         text = messages_text(log)
         for pattern, what in health:
             if pattern.search(text):
