@@ -22,7 +22,7 @@ from gpusleuth.knowledge import table
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.k8s import Pod
-from gpusleuth.checks.stated_common import stated_hits
+from gpusleuth.checks.stated_common import platform_fixes, platform_note, stated_hits
 from gpusleuth.facts.prose import Prose
 from gpusleuth.model.layers import Layer
 from gpusleuth.facts.platform import Platform
@@ -64,7 +64,8 @@ def _decisive(logs: Logs | None, pod: str) -> tuple[dict, Evidence, str, str] | 
 
 @check("TK001", "toolkit-daemonset-failing")
 def toolkit_daemonset_failing(
-    cluster: Cluster, logs: Logs | None = None, setup: RuntimeSetup | None = None, found: HandlerErrors | None = None
+    cluster: Cluster, logs: Logs | None = None, setup: RuntimeSetup | None = None, found: HandlerErrors | None = None,
+    platform: Platform | None = None,
 ) -> Iterable[Hit]:
     """The nvidia-container-toolkit daemonset pod is in Error or CrashLoopBackOff.
 
@@ -77,7 +78,8 @@ def toolkit_daemonset_failing(
     validators, device plugin and every GPU pod wait behind it.
     How to fix: Correct the setting the log line names (toolkit.env CONTAINERD_SOCKET / CONTAINERD_CONFIG,
     RUNTIME_CONFIG_SOURCE=file when `containerd config dump` cannot run on the host), then let the pod
-    restart.
+    restart. On a known platform (knowledge/runtimes.toml [[platform]]) the fix gives that platform's
+    CONTAINERD_CONFIG / CONTAINERD_SOCKET values and says which file it generates.
     References: https://github.com/NVIDIA/gpu-operator/issues/522; https://github.com/NVIDIA/gpu-operator/issues/1323; https://github.com/NVIDIA/cloud-native-docs/pull/312
     """
     pods = [p for p in cluster.pods if (p.name or "").startswith(TOOLKIT_DAEMONSET) and _failing(p)]
@@ -125,7 +127,10 @@ def toolkit_daemonset_failing(
         elif found and found[0]["id"] == "config-dump-failed" and not (target and target.config_source and "file" in (target.config_source.value or "")):
             fixes = (Fix(FixKind.WORKAROUND, "Make the toolkit read the config file instead of running `containerd config dump` on the host.",
                          snippet="toolkit:\n  env:\n  - name: RUNTIME_CONFIG_SOURCE\n    value: file\n", snippet_language="yaml"),)
+        if not fixes:
+            fixes = platform_fixes(platform)
         fixes += (Fix(FixKind.IMMEDIATE, "Read the crashed toolkit container's log to its last lines.", (logs_cmd,)),)
+        text += platform_note(platform)
         yield Hit(
             title=f"nvidia-container-toolkit is {state}" + (f": {found[0]['id'].replace('-', ' ')}" if found else ""),
             explanation=text,
