@@ -123,7 +123,7 @@ def _node_signs(cluster: Cluster, row: PlatformRow) -> tuple[list[Sign], set[str
                 nodes.add(name)
         for attr, rx_key, weight, what in (
             ("kubelet_version", "kubelet", VERSION, "kubelet version"),
-            ("container_runtime", "containerd", VERSION, "container runtime version"),
+            ("container_runtime", "containerd", VERSION - 1, "container runtime version"),  # RKE2 ships K3s's containerd build
             ("os_image", "os_image", IMAGE, "os-image"),
             ("kernel_version", "kernel", IMAGE, "kernel"),
         ):
