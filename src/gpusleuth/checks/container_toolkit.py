@@ -162,18 +162,24 @@ def toolkit_env_value_not_string(configuration: Configuration) -> Iterable[Hit]:
             if isinstance(item, dict) and "value" in item and not isinstance(item["value"], str):
                 name = item.get("name")
                 line = rel.key_lines.get(f"toolkit.env.{i}.value")
+                flags = rel.source == "helm --set flags"
+                shown = str(item["value"]).lower() if isinstance(item["value"], bool) else item["value"]
+                how = (f"is set with `--set toolkit.env[{i}].value={shown}`, which Helm reads as a {type(item['value']).__name__}" if flags
+                       else f"has the unquoted value {item['value']!r}; YAML reads it as a {type(item['value']).__name__}")
+                fix = (Fix(FixKind.PERMANENT, "Pass the value with --set-string, which keeps it a string.",
+                           (f"--set-string 'toolkit.env[{i}].value={shown}'",)) if flags else
+                       Fix(FixKind.PERMANENT, "Quote the value.",
+                           snippet=f"toolkit:\n  env:\n  - name: {name}\n    value: \"{shown}\"\n", snippet_language="yaml"))
                 yield Hit(
                     title=f"toolkit.env {name} is {type(item['value']).__name__} {item['value']!r}, not a string",
                     explanation=(
-                        f"In {rel.artifact}, toolkit.env {name} has the unquoted value {item['value']!r}; YAML reads it as a "
-                        f"{type(item['value']).__name__}, and the ClusterPolicy's env values must be strings, so Helm cannot apply it."
+                        f"In {rel.artifact}, toolkit.env {name} {how}, and the ClusterPolicy's env values must be strings, so Helm "
+                        "cannot apply it."
                     ),
                     severity=Severity.ERROR,
                     role=Role.ROOT_CAUSE,
                     evidence=(Evidence(rel.artifact, line, f"{name}: {item['value']}"),),
-                    fixes=(Fix(FixKind.PERMANENT, "Quote the value.",
-                               snippet=f"toolkit:\n  env:\n  - name: {name}\n    value: \"{str(item['value']).lower() if isinstance(item['value'], bool) else item['value']}\"\n",
-                               snippet_language="yaml"),),
+                    fixes=(fix,),
                     component="gpu-operator",
                     confidence=0.9,
                     facts={"name": name, "value": item["value"]},

@@ -41,6 +41,7 @@ PARSERS: tuple[Parser, ...] = (
     host_facts.parse_mofed,
     host_facts.parse_marker,
     helm.parse_values,
+    helm.parse_set_flags,
     helm.parse_list,
     helm.parse_release_secret,
     kubectl_describe.describe,
