@@ -226,3 +226,13 @@ def test_sniffers_stay_quiet_on_other_text():
     doc = Document("notes.txt", ("containerd is great", "so is kubelet"))
     assert sniff_processes(doc) == NO and sniff_crictl(doc) == NO and sniff_version(doc) == NO
     assert len(docs_from_text(PS_EF_SNAP)) == 1
+
+
+def test_ls_la_without_its_prompt_starts_with_total():
+    from gpusleuth.parsers.host_processes import parse_probe as probe
+
+    doc = Document("listing.txt", ("total 8", "drwxr-xr-x 2 root root 4096 Mar 12 09:20 .",
+                                   "-rw-r--r-- 1 root root  120 Mar 12 09:20 /etc/containerd/conf.d/99-nvidia.toml"))
+    assert probe.sniff(doc) > 0
+    [p] = list(probe.parse(doc))
+    assert p.path == "/etc/containerd/conf.d/99-nvidia.toml" and p.exists

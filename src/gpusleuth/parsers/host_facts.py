@@ -231,6 +231,46 @@ def parse_modules(doc: Document) -> Iterable[ModuleList]:
                      pattern if filtered else None, filtered and pattern is None)
 
 
+# ---------------------------------------------------------------------------------------------- lspci -k
+
+# `lspci -nnk`: a device line, then indented Subsystem / Kernel driver in use / Kernel modules lines.
+_PCI_DEVICE = re.compile(r"^(?P<addr>(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+(?P<what>.*)$")
+_PCI_DRIVER = re.compile(r"^\s+Kernel driver in use:\s*(?P<driver>[\w-]+)\s*$")
+_NVIDIA_DEVICE = re.compile(r"\[10de:[0-9a-fA-F]{4}\]|NVIDIA Corporation", re.I)
+
+
+def sniff_lspci(doc: Document) -> int:
+    prog, args, _, _ = command(doc)
+    head = doc.head(40)
+    devices = sum(1 for ln in head if _PCI_DEVICE.match(ln))
+    drivers = any(_PCI_DRIVER.match(ln) for ln in head)
+    if prog == "lspci" and devices:
+        return SURE
+    return LIKELY if devices and drivers else NO
+
+
+@parser("host.lspci", "`lspci -k` / `lspci -nnk`: the kernel driver bound to each NVIDIA device (nouveau, nvidia, vfio-pci)", sniff=sniff_lspci)
+def parse_lspci(doc: Document) -> Iterable[ModuleList]:
+    """The drivers bound to NVIDIA devices, as a module listing that proves only presence: a driver in use is a
+    loaded module; one not shown may still be loaded (lspci lists drivers, not modules)."""
+    modules: dict[str, LoadedModule] = {}
+    nvidia = False
+    for i, ln in enumerate(doc.lines):
+        dev = _PCI_DEVICE.match(ln)
+        if dev:
+            nvidia = bool(_NVIDIA_DEVICE.search(dev.group("what")))
+            continue
+        drv = _PCI_DRIVER.match(ln)
+        if drv and nvidia:
+            name = drv.group("driver").replace("-", "_") if drv.group("driver") != "vfio-pci" else "vfio_pci"
+            modules.setdefault(name, LoadedModule(name, None, (), doc.evidence(i)))
+    if not modules:
+        raise UnusableData("no NVIDIA device with a bound driver in this lspci output")
+    what = doc.command or "lspci -k"
+    yield ModuleList(tuple(modules.values()), _about(doc, f"{what}: drivers in use by NVIDIA devices: {', '.join(modules)}"),
+                     _node(doc), "lspci -k", None, True)
+
+
 # ---------------------------------------------------------------------------------------------- modinfo
 
 _MODINFO_FIELD = re.compile(r"^(?P<key>[a-z_][a-z0-9_]*):(?P<sp>\s*)(?P<value>.*?)\s*$")

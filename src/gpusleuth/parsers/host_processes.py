@@ -50,6 +50,7 @@ _NOT_DAEMON = re.compile(r"(?:^\s*[$#%>]\s|(?:^|[\s/])(?:e?grep|pgrep|pkill|pido
 _VERSION = re.compile(r"^\s*containerd\s+\S+\s+v?(?P<v>\d+\.\d+\.\d+[\w.+~-]*)")
 _CANNOT = re.compile(r"^(?:ls|stat|test|file): cannot (?:access|stat|statx) ['‘\"]?(?P<path>/[^'’\"]+)['’\"]?: No such file or directory")
 _ENTRY = re.compile(r"^[-lcsbdp][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+[\d,]+\s+\w{3}\s+\d+\s+[\d:]+\s+(?P<name>[^/\s].*)$")
+_TOTAL = re.compile(r"^total \d+[KMG]?\s*$")
 _LS_DIR = re.compile(r"^ls\s+(?:-\S+\s+)*(?P<dir>/\S*?)/?$")
 _LISTED = re.compile(r"^[-lcsbdp][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+[\d,]+\s+\w{3}\s+\d+\s+[\d:]+\s+(?P<path>/\S+)")
 
@@ -273,6 +274,8 @@ def sniff_probe(doc: Document) -> int:
         return LIKELY if any(_probe_line(ln) for ln in lines) or _bare_names(doc) else NO
     seen = False
     for ln in lines:  # WEAK when every non-blank line is one: the first that is not decides
+        if _TOTAL.match(ln):  # `ls -la`'s first line
+            continue
         if not _probe_line(ln):
             return NO
         seen = True
