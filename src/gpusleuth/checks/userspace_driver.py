@@ -10,6 +10,7 @@ from datetime import date, timedelta
 from typing import Iterable
 
 from gpusleuth.checks.base import check
+from gpusleuth.errors import NotApplicable
 from gpusleuth.checks.gpu_common import cordon_drain, diag_before_trust, reboot_node
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.gpus import GpuInventory, KernelEvents
@@ -19,7 +20,7 @@ from gpusleuth.knowledge import versions
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.layers import Layer
 from gpusleuth.checks.stated_common import stated_hits
-from gpusleuth.facts.prose import Prose
+from gpusleuth.facts.prose import STATED_CONFIDENCE, Prose
 
 NEAR_EOL = timedelta(days=180)  # warn this long before a branch's end of life
 _LOST = ("gpu-lost", "unknown-error", "reset-required")
@@ -253,45 +254,54 @@ def persistence_off(inventory: GpuInventory) -> Iterable[Hit]:
 
 
 @check("UD010", "driver-branch-end-of-life")
-def driver_eol(inventory: GpuInventory, today: date | None = None) -> Iterable[Hit]:
+def driver_eol(inventory: GpuInventory | None = None, today: date | None = None, prose: Prose | None = None) -> Iterable[Hit]:
     """The node's driver branch is past (or close to) its end of life.
 
     What it does: maps the driver version (nvidia-smi, NVML, dcgm-exporter or GFD's cuda.driver labels) to its
     branch in knowledge/driver_branches.toml and compares the branch's EOL with today's date
-    (GPUSLEUTH_TODAY=YYYY-MM-DD judges it as of another day).
+    (GPUSLEUTH_TODAY=YYYY-MM-DD judges it as of another day). With no machine-read driver version, a version
+    a ticket states ("driver 470.82.01") is judged the same way, marked "stated", at lower confidence.
     Why it matters: an EOL branch gets no more bug or security fixes; R535 LTS ended in June 2026.
     How to fix: plan the move to a supported branch (the current LTS, R580 until June 2028, or the production
     branch), through the GPU Operator's driver.version or the host package.
     References: https://docs.nvidia.com/datacenter/tesla/drivers/615/supported-drivers-and-cuda-toolkit-versions.html; knowledge/driver_branches.toml
     """
     today = today or date.today()
-    for ng in inventory.nodes:
-        if not ng.driver_version:
-            continue
-        b = versions.branch_of(ng.driver_version)
+    read = [ng for ng in (inventory.nodes if inventory else ()) if ng.driver_version]
+    said = [s for s in (prose.stated_of("driver") if prose else ()) if versions.branch_of(s.value)] if not read else []
+    if not read and not said:
+        raise NotApplicable("no driver version in the artifacts (nvidia-smi, NVML, GFD labels) and none stated")
+    candidates = [(ng.driver_version, ng.driver_evidence, ng.node, False) for ng in read] + [(s.value, s.evidence, None, True) for s in said]
+    for version, evidence, node, stated in candidates:
+        b = versions.branch_of(version)
         if b is None or b.eol is None:
             continue
-        ev = (ng.driver_evidence,) if ng.driver_evidence else ()
+        ev = (evidence,) if evidence else ()
+        shown = f"{version} (stated)" if stated else version
+        told = (f"A ticket states driver {version} ({evidence.cite()}); no machine output in the artifacts shows the node's driver. "
+                if stated and evidence else "")
+        weight = STATED_CONFIDENCE / 0.9 if stated else 1.0
+        check_it = (Fix(FixKind.IMMEDIATE, "The version comes from a sentence: confirm it on the node.", ("nvidia-smi --query-gpu=driver_version --format=csv,noheader",)),) if stated else ()
         target = _supported_target(today)
         fix = Fix(FixKind.PERMANENT, f"Move to a supported branch{(': ' + target) if target else ''}, e.g. through the GPU Operator "
                                      "(driver.version) or the host driver package, node by node.", ())
         if b.eol < today:
             yield Hit(
-                title=f"Driver {ng.driver_version} ({b.branch} {b.type}) is past end of life since {b.eol:%B %Y}",
-                explanation=f"{b.branch} ({b.type}) reached end of life on {b.eol.isoformat()}, {(today - b.eol).days} days ago: no more bug or "
+                title=f"Driver {shown} ({b.branch} {b.type}) is past end of life since {b.eol:%B %Y}",
+                explanation=told + f"{b.branch} ({b.type}) reached end of life on {b.eol.isoformat()}, {(today - b.eol).days} days ago: no more bug or "
                             f"security fixes. It supports CUDA up to {b.max_cuda}.",
                 # A risk to plan for, not the cause of what is failing now: it must not read as one.
-                severity=Severity.WARNING, role=Role.CONTRIBUTING, evidence=ev, node=ng.node, component="nvidia-driver",
-                confidence=0.9 if b.verified else 0.7, fixes=(fix,),
-                facts={"branch": b.branch, "eol": b.eol.isoformat(), "days_past": (today - b.eol).days, "today": today.isoformat()},
+                severity=Severity.WARNING, role=Role.CONTRIBUTING, evidence=ev, node=node, component="nvidia-driver",
+                confidence=round((0.9 if b.verified else 0.7) * weight, 2), fixes=(*check_it, fix),
+                facts={"stated": stated, "branch": b.branch, "eol": b.eol.isoformat(), "days_past": (today - b.eol).days, "today": today.isoformat()},
             )
         elif b.eol - today <= NEAR_EOL:
             yield Hit(
-                title=f"Driver {ng.driver_version} ({b.branch} {b.type}) reaches end of life on {b.eol:%d %B %Y}",
-                explanation=f"{(b.eol - today).days} days left on {b.branch}; plan the upgrade before fixes stop.",
-                severity=Severity.INFO, role=Role.INFO, evidence=ev, node=ng.node, component="nvidia-driver",
-                confidence=0.9 if b.verified else 0.7, fixes=(fix,),
-                facts={"branch": b.branch, "eol": b.eol.isoformat(), "days_left": (b.eol - today).days, "today": today.isoformat()},
+                title=f"Driver {shown} ({b.branch} {b.type}) reaches end of life on {b.eol:%d %B %Y}",
+                explanation=told + f"{(b.eol - today).days} days left on {b.branch}; plan the upgrade before fixes stop.",
+                severity=Severity.INFO, role=Role.INFO, evidence=ev, node=node, component="nvidia-driver",
+                confidence=round((0.9 if b.verified else 0.7) * weight, 2), fixes=(*check_it, fix),
+                facts={"stated": stated, "branch": b.branch, "eol": b.eol.isoformat(), "days_left": (b.eol - today).days, "today": today.isoformat()},
             )
 
 
