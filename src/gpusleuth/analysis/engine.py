@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable
 
 from gpusleuth.checks import Check, all_checks
@@ -70,6 +70,12 @@ def _read_prose_lines(doc: Document, facts: Facts, weak: bool) -> None:
     except Exception as exc:  # noqa: BLE001
         facts.errors.append(f"parser prose on {doc.artifact}: {type(exc).__name__}: {exc}")
         return
+    if mostly:  # what the weak claim read is a ticket's sentences: say so in the artifacts list and the gaps
+        last = facts.recognised[-1]
+        facts.recognised[-1] = replace(last, kind="prose", objects=last.objects + len(text.stated) + len(text.described))
+        where = doc.artifact if doc.first_line == 1 else f"{doc.artifact}:{doc.first_line}"
+        facts.gaps.append(Gap("artifact", "content read as prose only (stated facts and symptoms, error lines and known messages)", where))
+        _read_fragments(doc, facts)
     if text.stated or text.described:
         facts.add(text)
 
@@ -98,6 +104,28 @@ def _read_as_text(doc: Document, facts: Facts, where: str) -> None:
     facts.add(text)
     last = doc.first_line + len(doc.lines) - 1
     facts.recognised.append(Recognised(doc.artifact, doc.first_line, last, "prose", len(text.stated) + len(text.described)))
+    _read_fragments(doc, facts)
+
+
+def _read_fragments(doc: Document, facts: Facts) -> None:
+    """The blocks between a ticket's sentences that a parser recognises on their own (a Helm values fragment at any
+    indentation, `helm install --set ...`, `lspci -k`, a listing): read them with that parser. Logs are left to
+    the text reading of the whole document, which already has their lines."""
+    for block in prose.fragments(doc):
+        score, p = sniff(block)
+        if p is None or score <= WEAK or p.kind == "logs":  # the block is known not to be sentences: a loose pattern will do
+            continue
+        where = f"{block.artifact}:{block.first_line}"
+        try:
+            objs = [o for o in p.parse(block) if not isinstance(o, Gap)]
+        except UnusableData:
+            continue  # a fragment that does not parse stays prose
+        except Exception as exc:  # noqa: BLE001 - the exception model: a parser bug is recorded, the fragment stays prose
+            facts.errors.append(f"parser {p.kind} on fragment {where}: {type(exc).__name__}: {exc}")
+            continue
+        for obj in objs:
+            facts.add(obj)
+        facts.recognised.append(Recognised(block.artifact, block.first_line, block.first_line + len(block.lines) - 1, p.kind, len(objs)))
 
 
 @dataclass(frozen=True)

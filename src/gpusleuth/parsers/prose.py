@@ -33,6 +33,7 @@ _MACHINE = re.compile(
     r"[\w./-]+:\s*$|[\w.-]+=\S+\s+[\w.-]+=|NAME\s{2,}|\S+\s{3,}\S+\s{3,}\S+|[│|+]-{3,})"
 )
 _YAML_KEY = re.compile(r"^\s*[\w.\-\"]+:\s+\S")
+_KEY_ONE_VALUE = re.compile(r"^[\w.\-\"]+:\s+(?:\S+|\"[^\"]*\"|'[^']*')\s*$")  # `value: /var/lib/...`: one key, one token
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
 _MAX_SENTENCE = 300
 
@@ -107,20 +108,56 @@ def event_of(what: str) -> dict | None:
     return next((row for row, rx in _events() if rx.search(what)), None)
 
 
+# A command line (what was typed, not said): a known program first, or flags, or a continuation backslash.
+_COMMAND_LINE = re.compile(
+    r"^\s*(?:[$#>]\s+)?(?:sudo\s+)?(?:helm3?|kubectl|k|oc|crictl|ctr|nerdctl|docker|nvidia-smi|nvidia-ctk|systemctl|journalctl|"
+    r"lsmod|modprobe|modinfo|mokutil|lspci|ls|cat|grep|containerd|microk8s|k3s|rke2|k0s|snap)\s"
+    r"|(?:^|\s)--?[a-zA-Z][\w-]*(?:[= ]\S+)?\s+\\\s*$|\\\s*$"
+)
+
+
 def is_prose_line(line: str) -> bool:
-    """A sentence or a bullet item a person wrote, not a line a program printed."""
+    """A sentence or a bullet item a person wrote, not a line a program printed nor a command typed."""
     s = line.strip()
-    if len(s) < 12 or _MACHINE.match(s):
+    if len(s) < 12 or _MACHINE.match(s) or _COMMAND_LINE.search(s) or s.startswith("--"):
         return False
     bullet = _BULLET.match(s)
     body = s[bullet.end():] if bullet else s
-    if not bullet and _YAML_KEY.match(s) and len(_WORD.findall(s)) < 5:
-        return False
+    if (_YAML_KEY.match(body) and len(_WORD.findall(body)) < 5) or _KEY_ONE_VALUE.match(body):
+        return False  # `key: value`, also as a YAML list item (`- name: CONTAINERD_CONFIG`)
     words = _WORD.findall(body)
     if len(words) < (2 if bullet else 4):
         return False
     letters = sum(len(w) for w in words)
     return letters >= 0.45 * len(body)
+
+
+def fragments(doc: Document) -> list[Document]:
+    """The blocks of a ticket that are not sentences (a values fragment, a command with its flags, a listing),
+    each a Document of its own with its original line numbers: other parsers may read them."""
+    out: list[Document] = []
+    start = None
+    for i, ln in enumerate((*doc.lines, "")):
+        other = bool(ln.strip()) and not is_prose_line(ln)
+        if other and start is None:
+            start = i
+        elif not other and start is not None:
+            if not ln.strip() and i < len(doc.lines) and _continues(doc.lines, i):
+                continue  # a blank line inside a YAML block or a listing
+            block = doc.lines[start:i]
+            while block and not block[-1].strip():
+                block = block[:-1]
+            if block:
+                out.append(Document(doc.artifact, tuple(block), doc.first_line + start, meta=doc.meta))
+            start = None
+    return out
+
+
+def _continues(lines: tuple[str, ...], i: int) -> bool:
+    """Whether the block goes on after the blank line i (the next non-blank line is not a sentence and is indented
+    like the block)."""
+    nxt = next((ln for ln in lines[i + 1 : i + 3] if ln.strip()), None)
+    return nxt is not None and not is_prose_line(nxt) and nxt[:1] in (" ", "\t", "-")
 
 
 def mostly_prose(doc: Document) -> bool:
