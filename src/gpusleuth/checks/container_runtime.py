@@ -757,8 +757,8 @@ def stated_runtime_symptom(prose: Prose, platform: Platform | None = None) -> It
     that cites the sentence, says what it implies, and lists the commands whose output would confirm it.
     Its confidence is low (0.35): a person's words, not a program's output, so any machine-read cause on the
     same scope explains it first.
-    Why it matters: a ticket often holds only sentences; these all point at the container engine: the pod did not run under the nvidia runtime, or the engine kubelet talks to has no nvidia runtime because its config was generated or replaced.
-    How to fix: confirm with `crictl info`, `containerd config dump` and the pod's runtimeClassName; on distributions that generate the config, change the template (the finding names it for the platform), or run GPU pods with runtimeClassName: nvidia.
+    Why it matters: A ticket often holds only sentences; these all point at the container engine: the pod did not run under the nvidia runtime, or the engine kubelet talks to has no nvidia runtime because its config was generated or replaced.
+    How to fix: Confirm with `crictl info`, `containerd config dump` and the pod's runtimeClassName; on distributions that generate the config, change the template (the finding names it for the platform), or run GPU pods with runtimeClassName: nvidia.
     References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
     """
     yield from stated_hits(prose, Layer.CONTAINER_RUNTIME, platform)

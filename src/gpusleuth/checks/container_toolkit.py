@@ -253,8 +253,8 @@ def stated_toolkit_symptom(prose: Prose, platform: Platform | None = None) -> It
     that cites the sentence, says what it implies, and lists the commands whose output would confirm it.
     Its confidence is low (0.35): a person's words, not a program's output, so any machine-read cause on the
     same scope explains it first.
-    Why it matters: a ticket often holds only sentences; the toolkit writes the nvidia runtime into the node's engine config and restarts the engine; on distributions that run their own containerd it must be given that containerd's config (or template) and socket.
-    How to fix: read the toolkit pod's log with gpusleuth; give the toolkit the platform's CONTAINERD_CONFIG / CONTAINERD_SOCKET (the finding shows them).
+    Why it matters: A ticket often holds only sentences; the toolkit writes the nvidia runtime into the node's engine config and restarts the engine; on distributions that run their own containerd it must be given that containerd's config (or template) and socket.
+    How to fix: Read the toolkit pod's log with gpusleuth; give the toolkit the platform's CONTAINERD_CONFIG / CONTAINERD_SOCKET (the finding shows them).
     References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
     """
     yield from stated_hits(prose, Layer.CONTAINER_TOOLKIT, platform)

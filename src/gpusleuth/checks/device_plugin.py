@@ -436,8 +436,8 @@ def stated_plugin_symptom(prose: Prose) -> Iterable[Hit]:
     that cites the sentence, says what it implies, and lists the commands whose output would confirm it.
     Its confidence is low (0.35): a person's words, not a program's output, so any machine-read cause on the
     same scope explains it first.
-    Why it matters: a ticket often holds only sentences; the kubelet only offers GPUs the device plugin registered; zero means the plugin is not running there, cannot reach NVML, or registered with another kubelet.
-    How to fix: read `kubectl describe node` and the device plugin's log with gpusleuth.
+    Why it matters: A ticket often holds only sentences; the kubelet only offers GPUs the device plugin registered; zero means the plugin is not running there, cannot reach NVML, or registered with another kubelet.
+    How to fix: Read `kubectl describe node` and the device plugin's log with gpusleuth.
     References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
     """
     yield from stated_hits(prose, Layer.DEVICE_PLUGIN)

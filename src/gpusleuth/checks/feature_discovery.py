@@ -82,7 +82,7 @@ def nfd_labels_missing(cluster: Cluster, inventory: GpuInventory | None = None, 
     Why it matters: the operator selects GPU nodes by NFD's PCI vendor label (10de = NVIDIA) and builds the
     driver image tag from NFD's kernel/OS labels; without them no operand is scheduled on the node and it
     never advertises GPUs, with no error on the node itself.
-    How to fix: run NFD (the chart's nfd.enabled=true, or an existing NFD deployment whose workers run on the
+    How to fix: Run NFD (the chart's nfd.enabled=true, or an existing NFD deployment whose workers run on the
     GPU nodes), then check the node's labels; the operator reconciles by itself.
     References: https://github.com/NVIDIA/gpu-operator/issues/423; https://github.com/NVIDIA/gpu-operator/issues/728; https://github.com/NVIDIA/gpu-feature-discovery/issues/75
     """
@@ -344,8 +344,8 @@ def stated_labels_symptom(prose: Prose) -> Iterable[Hit]:
     that cites the sentence, says what it implies, and lists the commands whose output would confirm it.
     Its confidence is low (0.35): a person's words, not a program's output, so any machine-read cause on the
     same scope explains it first.
-    Why it matters: a ticket often holds only sentences; the GPU Operator schedules its operands by NFD/GFD labels; an unlabelled GPU node gets none of them.
-    How to fix: read `kubectl get node --show-labels` and the GFD/NFD logs with gpusleuth.
+    Why it matters: A ticket often holds only sentences; the GPU Operator schedules its operands by NFD/GFD labels; an unlabelled GPU node gets none of them.
+    How to fix: Read `kubectl get node --show-labels` and the GFD/NFD logs with gpusleuth.
     References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
     """
     yield from stated_hits(prose, Layer.FEATURE_DISCOVERY)

@@ -775,8 +775,8 @@ def stated_driver_install_symptom(prose: Prose) -> Iterable[Hit]:
     that cites the sentence, says what it implies, and lists the commands whose output would confirm it.
     Its confidence is low (0.35): a person's words, not a program's output, so any machine-read cause on the
     same scope explains it first.
-    Why it matters: a ticket often holds only sentences; the NVIDIA kernel module is the bottom of the stack: while it is not loaded, every GPU component above it waits or fails.
-    How to fix: run the commands the finding lists (`uname -r`, `lsmod | grep -e nvidia -e nouveau`, `mokutil --sb-state`, the driver pod's log) and give their output to gpusleuth; the machine-read findings then name the cause.
+    Why it matters: A ticket often holds only sentences; the NVIDIA kernel module is the bottom of the stack: while it is not loaded, every GPU component above it waits or fails.
+    How to fix: Run the commands the finding lists (`uname -r`, `lsmod | grep -e nvidia -e nouveau`, `mokutil --sb-state`, the driver pod's log) and give their output to gpusleuth; the machine-read findings then name the cause.
     References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
     """
     yield from stated_hits(prose, Layer.KERNEL_DRIVER)

@@ -288,8 +288,8 @@ def stated_pending_symptom(prose: Prose) -> Iterable[Hit]:
     that cites the sentence, says what it implies, and lists the commands whose output would confirm it.
     Its confidence is low (0.35): a person's words, not a program's output, so any machine-read cause on the
     same scope explains it first.
-    Why it matters: a ticket often holds only sentences; a Pending GPU pod means no node offers a free GPU it may use: none advertised, all in use, or taints and selectors in the way.
-    How to fix: read `kubectl describe pod` (its Events) and `kubectl describe node` with gpusleuth.
+    Why it matters: A ticket often holds only sentences; a Pending GPU pod means no node offers a free GPU it may use: none advertised, all in use, or taints and selectors in the way.
+    How to fix: Read `kubectl describe pod` (its Events) and `kubectl describe node` with gpusleuth.
     References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
     """
     yield from stated_hits(prose, Layer.SCHEDULER)

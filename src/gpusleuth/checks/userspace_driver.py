@@ -152,7 +152,7 @@ def access_limited(inventory: GpuInventory) -> Iterable[Hit]:
     What it does: reports fields and GPUs NVML refused to read: permissions (the probe ran unprivileged) or "Not
     Supported" (consumer GPUs have no ECC, row remapping or power readings).
     Why it matters: absent values are not healthy values; the report says what it could not see.
-    How to fix: run the probe as root (or in a privileged pod) for permission errors; "Not Supported" on a
+    How to fix: Run the probe as root (or in a privileged pod) for permission errors; "Not Supported" on a
     consumer GPU needs nothing.
     References: nvidia-ml-py NVMLError_NotSupported / NVMLError_NoPermission
     """
@@ -236,7 +236,7 @@ def persistence_off(inventory: GpuInventory) -> Iterable[Hit]:
     What it does: lists GPUs whose persistence mode is Disabled.
     Why it matters: without it the driver tears the GPU state down when the last client exits, so every job
     start pays the initialisation again and nvidia-smi is slow; NVIDIA recommends nvidia-persistenced.
-    How to fix: run the nvidia-persistenced daemon (the GPU Operator's driver container does), or
+    How to fix: Run the nvidia-persistenced daemon (the GPU Operator's driver container does), or
     `nvidia-smi -pm 1` until the next reboot.
     References: NVIDIA driver persistence documentation (nvidia-persistenced)
     """
@@ -365,8 +365,8 @@ def stated_nvml_symptom(prose: Prose) -> Iterable[Hit]:
     that cites the sentence, says what it implies, and lists the commands whose output would confirm it.
     Its confidence is low (0.35): a person's words, not a program's output, so any machine-read cause on the
     same scope explains it first.
-    Why it matters: a ticket often holds only sentences; a userspace library newer than the loaded module (or no module at all) makes every NVML user fail, the device plugin included.
-    How to fix: run `nvidia-smi` and `cat /proc/driver/nvidia/version` on the node and read them with gpusleuth; reboot (or reload the module) after a driver package upgrade.
+    Why it matters: A ticket often holds only sentences; a userspace library newer than the loaded module (or no module at all) makes every NVML user fail, the device plugin included.
+    How to fix: Run `nvidia-smi` and `cat /proc/driver/nvidia/version` on the node and read them with gpusleuth; reboot (or reload the module) after a driver package upgrade.
     References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
     """
     yield from stated_hits(prose, Layer.USERSPACE_DRIVER)
