@@ -197,6 +197,8 @@ def _log_errors(log: ContainerLog, cluster: Cluster | None, out: list[ErrorLine]
                 level = "error" if r.kernel.search(msg) else None
             else:
                 level = error_level(msg) or ("error" if kernel and r.kernel.search(msg) else None)
+            if level is None:  # a message the component's source prints as an error is one, level word or not
+                level = next((m.level for m in cat.match(msg) if m.level in ("error", "fatal") and not m.benign), None)
         if level is not None:
             picked.append((i, ln, level))
     if not picked:
