@@ -76,6 +76,7 @@ def _unquoted(message: str) -> str:
     return m[1:-1] if len(m) > 2 and m[0] == m[-1] == '"' and '"' not in m[1:-1] else m
 
 
+@lru_cache(maxsize=8192)  # a failing component repeats its lines: each distinct one is worked out once
 def normalise(message: str) -> str:
     """The message with its variable parts replaced: repeats of one error compare equal."""
     return " ".join(_VARIABLE.sub("…", _unquoted(message)).split())
