@@ -229,7 +229,8 @@ def _unexplained_hit(g: _Group) -> Hit:
         if msg.causes:
             explanation += " Causes its source names: " + "; ".join(msg.causes) + "."
     how = {"pod": "its pod", "catalogue": "the message catalogue", "program": "the program name in the line",
-           "shape": "the message's wording", "log": "the log it is in", "file": "the file's name (a hint only)"}.get(d.attributed_by or "", "")
+           "shape": "the message's wording", "log": "the log it is in", "file": "the file's name (a hint only)",
+           "signature": "the signature table, which knows the line"}.get(d.attributed_by or "", "")
     if how:
         explanation += f" Attributed to {who} by {how}."
     explanation += " This is not a diagnosis: the cause is not identified, the line is where to start."

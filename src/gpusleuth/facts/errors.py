@@ -273,6 +273,8 @@ def _log_errors(log: ContainerLog, ctx: "_Context", out: list[ErrorLine]) -> Non
                   key=lambda x: (_SEVERE[x.severity], _order()[x.id]), default=None)
         if sig is not None:
             layer = Layer(sig.layer)  # the table says which layer the line points to, whoever printed it
+            if sig.component and how in (None, "shape", "file", "log", "catalogue") and not (how == "catalogue" and component):
+                component, how = sig.component, "signature"  # the table knows who prints this line
         if layer is None and log.kind in ("kernel", "journal") and (s := shape_of(ln.message)):
             layer = s[1]
         if (noise is None and recovered_after is not None and i < recovered_after and level != "fatal"
