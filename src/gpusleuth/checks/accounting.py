@@ -209,6 +209,14 @@ def _head_of_burst(d: ErrorLine, group: tuple[ErrorLine, ...]) -> ErrorLine:
     return head
 
 
+_BACKTICKED = re.compile(r"`([a-z][\w./-]*(?: [^`]+)?)`")
+
+
+def _commands_in(causes: tuple[str, ...]) -> list[str]:
+    """The commands a catalogue row's causes name (`mokutil --sb-state`), in order, once each."""
+    return list(dict.fromkeys(m.group(1) for c in causes for m in _BACKTICKED.finditer(c) if " " in m.group(1)))[:6]
+
+
 def _unexplained_hit(g: _Group) -> Hit:
     ranked = sorted(g.lines, key=_rank)
     d = _head_of_burst(ranked[0], g.lines)
@@ -225,7 +233,8 @@ def _unexplained_hit(g: _Group) -> Hit:
     if d.signature is not None and d.signature.note:
         explanation += f" gpusleuth knows this line ({d.signature.id}, {d.signature.layer} layer): {d.signature.note}"
     if msg is not None:
-        explanation += f" {msg.component.name} prints this while {msg.doing} ({msg.where}, {msg.component.version})."
+        version = msg.component.version[:12] if re.fullmatch(r"[0-9a-f]{40}", msg.component.version) else msg.component.version
+        explanation += f" {msg.component.name} prints this while {msg.doing} ({msg.where}; source read at {version})."
         if msg.causes:
             explanation += " Causes its source names: " + "; ".join(msg.causes) + "."
     how = {"pod": "its pod", "catalogue": "the message catalogue", "program": "the program name in the line",
@@ -237,6 +246,10 @@ def _unexplained_hit(g: _Group) -> Hit:
     terms = msg.search_terms() if msg is not None else search_terms(d.message)
     tracker = tracker_for(msg.component.name if msg else g.component, g.layer)
     fixes = _next_evidence(g, d)
+    facts_cmds = _commands_in(msg.causes) if msg is not None else []
+    if facts_cmds:
+        fixes.insert(0, Fix(FixKind.IMMEDIATE, "Tell the possible causes apart: read the facts each cause names"
+                            + (f" on node {g.node}." if g.node else " on the node."), tuple(facts_cmds)))
     if terms:
         fixes.append(Fix(FixKind.WORKAROUND, f"Search the public issues for the message: {search_link(tracker, terms)}"))
     evidence = [d.evidence] + ([start.evidence] if start else [])
