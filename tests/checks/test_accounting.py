@@ -156,3 +156,11 @@ def test_a_file_name_is_the_last_hint_of_who_printed_a_line(tmp_path):
     assert f.facts["attributed_by"] == "file" and "file's name" in f.explanation
     words = _diagnose(tmp_path, "nvidia-container-cli: mount error: frobnicate failed\n", name="driver.log")
     assert next(f for f in words.findings if f.code.endswith("900")).facts["attributed_by"] != "file"  # the words come first
+
+
+def test_the_catalogue_says_what_the_code_was_doing_and_how_to_tell_the_causes_apart(tmp_path):
+    report = _diagnose(tmp_path, "root@gpu-1:~# modprobe nvidia\nmodprobe: ERROR: could not insert 'nvidia': Required key not available\n")
+    f = next(f for f in report.findings if f.code == "KD900")
+    assert f.facts["catalogue"] == "kernel/required-key" and f.confidence == 0.4
+    assert "Secure Boot" in f.explanation
+    assert "mokutil --sb-state" in f.fixes[0].commands

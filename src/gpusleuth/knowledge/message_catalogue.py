@@ -167,6 +167,12 @@ class Catalogue:
             return found
         return sorted(found, key=lambda m: (-_start(m.pattern, text), -m.fixed, m.key))
 
+    def errors_in(self, text: str) -> list[Message]:
+        """The error and fatal messages (not benign) that occur anywhere in text: one pass over a whole log."""
+        if not self.messages:
+            return []
+        return [m for i in self._set.Match(text) or () if (m := self.messages[i]).level in ("error", "fatal") and not m.benign]
+
     def component(self, name: str) -> Component | None:
         return self._by_name.get(name)
 
@@ -190,12 +196,13 @@ class Catalogue:
 
 
 @cache
-def _compiled(pattern: str) -> "re2._Regexp":
+def compiled(pattern: str) -> "re2._Regexp":
+    """A catalogue pattern compiled once (RE2: linear time on any input)."""
     return re2.compile(pattern)
 
 
 def _start(pattern: str, text: str) -> int:
-    m = _compiled(pattern).search(text)
+    m = compiled(pattern).search(text)
     return m.start() if m else 0
 
 
