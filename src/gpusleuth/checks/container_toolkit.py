@@ -189,13 +189,14 @@ def toolkit_env_value_not_string(configuration: Configuration) -> Iterable[Hit]:
 
 
 @check("TK003", "toolkit-env-misses-platform-paths")
-def toolkit_env_misses_platform_paths(configuration: Configuration, platform: Platform) -> Iterable[Hit]:
+def toolkit_env_misses_platform_paths(configuration: Configuration, platform: Platform, setup: RuntimeSetup | None = None) -> Iterable[Hit]:
     """The toolkit is told to edit a config file or talk to a socket that the platform does not use that way.
 
     What it does: Compares toolkit.env CONTAINERD_CONFIG / CONTAINERD_SOCKET (Helm values, --set flags,
     ClusterPolicy) with the platform's row in knowledge/runtimes.toml [[platform]]: a config that the
     platform regenerates (K3s/RKE2 config.toml instead of config.toml.tmpl, MicroK8s containerd.toml instead
-    of containerd-template.toml) or a socket other than the platform's.
+    of containerd-template.toml) or a socket other than the platform's. When the artifacts show the containerd
+    kubelet uses and the toolkit's target, RT002/RT003 judge that instead, from the node's own files.
     Why it matters: the toolkit's edit to a generated file is lost at the next restart of the distribution
     (nvidia stops being registered or the default), and a wrong socket means the toolkit signals a containerd
     that is not there (or not kubelet's), so the runtime never picks the change up.
@@ -207,6 +208,8 @@ def toolkit_env_misses_platform_paths(configuration: Configuration, platform: Pl
     p = platform.row
     if p.runtime != "containerd" or not p.toolkit_env:
         return
+    if setup is not None and setup.kubelet_instance is not None and setup.toolkit is not None and not setup.toolkit.assumed:
+        return  # the node's own containerd is known: RT002/RT003 judge the toolkit's target against it, with its evidence
     wrong: list[tuple[str, str, str, object]] = []
     for name in ("CONTAINERD_CONFIG", "CONTAINERD_SOCKET"):
         want = p.toolkit_env.get(name)

@@ -30,7 +30,8 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]+")
 # Lines a program printed: timestamps, klog/logrus heads, JSON, key=value runs, table rows, YAML keys.
 _MACHINE = re.compile(
     r"^\s*(?:\d{4}-\d\d-\d\d[T ]|\[\s*\d+\.\d+\]|[IWEF]\d{4} |time=\"|level=|\{|\[\{|[A-Z][a-z]{2} [ \d]\d \d\d:|"
-    r"[\w./-]+:\s*$|[\w.-]+=\S+\s+[\w.-]+=|NAME\s{2,}|\S+\s{3,}\S+\s{3,}\S+|[│|+]-{3,})"
+    r"[\w./-]+:\s*$|[\w.-]+=\S+\s+[\w.-]+=|NAME\s{2,}|\S+\s{3,}\S+\s{3,}\S+|[│|+]-{3,}|Command '[^']+' not found|"
+    r"[\w.-]+: (?:command not found|error while loading shared libraries))"
 )
 _YAML_KEY = re.compile(r"^\s*[\w.\-\"]+:\s+\S")
 _KEY_ONE_VALUE = re.compile(r"^[\w.\-\"]+:\s+(?:\S+|\"[^\"]*\"|'[^']*')\s*$")  # `value: /var/lib/...`: one key, one token
@@ -110,10 +111,17 @@ def event_of(what: str) -> dict | None:
 
 # A command line (what was typed, not said): a known program first, or flags, or a continuation backslash.
 _COMMAND_LINE = re.compile(
-    r"^\s*(?:[$#>]\s+)?(?:sudo\s+)?(?:helm3?|kubectl|k|oc|crictl|ctr|nerdctl|docker|nvidia-smi|nvidia-ctk|systemctl|journalctl|"
-    r"lsmod|modprobe|modinfo|mokutil|lspci|ls|cat|grep|containerd|microk8s|k3s|rke2|k0s|snap)\s"
-    r"|(?:^|\s)--?[a-zA-Z][\w-]*(?:[= ]\S+)?\s+\\\s*$|\\\s*$"
+    r"^\s*[$#>]\s+\S"  # a prompt
+    r"|^\s*(?:sudo\s+)?(?:helm3?|kubectl|k|oc|crictl|ctr|nerdctl|docker|nvidia-smi|nvidia-ctk|systemctl|journalctl|lsmod|modprobe|"
+    r"modinfo|mokutil|lspci|ls|cat|grep|containerd|microk8s|k3s|rke2|k0s|snap)(?=\s)(?=.*(?:\s-{1,2}[a-zA-Z]|\s/|\S/\S))"  # program + flag/path
+    r"|(?:^|\s)--?[a-zA-Z][\w-]*(?:[= ]\S+)?\s+\\\s*$|\\\s*$"  # a flag continued on the next line
 )
+
+
+def _printed(line: str) -> bool:
+    """A line a program printed or a command typed: never read for what a person says, even in a ticket."""
+    s = line.strip()
+    return bool(_MACHINE.match(s) or _COMMAND_LINE.search(s))
 
 
 def is_prose_line(line: str) -> bool:
@@ -176,7 +184,7 @@ def _paragraphs(doc: Document, only_prose: bool) -> list[tuple[str, list[int], l
     out: list[tuple[str, list[int], list[int]]] = []
     text, starts, idx = "", [], []
     for i, raw in enumerate(doc.lines):
-        keep = raw.strip() and (not only_prose or is_prose_line(raw))
+        keep = raw.strip() and (is_prose_line(raw) if only_prose else not _printed(raw))
         if not keep:
             if text:
                 out.append((text, starts, idx))
