@@ -749,7 +749,7 @@ def containerd_config_keys_misread(setup: RuntimeSetup) -> Iterable[Hit]:
 
 
 @check("RT080", "stated-runtime-symptom")
-def stated_runtime_symptom(prose: Prose, platform: Platform | None = None) -> Iterable[Hit]:
+def stated_runtime_symptom(prose: Prose | None = None, platform: Platform | None = None) -> Iterable[Hit]:
     """A ticket describes GPUs working on the host but not in containers, pods stuck in ContainerCreating, the runtime config being overwritten, or pods running on runc.
 
     What it does: Reads the sentences of the artifacts that no parser claims (and the prose of Markdown issue

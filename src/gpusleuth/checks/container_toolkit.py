@@ -248,7 +248,7 @@ def toolkit_env_misses_platform_paths(configuration: Configuration, platform: Pl
 
 
 @check("TK080", "stated-toolkit-symptom")
-def stated_toolkit_symptom(prose: Prose, platform: Platform | None = None) -> Iterable[Hit]:
+def stated_toolkit_symptom(prose: Prose | None = None, platform: Platform | None = None) -> Iterable[Hit]:
     """A ticket describes the container toolkit pod failing, or a toolkit upgrade before the failure.
 
     What it does: Reads the sentences of the artifacts that no parser claims (and the prose of Markdown issue

@@ -428,7 +428,7 @@ def mig_strategy_resource_mismatch(cluster: Cluster, wiring: PluginWiring | None
 
 
 @check("DP080", "stated-plugin-symptom")
-def stated_plugin_symptom(prose: Prose) -> Iterable[Hit]:
+def stated_plugin_symptom(prose: Prose | None = None) -> Iterable[Hit]:
     """A ticket describes the node advertising no GPUs (nvidia.com/gpu: 0) or the device plugin failing.
 
     What it does: Reads the sentences of the artifacts that no parser claims (and the prose of Markdown issue

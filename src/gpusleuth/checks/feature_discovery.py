@@ -336,7 +336,7 @@ def _same_version(label: str, running: str) -> bool:
 
 
 @check("FD080", "stated-labels-symptom")
-def stated_labels_symptom(prose: Prose) -> Iterable[Hit]:
+def stated_labels_symptom(prose: Prose | None = None) -> Iterable[Hit]:
     """A ticket describes GPU nodes without nvidia.com labels.
 
     What it does: Reads the sentences of the artifacts that no parser claims (and the prose of Markdown issue

@@ -767,7 +767,7 @@ def precompiled_driver_unavailable(host: HostFacts, config: Configuration | None
 
 
 @check("KD080", "stated-driver-install-symptom")
-def stated_driver_install_symptom(prose: Prose) -> Iterable[Hit]:
+def stated_driver_install_symptom(prose: Prose | None = None) -> Iterable[Hit]:
     """A ticket describes the driver failing to install or load on the node.
 
     What it does: Reads the sentences of the artifacts that no parser claims (and the prose of Markdown issue

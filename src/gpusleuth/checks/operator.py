@@ -638,7 +638,7 @@ def _node_of(cluster: Cluster | None, pod: str | None) -> str | None:
 
 
 @check("OP080", "stated-operator-symptom")
-def stated_operator_symptom(prose: Prose) -> Iterable[Hit]:
+def stated_operator_symptom(prose: Prose | None = None) -> Iterable[Hit]:
     """A ticket describes GPU Operator pods waiting in Init, or an operator upgrade or reboot before the failure.
 
     What it does: Reads the sentences of the artifacts that no parser claims (and the prose of Markdown issue

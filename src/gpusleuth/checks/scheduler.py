@@ -280,7 +280,7 @@ def gpu_pod_selector_matches_no_gpu_node(cluster: Cluster) -> Iterable[Hit]:
 
 
 @check("SC080", "stated-pending-symptom")
-def stated_pending_symptom(prose: Prose) -> Iterable[Hit]:
+def stated_pending_symptom(prose: Prose | None = None) -> Iterable[Hit]:
     """A ticket describes GPU pods staying Pending.
 
     What it does: Reads the sentences of the artifacts that no parser claims (and the prose of Markdown issue

@@ -79,9 +79,10 @@ def platform_fixes(platform: Platform | None, handler: str = "nvidia") -> tuple[
     return tuple(fixes)
 
 
-def stated_hits(prose: Prose, layer: Layer, platform: Platform | None = None) -> Iterable[Hit]:
-    """One low-confidence finding per symptom a ticket describes on this layer."""
-    for d in prose.described_in(layer.value):
+def stated_hits(prose: Prose | None, layer: Layer, platform: Platform | None = None) -> Iterable[Hit]:
+    """One low-confidence finding per symptom a ticket describes on this layer (none without sentences: a bundle
+    that holds no ticket is not a gap)."""
+    for d in prose.described_in(layer.value) if prose is not None else ():
         row = symptom_row(d.id)
         event = event_row(d.event) if d.event else None
         implies = event["implies"] if event else row["implies"]

@@ -357,7 +357,7 @@ def cdmm_trap(inventory: GpuInventory, cluster: Cluster | None = None, config: C
 
 
 @check("UD080", "stated-nvml-symptom")
-def stated_nvml_symptom(prose: Prose) -> Iterable[Hit]:
+def stated_nvml_symptom(prose: Prose | None = None) -> Iterable[Hit]:
     """A ticket describes nvidia-smi failing on the node itself, or a driver package change before the failure.
 
     What it does: Reads the sentences of the artifacts that no parser claims (and the prose of Markdown issue
