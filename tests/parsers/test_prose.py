@@ -113,3 +113,13 @@ def test_ticket_words_from_the_corpus(slug, symptom):
     p = prose.read(_doc((CASES / slug / "words.txt").read_text(), "words.txt"))
     [d] = [d for d in p.described if d.id == symptom]
     assert d.layer in [inc["layer"], *inc.get("also_layers", [])]
+
+
+@pytest.mark.parametrize("text, symptom, layer", [
+    ("On k0s, installing GPU Operator v24.9.1 breaks the node's container runtime.", "toolkit-breaks-runtime", "container-toolkit"),
+    ("The driver pod is stuck in ImagePullBackOff because nvcr.io/nvidia/driver:550.54.15-ubuntu24.04 does not exist.",
+     "driver-image-missing", "operator"),
+])
+def test_symptoms_whose_sentence_holds_versions(text, symptom, layer):
+    p = prose.read(_doc(text))
+    assert [(d.id, d.layer) for d in p.described if d.id == symptom] == [(symptom, layer)]

@@ -252,7 +252,8 @@ def stated_toolkit_symptom(prose: Prose | None = None, platform: Platform | None
     """A ticket describes the container toolkit pod failing, or a toolkit upgrade before the failure.
 
     What it does: Reads the sentences of the artifacts that no parser claims (and the prose of Markdown issue
-    bodies) against knowledge/phrases.toml [[symptom]] rows of this layer: the toolkit pod crash-looping or exiting, or "it broke after the toolkit was upgraded". Each match is a finding
+    bodies) against knowledge/phrases.toml [[symptom]] rows of this layer: the toolkit pod crash-looping or exiting, "the toolkit breaks containerd" (a config the runtime cannot use), or
+    "it broke after the toolkit was upgraded". Each match is a finding
     that cites the sentence, says what it implies, and lists the commands whose output would confirm it.
     Its confidence is low (0.35): a person's words, not a program's output, so any machine-read cause on the
     same scope explains it first.

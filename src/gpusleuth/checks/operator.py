@@ -642,7 +642,8 @@ def stated_operator_symptom(prose: Prose | None = None) -> Iterable[Hit]:
     """A ticket describes GPU Operator pods waiting in Init, or an operator upgrade or reboot before the failure.
 
     What it does: Reads the sentences of the artifacts that no parser claims (and the prose of Markdown issue
-    bodies) against knowledge/phrases.toml [[symptom]] rows of this layer: operands "stuck in Init:0/1", or "it worked until we upgraded the GPU operator" / "after the node rebooted". Each match is a finding
+    bodies) against knowledge/phrases.toml [[symptom]] rows of this layer: operands "stuck in Init:0/1", a driver image that "does not exist" (ImagePullBackOff), or "it worked until we
+    upgraded the GPU operator" / "after the node rebooted". Each match is a finding
     that cites the sentence, says what it implies, and lists the commands whose output would confirm it.
     Its confidence is low (0.35): a person's words, not a program's output, so any machine-read cause on the
     same scope explains it first.
