@@ -414,3 +414,26 @@ def test_lspci_k_gives_the_driver_bound_to_each_nvidia_device():
     [mods] = list(parse_lspci.parse(doc))
     assert [m.name for m in mods.modules] == ["nouveau"] and mods.modules[0].evidence.line == 4
     assert mods.loaded("nouveau") is True and mods.loaded("nvidia") is None  # a driver list proves presence only
+
+
+@pytest.mark.parametrize("text, name, mode, line", [
+    ("$ getenforce\nEnforcing\n", "selinux", "enforcing", 2),
+    ("$ sestatus\nSELinux status:                 enabled\nSELinuxfs mount:                /sys/fs/selinux\n"
+     "Current mode:                   permissive\n", "selinux", "permissive", 4),
+    ("$ sudo aa-status\napparmor module is loaded.\n42 profiles are loaded.\n38 profiles are in enforce mode.\n", "apparmor", "enforcing", 2),
+])
+def test_security_modules(text, name, mode, line):
+    from gpusleuth.parsers.host_facts import parse_security
+
+    doc = doc_from_text(text)  # the prompt line stays in the document: the source does not split at these programs
+    assert parse_security.sniff(doc) >= 90
+    [m] = list(parse_security.parse(doc))
+    assert (m.name, m.mode, m.evidence.line) == (name, mode, line)
+
+
+def test_security_modules_reach_the_node_in_host_facts(facts_of):
+    from gpusleuth.facts import HostFacts
+
+    facts = facts_of({"getenforce.txt": "$ getenforce\nEnforcing\n"})
+    [node] = facts.get(HostFacts).nodes
+    assert node.security["selinux"].mode == "enforcing"

@@ -32,6 +32,7 @@ PARSERS: tuple[Parser, ...] = (
     host_processes.parse_probe,
     host_facts.parse_modules,
     host_facts.parse_lspci,
+    host_facts.parse_security,
     host_facts.parse_modinfo,
     host_facts.parse_os_release,
     host_facts.parse_uptime,
