@@ -37,6 +37,7 @@ _YAML_KEY = re.compile(r"^\s*[\w.\-\"]+:\s+\S")
 _KEY_ONE_VALUE = re.compile(r"^[\w.\-\"]+:\s+(?:\S+|\"[^\"]*\"|'[^']*')\s*$")  # `value: /var/lib/...`: one key, one token
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
 _MAX_SENTENCE = 300
+MAX_LINES = 3000  # a ticket is read whole up to here; beyond it a document is a log, not something a person wrote
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,14 +146,15 @@ def fragments(doc: Document) -> list[Document]:
     each a Document of its own with its original line numbers: other parsers may read them."""
     out: list[Document] = []
     start = None
-    for i, ln in enumerate((*doc.lines, "")):
+    lines = doc.lines[:MAX_LINES]
+    for i, ln in enumerate((*lines, "")):
         other = bool(ln.strip()) and not is_prose_line(ln)
         if other and start is None:
             start = i
         elif not other and start is not None:
-            if not ln.strip() and i < len(doc.lines) and _continues(doc.lines, i):
+            if not ln.strip() and i < len(lines) and _continues(lines, i):
                 continue  # a blank line inside a YAML block or a listing
-            block = doc.lines[start:i]
+            block = lines[start:i]
             while block and not block[-1].strip():
                 block = block[:-1]
             if block:
@@ -183,7 +185,7 @@ def _paragraphs(doc: Document, only_prose: bool) -> list[tuple[str, list[int], l
     """(joined text, start offset of each line in it, line index of each line) per paragraph."""
     out: list[tuple[str, list[int], list[int]]] = []
     text, starts, idx = "", [], []
-    for i, raw in enumerate(doc.lines):
+    for i, raw in enumerate(doc.lines[:MAX_LINES]):
         keep = raw.strip() and (is_prose_line(raw) if only_prose else not _printed(raw))
         if not keep:
             if text:
