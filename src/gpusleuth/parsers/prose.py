@@ -114,7 +114,8 @@ def event_of(what: str) -> dict | None:
 _COMMAND_LINE = re.compile(
     r"^\s*[$#>]\s+\S"  # a prompt
     r"|^\s*(?:sudo\s+)?(?:helm3?|kubectl|k|oc|crictl|ctr|nerdctl|docker|nvidia-smi|nvidia-ctk|systemctl|journalctl|lsmod|modprobe|"
-    r"modinfo|mokutil|lspci|ls|cat|grep|containerd|microk8s|k3s|rke2|k0s|snap)(?=\s)(?=.*(?:\s-{1,2}[a-zA-Z]|\s/|\S/\S))"  # program + flag/path
+    r"modinfo|mokutil|lspci|ls|cat|grep|containerd|microk8s|k3s|rke2|k0s|snap)(?=\s)(?=.*(?:\s-{1,2}[a-zA-Z]|\s/))"  # program + flag/path
+    r"|^\s*(?:sudo\s+)?helm3?\s+(?:install|upgrade|template|repo|get)\s"
     r"|(?:^|\s)--?[a-zA-Z][\w-]*(?:[= ]\S+)?\s+\\\s*$|\\\s*$"  # a flag continued on the next line
 )
 
