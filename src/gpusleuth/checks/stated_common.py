@@ -32,7 +32,8 @@ def platform_note(platform: Platform | None, handler: str = "nvidia") -> str:
     engine = "CRI-O" if p.runtime == "cri-o" else "containerd"
     text = f" The platform is {p.name}{how}: {engine} reads {p.config} and listens on {p.socket}"
     if p.generated:
-        text += f"; that file is generated ({p.template or p.template_note or 'by the platform'}), so edits to it do not last"
+        origin = f"from {p.template}" if p.template else f"({p.template_note})" if p.template_note else "by the platform"
+        text += f"; that file is generated {origin}, so edits to it do not last"
     text += "."
     if p.pitfalls:
         pit = p.pitfalls[0]
@@ -79,6 +80,15 @@ def platform_fixes(platform: Platform | None, handler: str = "nvidia") -> tuple[
     return tuple(fixes)
 
 
+def _on_platform(command: str, platform: Platform | None) -> str:
+    """A confirming command with the platform's real paths in place of its placeholders."""
+    if platform is None or platform.row.runtime != "containerd":
+        return command
+    p = platform.row
+    return (command.replace("<containerd config path>", p.config).replace("<config dir>", p.config.rsplit("/", 1)[0])
+            .replace("<the file the toolkit wrote>", p.toolkit_env.get("CONTAINERD_CONFIG", p.config)))
+
+
 def stated_hits(prose: Prose | None, layer: Layer, platform: Platform | None = None) -> Iterable[Hit]:
     """One low-confidence finding per symptom a ticket describes on this layer (none without sentences: a bundle
     that holds no ticket is not a gap)."""
@@ -86,7 +96,7 @@ def stated_hits(prose: Prose | None, layer: Layer, platform: Platform | None = N
         row = symptom_row(d.id)
         event = event_row(d.event) if d.event else None
         implies = event["implies"] if event else row["implies"]
-        confirm = tuple(event["confirm"] if event else row.get("confirm", ()))
+        confirm = tuple(_on_platform(c, platform) for c in (event["confirm"] if event else row.get("confirm", ())))
         said = f"{d.evidence.cite()}: \"{d.evidence.text}\""
         title = f"Stated: {row['title'].lower() if event else row['title']}"
         if event:
