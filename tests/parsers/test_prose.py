@@ -119,6 +119,8 @@ def test_ticket_words_from_the_corpus(slug, symptom):
     ("On k0s, installing GPU Operator v24.9.1 breaks the node's container runtime.", "toolkit-breaks-runtime", "container-toolkit"),
     ("The driver pod is stuck in ImagePullBackOff because nvcr.io/nvidia/driver:550.54.15-ubuntu24.04 does not exist.",
      "driver-image-missing", "operator"),
+    ("The node's kernel crashes shortly after the nvidia-driver-daemonset pod comes up.", "kernel-crash-with-driver", "kernel-driver"),
+    ("- `nouveau` is present on the machine.", "nouveau-loaded", "kernel-driver"),
 ])
 def test_symptoms_whose_sentence_holds_versions(text, symptom, layer):
     p = prose.read(_doc(text))

@@ -771,7 +771,8 @@ def stated_driver_install_symptom(prose: Prose | None = None) -> Iterable[Hit]:
     """A ticket describes the driver failing to install or load on the node.
 
     What it does: Reads the sentences of the artifacts that no parser claims (and the prose of Markdown issue
-    bodies) against knowledge/phrases.toml [[symptom]] rows of this layer: the driver pod crash-looping or the module not loading, nouveau holding the GPU, Secure Boot being on, or "it worked until the kernel was upgraded". Each match is a finding
+    bodies) against knowledge/phrases.toml [[symptom]] rows of this layer: the driver pod crash-looping or the module not loading, the node's kernel crashing when the driver loads,
+    nouveau holding the GPU, Secure Boot being on, or "it worked until the kernel was upgraded". Each match is a finding
     that cites the sentence, says what it implies, and lists the commands whose output would confirm it.
     Its confidence is low (0.35): a person's words, not a program's output, so any machine-read cause on the
     same scope explains it first.
