@@ -125,3 +125,9 @@ def test_ticket_words_from_the_corpus(slug, symptom):
 def test_symptoms_whose_sentence_holds_versions(text, symptom, layer):
     p = prose.read(_doc(text))
     assert [(d.id, d.layer) for d in p.described if d.id == symptom] == [(symptom, layer)]
+
+
+def test_an_issue_templates_questions_state_nothing():
+    p = prose.read(_doc("- [x] Are you running Kubernetes v1.13+?\n- [ ] Are you running Docker (>= 18.06) or CRIO (>= 1.13+)?\n"
+                        "K8s version is 1.27.3 on all nodes.\n"), only_prose=True)
+    assert _stated(p, "kubernetes") == {"1.27.3"} and not _stated(p, "docker")

@@ -231,6 +231,8 @@ def read(doc: Document, only_prose: bool = False) -> ProseText:
 
         for kind, rx in _fact_patterns():
             for m in rx.finditer(text):
+                if _sentence(text, m.start()).rstrip(". ").endswith("?"):
+                    continue  # an issue template's question ("Are you running Kubernetes v1.13+?") states nothing
                 value = re.sub(r"\s+", " ", m.group("value")).strip().rstrip(".,;:")
                 stated.setdefault((kind, value.lower()), Stated(kind, value, ev(m.start())))
         for pid, rx in _platform_words():
