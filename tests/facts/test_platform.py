@@ -60,3 +60,9 @@ def test_a_platform_only_named_in_a_sentence_is_stated():
 def test_no_sign_no_platform():
     with pytest.raises(NotApplicable):
         facts_from({"ticket.txt": "The GPU pods never start.\n"}).get(Platform)
+
+
+def test_a_node_image_from_os_release():
+    text = 'NAME="Container-Optimized OS"\nID=cos\nPRETTY_NAME="Container-Optimized OS from Google"\nVERSION_ID=117\n'
+    p = facts_from({"os-release": text}).get(Platform)
+    assert p.row.id == "gke" and not p.stated and "/etc/os-release Container-Optimized OS from Google" in p.how

@@ -153,6 +153,22 @@ def _path_signs(facts: Facts, row: PlatformRow) -> list[Sign]:
     return signs
 
 
+def _os_signs(facts: Facts, row: PlatformRow) -> list[Sign]:
+    """The node's /etc/os-release naming an image only this platform uses (Container-Optimized OS, Bottlerocket,
+    RHCOS)."""
+    from gpusleuth.model.host import OsRelease
+
+    rx = row.recognise.get("os_image")
+    if not rx:
+        return []
+    out = []
+    for o in facts.all(OsRelease):
+        name = o.pretty_name or ""
+        if name and re.search(rx, name, re.I):
+            out.append(Sign(IMAGE, f"/etc/os-release {name}", o.evidence))
+    return out
+
+
 def _instance_signs(facts: Facts, row: PlatformRow) -> list[Sign]:
     if not row.distribution or row.distribution == "standard":
         return []
@@ -188,7 +204,7 @@ def build_platform(facts: Facts) -> Platform:
     best: tuple[int, int, Platform] | None = None
     for order, row in enumerate(platforms()):
         signs, nodes = _node_signs(cluster, row) if cluster is not None else ([], set())
-        signs += _path_signs(facts, row) + _instance_signs(facts, row) + _stated_signs(facts, row)
+        signs += _path_signs(facts, row) + _os_signs(facts, row) + _instance_signs(facts, row) + _stated_signs(facts, row)
         if not signs:
             continue
         score = max(s.weight for s in signs) * 10 + min(len(signs), 9)
