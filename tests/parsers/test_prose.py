@@ -131,3 +131,11 @@ def test_an_issue_templates_questions_state_nothing():
     p = prose.read(_doc("- [x] Are you running Kubernetes v1.13+?\n- [ ] Are you running Docker (>= 18.06) or CRIO (>= 1.13+)?\n"
                         "K8s version is 1.27.3 on all nodes.\n"), only_prose=True)
     assert _stated(p, "kubernetes") == {"1.27.3"} and not _stated(p, "docker")
+
+
+def test_the_change_is_named_up_to_its_versions():
+    p = prose.read(_doc("After upgrading the GPU operator to 24.3.0 the validator pods are stuck.\n"
+                        "It worked until we upgraded the kernel to 5.15.0-91-generic last night.\n"))
+    changes = {d.event: d.what for d in p.described if d.id == "regression-after-change"}
+    assert changes == {"operator-update": "upgrading the GPU operator to 24.3.0",
+                       "kernel-update": "we upgraded the kernel to 5.15.0-91-generic"}

@@ -110,6 +110,20 @@ def event_of(what: str) -> dict | None:
     return next((row for row, rx in _events() if rx.search(what)), None)
 
 
+_CHANGE_TAIL = re.compile(r"(?:\s+(?:from|to|on|at|in|v)\s*[\w.+~-]*\d[\w.+~-]*){0,3}")
+
+
+def _trim_change(what: str) -> str:
+    """The change a sentence names, up to the thing changed and its versions ("upgrading the GPU operator to
+    24.3.0"), without the rest of the clause ("... the validator pods are")."""
+    for _, rx in _events():
+        m = rx.search(what)
+        if m:
+            tail = _CHANGE_TAIL.match(what, m.end())
+            return what[: tail.end() if tail else m.end()].strip(" ,;:")
+    return what.strip()
+
+
 # A command line (what was typed, not said): a known program first, or flags, or a continuation backslash.
 _COMMAND_LINE = re.compile(
     r"^\s*[$#>]\s+\S"  # a prompt
@@ -254,9 +268,10 @@ def read(doc: Document, only_prose: bool = False) -> ProseText:
             if key in described:
                 continue
             e = ev(m.start())
-            described[key] = Described(row["id"], layer, row["title"], e, what.strip() if what else None, event["id"] if event else None)
+            change = _trim_change(what) if what else None
+            described[key] = Described(row["id"], layer, row["title"], e, change, event["id"] if event else None)
             if event:
-                stated.setdefault(("event", event["id"]), Stated("event", what.strip(), e, event["id"]))
+                stated.setdefault(("event", event["id"]), Stated("event", change, e, event["id"]))
     return ProseText(
         artifact=doc.artifact,
         first_line=doc.first_line,
