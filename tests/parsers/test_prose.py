@@ -139,3 +139,4 @@ def test_the_change_is_named_up_to_its_versions():
     changes = {d.event: d.what for d in p.described if d.id == "regression-after-change"}
     assert changes == {"operator-update": "upgrading the GPU operator to 24.3.0",
                        "kernel-update": "we upgraded the kernel to 5.15.0-91-generic"}
+    assert {d.event: d.when for d in p.described if d.id == "regression-after-change"} == {"operator-update": None, "kernel-update": "last night"}

@@ -100,7 +100,7 @@ def stated_hits(prose: Prose | None, layer: Layer, platform: Platform | None = N
         said = f"{d.evidence.cite()}: \"{d.evidence.text}\""
         title = f"Stated: {row['title'].lower() if event else row['title']}"
         if event:
-            title = f"Stated: it worked until {d.what}"[:160]
+            title = f"Stated: it worked until {d.what}{f' ({d.when})' if d.when else ''}"[:160]
         explanation = (f"The ticket says so ({said}). This is what a person wrote, not what a program printed, so it is a lead to "
                        f"confirm rather than a finding: {implies}.")
         if layer.value in _ENGINE_LAYERS:
@@ -117,5 +117,5 @@ def stated_hits(prose: Prose | None, layer: Layer, platform: Platform | None = N
             evidence=(d.evidence,),
             fixes=tuple(fixes),
             confidence=STATED_CONFIDENCE,
-            facts={"stated": True, "symptom": d.id, **({"event": d.event, "change": d.what} if d.event else {})},
+            facts={"stated": True, "symptom": d.id, **({"event": d.event, "change": d.what, "when": d.when} if d.event else {})},
         )

@@ -60,6 +60,7 @@ class Described:
     evidence: Evidence
     what: str | None = None  # regression rows: the change the sentence names
     event: str | None = None  # the [[event]] id that change is
+    when: str | None = None  # when the sentence says the change happened ("last night", "2024-03-12", "2 days ago")
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +111,10 @@ def event_of(what: str) -> dict | None:
     return next((row for row, rx in _events() if rx.search(what)), None)
 
 
+_WHEN = re.compile(
+    r"\b(?:\d{4}-\d\d-\d\d(?:[ T]\d\d:\d\d(?::\d\d)?)?|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?"
+    r"(?:,? \d{4})?|yesterday|today|this (?:morning|afternoon|week)|last (?:night|week|weekend|friday|monday|month)|"
+    r"over the weekend|\d+ (?:minutes?|hours?|days?|weeks?) ago)\b", re.I)
 _CHANGE_TAIL = re.compile(r"(?:\s+(?:from|to|on|at|in|v)\s*[\w.+~-]*\d[\w.+~-]*){0,3}")
 
 
@@ -269,7 +274,9 @@ def read(doc: Document, only_prose: bool = False) -> ProseText:
                 continue
             e = ev(m.start())
             change = _trim_change(what) if what else None
-            described[key] = Described(row["id"], layer, row["title"], e, change, event["id"] if event else None)
+            when = _WHEN.search(e.text) if change else None
+            described[key] = Described(row["id"], layer, row["title"], e, change, event["id"] if event else None,
+                                       when.group(0) if when else None)
             if event:
                 stated.setdefault(("event", event["id"]), Stated("event", change, e, event["id"]))
     return ProseText(
