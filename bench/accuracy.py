@@ -134,7 +134,9 @@ def corpus_table() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--misses", action="store_true", help="list the incidents whose first root cause is on another layer")
+    ap.add_argument("--misses", action="store_true", help="list the tuned incidents whose first root cause is on another layer")
+    ap.add_argument("--held-out-misses", action="store_true",
+                    help="list the held-out ones too (for the acceptance report only: nobody tunes on them)")
     ap.add_argument("--json", metavar="FILE", help="write every answer as JSON")
     ap.add_argument("--no-corpus", action="store_true", help="skip the seen-before leave-one-out run")
     args = ap.parse_args(argv)
@@ -143,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.misses:
         print()
         for a in failing:
-            if not a.top1:
+            if not a.top1 and (not a.held_out or args.held_out_misses):
                 print(f"{'H ' if a.held_out else '  '}{a.slug} [{a.rendition}] want {'/'.join(a.expected)}: {a.verdict} "
                       f"{a.layers[:3]} {a.first or ''}"[:220])
     if not args.no_corpus:

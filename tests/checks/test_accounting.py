@@ -136,3 +136,31 @@ def test_normalise_and_search_terms():
     b = normalise('failed to open "/dev/nvidia0": device 0000:18:00.0 busy after 2 tries (pod nvidia-dcgm-abcde)')
     assert a == b
     assert search_terms("E0101 main.go:12] failed to open frobnicator device: permission denied") == "failed to open frobnicator device: permission denied"
+
+
+@pytest.mark.parametrize("name", ["peermem-race", "containerd-wrong-instance", "device-plugin-unregistered"])
+def test_the_healthy_half_of_an_example_cluster_stays_quiet(name):
+    """Running, ready operands with old errors in their logs are listed at info, never as failures; the
+    example's real cause stays first."""
+    from gpusleuth.sources import open_source
+
+    report = diagnose(open_source(f"example:{name}"))
+    guesses = [f for f in report.findings if f.code.endswith("900") and f.severity is not Severity.INFO]
+    assert all(f.role is not Role.ROOT_CAUSE for f in guesses), [(f.code, f.title) for f in guesses]
+    assert not report.root_causes[0].code.endswith("900")
+
+
+def test_a_file_name_is_the_last_hint_of_who_printed_a_line(tmp_path):
+    report = _diagnose(tmp_path, "Starting the frobnicator\nERROR: frobnicator exploded, cannot continue\n", name="toolkit.log")
+    f = next(f for f in report.findings if f.code == "TK900")
+    assert f.facts["attributed_by"] == "file" and "file's name" in f.explanation
+    words = _diagnose(tmp_path, "nvidia-container-cli: mount error: frobnicate failed\n", name="driver.log")
+    assert next(f for f in words.findings if f.code.endswith("900")).facts["attributed_by"] != "file"  # the words come first
+
+
+def test_the_catalogue_says_what_the_code_was_doing_and_how_to_tell_the_causes_apart(tmp_path):
+    report = _diagnose(tmp_path, "root@gpu-1:~# modprobe nvidia\nmodprobe: ERROR: could not insert 'nvidia': Required key not available\n")
+    f = next(f for f in report.findings if f.code == "KD900")
+    assert f.facts["catalogue"] == "kernel/required-key" and f.confidence == 0.4
+    assert "Secure Boot" in f.explanation
+    assert "mokutil --sb-state" in f.fixes[0].commands

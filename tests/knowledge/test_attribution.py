@@ -10,7 +10,7 @@ from gpusleuth.facts.errors import error_level, rules, shape_of
 from gpusleuth.knowledge import table
 from gpusleuth.model.layers import Layer
 
-ROWS = [(kind, row) for kind in ("shape", "error", "kernel", "retry", "noise", "success", "health") for row in table("attribution").get(kind, [])]
+ROWS = [(kind, row) for kind in ("shape", "file", "error", "kernel", "retry", "noise", "success", "health") for row in table("attribution").get(kind, [])]
 
 
 @pytest.mark.parametrize("kind, row", ROWS, ids=[f"{k}-{i}" for i, (k, _) in enumerate(ROWS)])

@@ -44,7 +44,8 @@ def analyse(facts: Facts, about: dict, selection: Selection = Selection()) -> Re
             "analysed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         },
         verdict=judged,
-        headline=_headline(roots, ordered, views.get("components", ())) if judged != "no-verdict" else _undecided(partial, signs),
+        headline=(_undecided(partial, signs) if judged == "no-verdict" else _healthy(signs) if judged == "healthy"
+                  else _headline(roots, ordered, views.get("components", ()))),
         root_causes=tuple(roots),
         findings=tuple(ordered),
         components=tuple(views.get("components", ())),
@@ -74,6 +75,11 @@ def _health(facts: Facts) -> list:
     except Exception as exc:  # noqa: BLE001 - a broken view is a gap, never a crash
         facts.errors.append(f"view health: {type(exc).__name__}: {exc}")
         return []
+
+
+def _healthy(signs: list) -> str:
+    more = f" (+{len(signs) - 1} more sign(s) of health)" if len(signs) > 1 else ""
+    return f"Nothing failing in what the artifacts cover: {signs[0].what}{more}. See gaps for what they do not cover."
 
 
 def _undecided(partial: bool, signs: list) -> str:

@@ -1,5 +1,5 @@
-"""Order findings bottom-up and link symptoms to the lowest cause that explains them (seed 004:
-debug from the bottom of the stack up).
+"""Order findings bottom-up and link symptoms to the lowest cause that explains them (debug from the
+bottom of the stack up).
 
 Rules, in order:
 1. A fallback finding (a check's generic guess, confidence <= FALLBACK) stops being a root cause when a

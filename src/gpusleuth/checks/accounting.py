@@ -76,6 +76,7 @@ def _unquoted(message: str) -> str:
     return m[1:-1] if len(m) > 2 and m[0] == m[-1] == '"' and '"' not in m[1:-1] else m
 
 
+@lru_cache(maxsize=8192)  # a failing component repeats its lines: each distinct one is worked out once
 def normalise(message: str) -> str:
     """The message with its variable parts replaced: repeats of one error compare equal."""
     return " ".join(_VARIABLE.sub("…", _unquoted(message)).split())
@@ -208,6 +209,14 @@ def _head_of_burst(d: ErrorLine, group: tuple[ErrorLine, ...]) -> ErrorLine:
     return head
 
 
+_BACKTICKED = re.compile(r"`([a-z][\w./-]*(?: [^`]+)?)`")
+
+
+def _commands_in(causes: tuple[str, ...]) -> list[str]:
+    """The commands a catalogue row's causes name (`mokutil --sb-state`), in order, once each."""
+    return list(dict.fromkeys(m.group(1) for c in causes for m in _BACKTICKED.finditer(c) if " " in m.group(1)))[:6]
+
+
 def _unexplained_hit(g: _Group) -> Hit:
     ranked = sorted(g.lines, key=_rank)
     d = _head_of_burst(ranked[0], g.lines)
@@ -221,18 +230,26 @@ def _unexplained_hit(g: _Group) -> Hit:
                    f"{len(g.lines)} error line(s), {len(distinct)} distinct, that no check of gpusleuth explains. Decisive: {said}.")
     if start is not None:
         explanation += f" It repeats an earlier error of the same log: \"{clip(start.message, 160)}\" ({start.evidence.cite()})."
+    if d.signature is not None and d.signature.note:
+        explanation += f" gpusleuth knows this line ({d.signature.id}, {d.signature.layer} layer): {d.signature.note}"
     if msg is not None:
-        explanation += f" {msg.component.name} prints this while {msg.doing} ({msg.where}, {msg.component.version})."
+        version = msg.component.version[:12] if re.fullmatch(r"[0-9a-f]{40}", msg.component.version) else msg.component.version
+        explanation += f" {msg.component.name} prints this while {msg.doing} ({msg.where}; source read at {version})."
         if msg.causes:
             explanation += " Causes its source names: " + "; ".join(msg.causes) + "."
     how = {"pod": "its pod", "catalogue": "the message catalogue", "program": "the program name in the line",
-           "shape": "the message's wording", "log": "the log it is in"}.get(d.attributed_by or "", "")
+           "shape": "the message's wording", "log": "the log it is in", "file": "the file's name (a hint only)",
+           "signature": "the signature table, which knows the line"}.get(d.attributed_by or "", "")
     if how:
         explanation += f" Attributed to {who} by {how}."
     explanation += " This is not a diagnosis: the cause is not identified, the line is where to start."
     terms = msg.search_terms() if msg is not None else search_terms(d.message)
     tracker = tracker_for(msg.component.name if msg else g.component, g.layer)
     fixes = _next_evidence(g, d)
+    facts_cmds = _commands_in(msg.causes) if msg is not None else []
+    if facts_cmds:
+        fixes.insert(0, Fix(FixKind.IMMEDIATE, "Tell the possible causes apart: read the facts each cause names"
+                            + (f" on node {g.node}." if g.node else " on the node."), tuple(facts_cmds)))
     if terms:
         fixes.append(Fix(FixKind.WORKAROUND, f"Search the public issues for the message: {search_link(tracker, terms)}"))
     evidence = [d.evidence] + ([start.evidence] if start else [])
@@ -254,7 +271,8 @@ def _unexplained_hit(g: _Group) -> Hit:
         confidence=0.4 if msg is not None else 0.3,
         layer=g.layer,
         facts={"component": g.component, "attributed_by": d.attributed_by, "lines": len(g.lines), "distinct": len(distinct),
-               "decisive_line": d.evidence.to_dict(), "catalogue": msg.key if msg else None, "search": terms or None,
+               "decisive_line": d.evidence.to_dict(), "catalogue": msg.key if msg else None,
+               "signature": d.signature.id if d.signature else None, "search": terms or None,
                "all_lines": _cites(g.lines)},
     )
 

@@ -12,19 +12,24 @@ checks/accounting.py turns the errors no other check cites into findings.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
+from itertools import accumulate
+
+import re2
 
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.cluster import Cluster, pod_is_healthy
 from gpusleuth.facts.gpus import GpuInventory
-from gpusleuth.facts.logs import Logs, messages_text
+from gpusleuth.facts.logs import Logs, Signature, messages_text, signatures
 from gpusleuth.facts.operands import spec_for
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import table
-from gpusleuth.knowledge.message_catalogue import Message, catalogue
+from gpusleuth.knowledge.message_catalogue import Message, catalogue, compiled
+from gpusleuth.parsers.k8s_common import to_int
 from gpusleuth.model.evidence import Evidence
-from gpusleuth.model.k8s import Pod
+from gpusleuth.model.k8s import Node, Pod
 from gpusleuth.model.layers import Layer
 from gpusleuth.model.logs import ContainerLog, LogLine
 
@@ -48,6 +53,7 @@ class ErrorLine:
     retry: bool = False  # announces a retry or a wait: never the decisive line
     noise: str | None = None  # why it does not mean a failure now
     messages: tuple[Message, ...] = ()  # catalogue entries it matches, most specific first
+    signature: Signature | None = None  # the most severe knowledge/signatures.toml row it matches, if an error one
 
     @property
     def key(self) -> tuple[str, int | None]:
@@ -61,7 +67,7 @@ class HealthSign:
     node: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # identity-hashed: checks cache their work per view
 class ErrorLines:
     lines: tuple[ErrorLine, ...]
 
@@ -69,7 +75,7 @@ class ErrorLines:
         return [e for e in self.lines if e.noise is None]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class HealthSigns:
     signs: tuple[HealthSign, ...]
 
@@ -77,11 +83,19 @@ class HealthSigns:
 # ----------------------------------------------------------------------------------------------- the table
 
 
+def _scoped(pattern: str) -> str:
+    """A pattern whose leading flags apply to it alone, so that it can be joined with others."""
+    m = re.match(r"\(\?([aiLmsux]+)\)", pattern)
+    return f"(?{m.group(1)}:{pattern[m.end():]})" if m else f"(?:{pattern})"
+
+
 @dataclass(frozen=True)
 class _AnyOf:
-    """Several patterns as one: each keeps its own flags ((?i) cannot be joined into one expression)."""
+    """Several patterns as one: `search` tries each in turn (one line); `joined` finds any of them in a whole
+    log's text, line by line (re.MULTILINE), in one pass."""
 
     patterns: tuple[re.Pattern, ...]
+    joined: "re2._Regexp"
 
     def search(self, text: str) -> re.Match | None:
         for p in self.patterns:
@@ -93,16 +107,23 @@ class _AnyOf:
 @dataclass(frozen=True)
 class _Rules:
     shapes: tuple[tuple[re.Pattern, str, Layer], ...]
+    files: tuple[tuple[re.Pattern, str, Layer], ...]
     errors: tuple[tuple[re.Pattern, str], ...]
+    errors_joined: "re2._Regexp"
     kernel: _AnyOf
     retry: _AnyOf
     noise: tuple[tuple[re.Pattern, str], ...]
     success: _AnyOf
-    health: tuple[tuple[re.Pattern, str], ...]
+    health: tuple[tuple["re2._Regexp", str], ...]
+
+
+def _joined(rows: list[dict]):
+    """One RE2 pattern for all rows, ^ and $ at line boundaries: linear time over a whole log, whatever the rows."""
+    return re2.compile("(?m)" + ("|".join(_scoped(r["pattern"]) for r in rows) or "[^\\s\\S]"))
 
 
 def _any(rows: list[dict]) -> _AnyOf:
-    return _AnyOf(tuple(re.compile(r["pattern"]) for r in rows))
+    return _AnyOf(tuple(re.compile(r["pattern"]) for r in rows), _joined(rows))
 
 
 @cache
@@ -110,12 +131,14 @@ def rules() -> _Rules:
     t = table("attribution")
     return _Rules(
         shapes=tuple((re.compile(r["pattern"]), r["component"], Layer(r["layer"])) for r in t.get("shape", [])),
+        files=tuple((re.compile(r["pattern"]), r["component"], Layer(r["layer"])) for r in t.get("file", [])),
         errors=tuple((re.compile(r["pattern"]), r["level"]) for r in t.get("error", [])),
+        errors_joined=_joined(t.get("error", [])),
         kernel=_any(t.get("kernel", [])),
         retry=_any(t.get("retry", [])),
         noise=tuple((re.compile(r["pattern"]), r["reason"]) for r in t.get("noise", [])),
         success=_any(t.get("success", [])),
-        health=tuple((re.compile(r["pattern"]), r["what"]) for r in t.get("health", [])),
+        health=tuple((_joined([r]), r["what"]) for r in t.get("health", [])),
     )
 
 
@@ -141,22 +164,33 @@ _ERROR_WORDS = ("rror", "RROR", "ail", "AIL", "atal", "ATAL", "anic", "nable", "
 _LAST = 3  # the last lines of a log: an error there is what the component said before it stopped
 
 
+@lru_cache(maxsize=4096)
+def _operand(pod: str, namespace: str | None):
+    return spec_for(Pod(pod, namespace))
+
+
 def _attribute(msg: str, log: ContainerLog, ln: LogLine | None, pod: str | None, found: tuple[Message, ...]) -> tuple[str | None, str | None, Layer | None]:
-    spec = spec_for(Pod(pod, log.namespace)) if pod else None
+    spec = _operand(pod, log.namespace) if pod else None
     if spec is not None:
         return spec.name, "pod", found[0].layer if found and found[0].component.layer != spec.layer else spec.layer
     cat = catalogue()
     if pod and (by_pod := cat.by_pod(pod)):
         comp = cat.component(by_pod)
         return by_pod, "pod", found[0].layer if found else comp.layer
-    if found:
+    if found and len({m.component.name for m in found}) == 1:  # a message several components print names none
         return found[0].component.name, "catalogue", found[0].layer
     if (prog := cat.by_program(msg)) is not None:
         return prog, "program", cat.component(prog).layer
     if (shape := shape_of(msg)) is not None:
         return shape[0], "shape", shape[1]
+    if found:
+        return None, "catalogue", found[0].layer
     if log.kind == "kernel":
         return "kernel", "log", Layer.KERNEL_DRIVER
+    name = log.artifact.replace("\\", "/").rsplit("/", 1)[-1]
+    for pattern, component, layer in rules().files:
+        if pattern.search(name):
+            return component, "file", layer
     if pod:
         return pod, "pod", None
     if log.container:
@@ -164,50 +198,101 @@ def _attribute(msg: str, log: ContainerLog, ln: LogLine | None, pod: str | None,
     return None, None, None
 
 
-def _log_errors(log: ContainerLog, cluster: Cluster | None, out: list[ErrorLine]) -> None:
-    text = messages_text(log)
-    shapes = any(w in text for w in _ERROR_WORDS)  # unlevelled lines can be errors only if some line holds such a word
+_SEVERE = {"critical": 0, "error": 1}
+
+
+@cache
+def _order() -> dict[str, int]:
+    return {sig.id: i for i, sig in enumerate(signatures()[0])}
+
+
+def _line_starts(log: ContainerLog) -> list[int]:
+    """The offset of each line's message in messages_text(log) (messages joined by newlines)."""
+    return list(accumulate((len(ln.message) + 1 for ln in log.lines), initial=0))
+
+
+def _candidates(log: ContainerLog, text: str, starts: list[int]) -> dict[int, str]:
+    """index -> level of the lines with no level word that are errors all the same, found by scanning the
+    log's joined text at C speed (a healthy log of a million lines costs a few regex passes, not a million)."""
     r = rules()
-    cat = catalogue()
-    kernel = log.kind in ("kernel", "journal")
-    picked: list[tuple[int, LogLine, str]] = []
-    for i, ln in enumerate(log.lines):
-        msg = ln.message
-        level = ln.level if ln.level in ("error", "fatal") else None
-        if level is None and ln.level is None and shapes:
-            if log.kind == "kernel" or (ln.time_format or "").startswith("dmesg"):
-                level = "error" if r.kernel.search(msg) else None
-            else:
-                level = error_level(msg) or ("error" if kernel and r.kernel.search(msg) else None)
-        if level is not None:
-            picked.append((i, ln, level))
+    lines = log.lines
+    out: dict[int, str] = {}
+
+    def at(pos: int) -> int:
+        return bisect_right(starts, pos) - 1
+
+    if log.kind != "kernel":
+        levels: dict[str, str | None] = {}  # message -> its error shape's level: loops repeat their lines
+        for m in r.errors_joined.finditer(text):
+            i = at(m.start())
+            msg = lines[i].message
+            if i not in out and lines[i].level is None and not (lines[i].time_format or "").startswith("dmesg"):
+                level = levels[msg] if msg in levels else levels.setdefault(msg, error_level(msg))
+                if level:
+                    out[i] = level
+    kernel_lines = log.kind in ("kernel", "journal") or any((ln.time_format or "").startswith("dmesg") for ln in lines)
+    for m in r.kernel.joined.finditer(text) if kernel_lines else ():
+        i = at(m.start())
+        ln = lines[i]
+        if i not in out and ln.level is None and (log.kind in ("kernel", "journal") or (ln.time_format or "").startswith("dmesg")):
+            out[i] = "error"
+    for msg in catalogue().errors_in(text):  # a message the component's source prints as an error is one
+        for m in compiled(msg.pattern).finditer(text):
+            i = at(m.start())
+            if i not in out and lines[i].level is None:
+                out[i] = msg.level
+    return out
+
+
+def _log_errors(log: ContainerLog, ctx: "_Context", out: list[ErrorLine]) -> None:
+    text = messages_text(log)
+    lines = log.lines
+    starts = _line_starts(log)
+    extra = _candidates(log, text, starts) if any(w in text for w in _ERROR_WORDS) or catalogue().errors_in(text) else {}
+    picked = sorted([(i, ln, ln.level) for i, ln in enumerate(lines) if ln.level in ("error", "fatal")]
+                    + [(i, lines[i], level) for i, level in extra.items()], key=lambda t: t[0])
     if not picked:
         return
-    n = len(log.lines)
+    r = rules()
+    cat = catalogue()
+    n = len(lines)
     last_error = picked[-1][0]
     recovered_after = _recovered_after(log, picked)
-    nodes: dict[str | None, str | None] = {}
+    retries = [bisect_right(starts, m.start()) - 1 for m in r.retry.joined.finditer(text)] if recovered_after is not None else []
+    said: dict[tuple, tuple] = {}  # (pod, message) -> what the catalogue, attribution and noise table say: loops repeat lines
     for i, ln, level in picked:
         pod = ln.pod or log.pod
-        if pod not in nodes:
-            p = cluster.pod(pod) if cluster is not None and pod else None
-            nodes[pod] = log.node or (p.node if p is not None else None)
-        found = tuple(m for m in cat.match(ln.message))
-        component, how, layer = _attribute(ln.message, log, ln, pod, found)
+        p = ctx.pods.get(pod) if pod else None
+        key = (pod, ln.message)
+        if key not in said:
+            found = tuple(cat.match(ln.message))
+            said[key] = (found, *_attribute(ln.message, log, ln, pod, found), _noise(ln.message, found), bool(r.retry.search(ln.message)))
+        found, component, how, layer, noise, retry = said[key]
+        # the table's own rule: the higher severity, then the row listed first (the specific before the generic)
+        sig = min((x for x in ctx.known.get((ln.artifact, ln.line), ()) if x.severity in _SEVERE and x.layer),
+                  key=lambda x: (_SEVERE[x.severity], _order()[x.id]), default=None)
+        if sig is not None:
+            layer = Layer(sig.layer)  # the table says which layer the line points to, whoever printed it
+            if sig.component and how in (None, "shape", "file", "log", "catalogue") and not (how == "catalogue" and component):
+                component, how = sig.component, "signature"  # the table knows who prints this line
         if layer is None and log.kind in ("kernel", "journal") and (s := shape_of(ln.message)):
             layer = s[1]
-        noise = _noise(ln.message, found)
-        if noise is None and recovered_after is not None and i < recovered_after and level != "fatal" and _retried(log, i, recovered_after):
-            noise = f"it was retried and a later line of the same log shows success ({log.lines[recovered_after].evidence().cite()})"
-        if noise is None and pod and cluster is not None and not log.previous:
-            p = cluster.pod(pod)
-            if p is not None and pod_is_healthy(p) and (i < n - _LAST or level != "fatal"):
-                noise = f"pod {pod} is running and ready since ({p.evidence.cite() if p.evidence else 'its status'})"
+        if (noise is None and recovered_after is not None and i < recovered_after and level != "fatal"
+                and bisect_left(retries, i) < len(retries) and retries[bisect_left(retries, i)] < recovered_after):
+            noise = f"it was retried and a later line of the same log shows success ({lines[recovered_after].evidence().cite()})"
+        if noise is None and p is not None and not log.previous and pod_is_healthy(p) and (i < n - _LAST or level != "fatal"):
+            noise = f"pod {pod} is running and ready since ({p.evidence.cite() if p.evidence else 'its status'})"
         out.append(ErrorLine(
             ln.evidence(), ln.message.strip(), level, "kernel" if log.kind == "kernel" else "log", component, how, layer,
-            pod, log.namespace, ln.container or log.container, nodes[pod], log.previous, i,
-            i >= n - _LAST or i == last_error, bool(r.retry.search(ln.message)), noise, found,
+            pod, log.namespace, ln.container or log.container, log.node or (p.node if p is not None else None), log.previous, i,
+            i >= n - _LAST or i == last_error, retry, noise, found, sig,
         ))
+
+
+@dataclass(frozen=True)
+class _Context:
+    pods: dict  # name -> Pod
+    known: dict  # (artifact, line) -> signatures the line matches
 
 
 def _recovered_after(log: ContainerLog, picked: list[tuple[int, LogLine, str]]) -> int | None:
@@ -222,12 +307,6 @@ def _recovered_after(log: ContainerLog, picked: list[tuple[int, LogLine, str]]) 
             before = {x.message for x in log.lines[:picked[0][0]]}
             return None if ln.message in before else j
     return None
-
-
-def _retried(log: ContainerLog, first: int, success: int) -> bool:
-    """Whether the log says the failed operation was tried again between the error and the success."""
-    retry = rules().retry
-    return any(retry.search(log.lines[k].message) for k in range(first, success))
 
 
 def _noise(msg: str, found: tuple[Message, ...]) -> str | None:
@@ -318,8 +397,9 @@ def build_error_lines(facts: Facts) -> ErrorLines:
     cluster: Cluster | None = _optional(facts, Cluster)
     inv: GpuInventory | None = _optional(facts, GpuInventory)
     out: list[ErrorLine] = []
+    ctx = _Context({p.name: p for p in cluster.pods} if cluster is not None else {}, logs.signatures_at() if logs else {})
     for log in logs.logs if logs else ():
-        _log_errors(log, cluster, out)
+        _log_errors(log, ctx, out)
     if cluster is not None:
         _pod_errors(cluster, out)
         _event_errors(cluster, out)
@@ -336,12 +416,16 @@ def build_health_signs(facts: Facts) -> HealthSigns:
         for p in cluster.pods:
             if pod_is_healthy(p) and p.evidence is not None:
                 signs.append(HealthSign(f"pod {p.name} is {p.status or p.phase}" + (f" and ready ({p.ready})" if p.ready else ""), p.evidence, p.node))
-        for name, n in cluster.nodes.items():
-            value = n.allocatable.get("nvidia.com/gpu") or next((v for k, v in n.allocatable.items() if k.startswith("nvidia.com/")), None)
-            if value and str(value).strip() not in ("0", ""):
-                ev = n.evidence.get("allocatable:nvidia.com/gpu") or next(iter(n.evidence.values()), None)
+        nodes = [*cluster.nodes.values(), *(f for f in cluster.fragments if isinstance(f, Node))]
+        for n in nodes:
+            offered = [(k, v) for k, v in n.allocatable.items() if k.startswith("nvidia.com/") and (to_int(v) or 0) > 0]
+            short = any((to_int(v) or 0) < (to_int(n.capacity.get(k)) or 0) for k, v in n.allocatable.items() if k.startswith("nvidia.com/"))
+            if offered and not short:  # a node that lost GPUs out of allocation shows no health
+                k, v = offered[0]
+                ev = n.evidence.get(f"allocatable:{k}") or next(iter(n.evidence.values()), None)
                 if ev is not None:
-                    signs.append(HealthSign(f"node {name} offers nvidia.com GPUs ({value} allocatable)", ev, name))
+                    who = f"node {n.name}" if n.name else "a node (its name is not in the paste)"
+                    signs.append(HealthSign(f"{who} offers {k} ({v} allocatable)", ev, n.name))
     inv: GpuInventory | None = _optional(facts, GpuInventory)
     for ng in inv.nodes if inv else ():
         for g in ng.gpus:
@@ -349,9 +433,11 @@ def build_health_signs(facts: Facts) -> HealthSigns:
     logs: Logs | None = _optional(facts, Logs)
     health = rules().health
     for log in logs.logs if logs else ():
+        if log.kind == "text":
+            continue  # a sentence that says something works is not the tool saying it: prose earns no HEALTHY
         text = messages_text(log)
         for pattern, what in health:
-            if pattern.search(text):
-                ln = next(ln for ln in log.lines if pattern.search(ln.message))
+            if m := pattern.search(text):
+                ln = log.lines[bisect_right(_line_starts(log), m.start()) - 1]
                 signs.append(HealthSign(what, ln.evidence(), log.node))
     return HealthSigns(tuple(signs))

@@ -158,11 +158,20 @@ class Catalogue:
         self._program_names = [c for _, c in programs]
 
     def match(self, text: str) -> list[Message]:
-        """The messages text can be, most specific first."""
+        """The messages text can be, best first: the innermost (a wrapped error's cause is printed last, so the
+        match that starts furthest right), then the most specific (the most fixed text)."""
         if not self.messages:
             return []
-        found = self._set.Match(text) or ()
-        return sorted((self.messages[i] for i in found), key=lambda m: (-m.fixed, m.key))
+        found = [self.messages[i] for i in self._set.Match(text) or ()]
+        if len(found) < 2:
+            return found
+        return sorted(found, key=lambda m: (-_start(m.pattern, text), -m.fixed, m.key))
+
+    def errors_in(self, text: str) -> list[Message]:
+        """The error and fatal messages (not benign) that occur anywhere in text: one pass over a whole log."""
+        if not self.messages:
+            return []
+        return [m for i in self._set.Match(text) or () if (m := self.messages[i]).level in ("error", "fatal") and not m.benign]
 
     def component(self, name: str) -> Component | None:
         return self._by_name.get(name)
@@ -184,6 +193,17 @@ class Catalogue:
         for m in self.messages:
             out[m.component.name] += 1
         return out
+
+
+@cache
+def compiled(pattern: str) -> "re2._Regexp":
+    """A catalogue pattern compiled once (RE2: linear time on any input)."""
+    return re2.compile(pattern)
+
+
+def _start(pattern: str, text: str) -> int:
+    m = compiled(pattern).search(text)
+    return m.start() if m else 0
 
 
 @cache

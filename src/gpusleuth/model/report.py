@@ -92,4 +92,5 @@ class Report:
             "gaps": [str(g) for g in self.gaps],
             "checks": [{"code": c.code, "status": c.status, "reason": c.reason} for c in self.checks],
             "artifacts": list(self.artifacts),
+            "health": list(self.extras.get("health", [])),
         }

@@ -406,11 +406,12 @@ def _parse_log(doc: Document) -> ContainerLog:
     if hints.get("kind") == "container" or pods:
         kind = "container"  # a pod's log that quotes kernel lines (the installer prints dmesg) is still the pod's log
     else:
-        kind = max(counts, key=counts.get) if any(counts.values()) else hints.get("kind", "container")
+        # no stamped line and nothing that names a container: text whose origin is unknown (a paste, a ticket)
+        kind = max(counts, key=counts.get) if any(counts.values()) else hints.get("kind", "container" if pod0 or ctr0 or doc.command else "text")
     pod = pod0 if pod0 else (next(iter(pods)) if len(pods) == 1 else None)
     ctr = ctr0 if ctr0 else (next(iter(ctrs)) if len(ctrs) == 1 else None)
     return ContainerLog(
-        artifact=artifact, lines=tuple(out), pod=pod, namespace=hints.get("namespace"), container=ctr,
+        artifact=artifact, lines=tuple(_with_quotes(out)) if kind == "text" else tuple(out), pod=pod, namespace=hints.get("namespace"), container=ctr,
         node=doc.meta.get("node") or (hosts.most_common(1)[0][0] if hosts else None), previous=bool(hints.get("previous")), kind=kind,
     )
 

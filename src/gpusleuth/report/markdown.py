@@ -1,4 +1,4 @@
-"""The Markdown report: a complete root-cause analysis document with the sections of seed 001 — executive
+"""The Markdown report: a complete root-cause analysis document with the sections an incident write-up has — executive
 summary, evidence, why it happens, the cascade, solution options, event sequence, key takeaway, gaps."""
 
 from __future__ import annotations

@@ -33,6 +33,14 @@ def render(report: Report, width: int = 110, color: bool = False) -> str:
     states = _state_counts(report)
     if states:
         con.print(Text("operands: " + " · ".join(states), style="grey50"))
+    signs = report.extras.get("health") or []
+    if report.verdict == "healthy" and signs:
+        con.rule("Seen working")
+        for h in signs[:5]:
+            where = f"{h['artifact']}:{h['line']}" if h.get("line") else h.get("artifact", "")
+            con.print(Text(f"  ✔ {h['what']}  ({where})"))
+        if len(signs) > 5:
+            con.print(Text(f"  … and {len(signs) - 5} more", style="grey50"))
     if report.root_causes:
         con.rule("Root cause" + ("s" if len(report.root_causes) > 1 else ""))
         for i, f in enumerate(report.root_causes, 1):

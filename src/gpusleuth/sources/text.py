@@ -5,8 +5,10 @@ Every transformation keeps the line count, so evidence line numbers match the fi
 
 from __future__ import annotations
 
+import codecs
 import re
-from typing import Iterator
+from dataclasses import dataclass
+from typing import BinaryIO, Iterator
 
 from gpusleuth.model.document import Document
 
@@ -62,6 +64,68 @@ def decode(data: bytes) -> tuple[str | None, str | None]:
     if text.startswith("\ufeff"):
         text = text[1:]
     return text, None
+
+
+CHUNK = 1 << 20  # bytes per read when a file is streamed
+_SAMPLE = 65536  # what decide text or binary is judged on
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+@dataclass
+class StreamRead:
+    """What reading a file as a stream gave: its text (or why not), how many bytes were read, whether a cap
+    stopped the read before the end, and the error that cut it short (a truncated archive member)."""
+
+    text: str | None
+    why: str | None
+    size: int
+    capped: bool = False
+    error: Exception | None = None
+
+
+def decode_stream(fh: BinaryIO, cap: int | None = None) -> StreamRead:
+    """Read a file object in chunks and decode it as it comes, as decode() would judge the whole file: the
+    bytes are never held beside the text. Reads stop at ``cap`` bytes (None: the whole file); an error from
+    the stream (a cut archive, a corrupt gzip member) ends the read and is returned with what came before it."""
+    size, pieces, error, capped = 0, [], None, False
+    decoder = None
+    read = getattr(fh, "read1", fh.read)  # one read at a time: a stream that fails later keeps what came before
+    try:
+        while True:
+            want = CHUNK if cap is None else min(CHUNK, cap - size)
+            if want <= 0:
+                capped = bool(fh.read(1))
+                break
+            chunk = read(want)
+            if not chunk:
+                break
+            if decoder is None:
+                while len(chunk) < min(_SAMPLE, want) and (more := read(min(_SAMPLE, want) - len(chunk))):
+                    chunk += more  # judge on a full sample even when the stream hands out small reads
+                sample = chunk[:_SAMPLE]
+                if b"\x00" in sample and not sample.startswith(_UTF16_BOMS):
+                    return StreamRead(None, "binary file (NUL bytes), not text output", len(chunk))
+                decoder = codecs.getincrementaldecoder("utf-16" if b"\x00" in sample else "utf-8")(
+                    "strict" if b"\x00" in sample else "replace")
+            size += len(chunk)
+            pieces.append(decoder.decode(chunk))
+    except UnicodeDecodeError:
+        return StreamRead(None, "binary file (NUL bytes), not text output", size)
+    except Exception as exc:  # noqa: BLE001 - the stream's own errors (EOFError, zlib.error, TarError, ...)
+        error = exc
+    if decoder is None:
+        return StreamRead(None, "empty file", 0, error=error)
+    try:
+        pieces.append(decoder.decode(b"", final=True))
+    except UnicodeDecodeError:
+        pieces.append("\ufffd")
+    text = "".join(pieces)
+    del pieces
+    if decoder.errors == "replace" and text.count("\ufffd") > max(16, len(text) // 50):
+        return StreamRead(None, "binary file (not UTF-8 text)", size, capped, error)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return StreamRead(text, None, size, capped, error)
 
 
 def normalise(text: str) -> tuple[list[str], list[str]]:
