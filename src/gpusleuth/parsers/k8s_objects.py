@@ -25,8 +25,9 @@ from gpusleuth.model.finding import Gap
 from gpusleuth.model.k8s import ContainerStatus, DaemonSet, Event, K8sObject, Node, NodeCondition, Pod, Taint
 from gpusleuth.parsers.base import LIKELY, NO, SURE, parser
 from gpusleuth.parsers.k8s_common import GPU_RESOURCE, kubectl_status, parse_time, resource_totals
+from gpusleuth.parsers.yamlsafe import AliasBomb, check_aliases, node_paths
+from gpusleuth.parsers.yamlsafe import Loader as _Loader
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _JSON_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*(.*)$')
 _YAML_API = re.compile(r"^(?:- |  )?apiVersion:\s*\S")
 _YAML_KIND = re.compile(r"^(?:- |  )?kind:\s*[A-Z]\w*\s*$")
@@ -459,16 +460,9 @@ def parse_json(doc: Document) -> Iterable:
 
 
 def _node_lines(node, path: tuple, out: dict[tuple, int]) -> None:
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            p = path + (key.value if isinstance(key, yaml.ScalarNode) else str(key.start_mark.line),)
-            out[p] = key.start_mark.line
-            _node_lines(value, p, out)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, value in enumerate(node.value):
-            p = path + (i,)
-            out[p] = value.start_mark.line
-            _node_lines(value, p, out)
+    """Key and item lines under ``node``; each node walked once, so an alias costs one entry (yamlsafe)."""
+    for p, line in node_paths(node):
+        out[path + p] = line
 
 
 def _yaml_source(node, value) -> LineSource:
@@ -499,13 +493,18 @@ def parse_yaml(doc: Document) -> Iterable:
     loader = _Loader("\n".join(doc.lines))
     out: list = []
     found = 0
+    refused: AliasBomb | None = None
     try:
         while True:
             try:
                 if not loader.check_node():
                     break
                 node = loader.get_node()
+                check_aliases(node)
                 value = loader.construct_document(node)
+            except AliasBomb as exc:
+                refused = exc  # this document alone: the ones around it are still read
+                continue
             except yaml.YAMLError as exc:
                 mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
                 where = f"line {doc.first_line + mark.line}" if mark else "somewhere"
@@ -521,6 +520,10 @@ def parse_yaml(doc: Document) -> Iterable:
             found += len(out) > before
     finally:
         loader.dispose()
+    if refused is not None:
+        if not found:
+            raise refused
+        out.append(Gap("artifact", str(refused), doc.artifact))
     if not found:
         raise UnusableData("YAML without a Kubernetes object (no kind/apiVersion)")
     return out
