@@ -394,6 +394,11 @@ def _sniff_json(doc: Document) -> int:
     head = doc.head(40)
     if not head or head[0].lstrip()[:1] not in "{[":
         return NO
+    if len(head[0]) > _MAX_SCAN_LINE:  # minified: one line holds the document, `kind` of a List comes last
+        first = head[0][:_MAX_SCAN_LINE]
+        if '"apiVersion"' in first and ('"kind"' in first or '"kind"' in head[0]):
+            return _KEYED
+        return NO
     api = any(_JSON_API.match(ln) for ln in head)
     kind = any(_JSON_KIND.match(ln) for ln in head)
     if api and kind:

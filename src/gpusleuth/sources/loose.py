@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import stat
 import tarfile
 import zipfile
 import zlib
@@ -77,6 +78,8 @@ class _Reader:
         if text is None:
             src.gaps.append(Gap("artifact", why or "unreadable", name))
             return
+        if why:
+            src.gaps.append(Gap("artifact", why, name))
         lines, notes = normalise(text)
         if truncated:
             notes.append(f"only the first {MAX_FILE_BYTES // (1024 * 1024)} MiB were read")
@@ -141,9 +144,40 @@ def _gunzip(data: bytes) -> tuple[bytes, bool]:
     return out[:MAX_FILE_BYTES], len(out) > MAX_FILE_BYTES
 
 
+def _special_kind(mode: int) -> str | None:
+    """What a file that is not a regular file is, in words; None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+class NotRegular(OSError):
+    """A path that turned out to be a FIFO, a device or a socket when it was opened."""
+
+
 def _read_capped(path: Path) -> tuple[bytes, bool]:
-    with path.open("rb") as fh:
-        data = fh.read(MAX_FILE_BYTES + 1)
+    """The first MAX_FILE_BYTES of a regular file. Opened without blocking and checked on the open file
+    itself, so a FIFO or device swapped in after a directory listing is refused, never waited on."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        kind = _special_kind(os.fstat(fd).st_mode)
+        if kind:
+            raise NotRegular(f"{kind}; refused, not read")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
+    finally:
+        os.close(fd)
     return data[:MAX_FILE_BYTES], len(data) > MAX_FILE_BYTES
 
 
@@ -157,23 +191,51 @@ def read_artifacts(description: str, kind: str, files, metadata: dict[str, bytes
 
 
 def read_directory(root: Path, description: str | None = None, kind: str = "directory") -> Source:
+    """Every file under ``root``, sorted, depth first. An explicit stack instead of os.walk's recursion
+    (any depth works); links are listed and not followed; FIFOs, devices and sockets are refused unread;
+    a folder that cannot be listed is a gap naming it."""
     reader = _Reader(description or str(root), kind)
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
-        for fn in sorted(filenames):
-            path = Path(dirpath) / fn
-            rel = path.relative_to(root).as_posix()
-            if path.is_symlink() or not path.is_file():
-                reader.source.gaps.append(Gap("artifact", "not a regular file (symlink or device); not followed", rel))
-                continue
+    gaps = reader.source.gaps
+    stack: list[tuple[Path, str]] = [(root, "")]
+    while stack:
+        folder, rel_dir = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            gaps.append(Gap("artifact", f"cannot read folder: {exc.strerror or exc}; its files were not read", (rel_dir or ".") + "/"))
+            continue
+        subdirs = []
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             try:
-                if reader.over_budget(path.stat().st_size):
-                    return reader.finish()
-                data, truncated = _read_capped(path)
+                st = entry.stat(follow_symlinks=False)
             except OSError as exc:
-                reader.source.gaps.append(Gap("artifact", f"cannot read: {exc.strerror or exc}", rel))
+                gaps.append(Gap("artifact", f"cannot read: {exc.strerror or exc}", rel))
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                gaps.append(Gap("artifact", "symbolic link; not followed", rel))
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if entry.name not in _SKIP_DIRS:
+                    subdirs.append((Path(entry.path), rel))
+                continue
+            special = _special_kind(st.st_mode)
+            if special:
+                gaps.append(Gap("artifact", f"{special}; refused, not read", rel))
+                continue
+            if reader.over_budget(st.st_size):
+                return reader.finish()
+            try:
+                data, truncated = _read_capped(Path(entry.path))
+            except NotRegular as exc:
+                gaps.append(Gap("artifact", str(exc), rel))
+                continue
+            except OSError as exc:
+                gaps.append(Gap("artifact", f"cannot read: {exc.strerror or exc}", rel))
                 continue
             reader.add(rel, data, truncated)
+        stack.extend(reversed(subdirs))
     return reader.finish()
 
 
@@ -273,10 +335,17 @@ def open_source(spec: str) -> Source:
     if spec.startswith("example:"):
         return read_example(spec.split(":", 1)[1])
     path = Path(spec).expanduser()
-    if not path.exists():
-        raise SourceError(f"{spec}: no such file or directory")
-    if path.is_dir():
+    try:
+        mode = path.stat().st_mode  # stat, never open: a FIFO would block, a device never end
+    except FileNotFoundError:
+        raise SourceError(f"{spec}: no such file or directory") from None
+    except OSError as exc:
+        raise SourceError(f"{spec}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(mode):
         return read_directory(path)
+    special = _special_kind(mode)
+    if special:
+        raise SourceError(f"{spec}: {special}, not a file, folder or archive; refused")
     lower = path.name.lower()
     try:
         if lower.endswith((".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz")):
@@ -290,3 +359,5 @@ def open_source(spec: str) -> Source:
         raise SourceError(f"{spec}: permission denied") from None
     except IsADirectoryError:
         raise SourceError(f"{spec}: is a directory") from None
+    except NotRegular as exc:
+        raise SourceError(f"{spec}: {exc}") from None

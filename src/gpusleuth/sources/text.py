@@ -10,7 +10,7 @@ from typing import Iterator
 
 from gpusleuth.model.document import Document
 
-MAX_LINE = 16_384  # longer lines are cut: a minified JSON blob still parses, a 2 GB line cannot hurt us
+MAX_LINE = 16_384  # longer lines are cut (a whole JSON document on one line is not: it would not parse cut)
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _QUOTE = re.compile(r"^ {0,3}> ?")
@@ -41,18 +41,68 @@ _BARE_FIRST = re.compile(r"^\s*(?P<cmd>(?:kubectl|k|oc)\s+(?:get|describe|logs|e
 _CAT = re.compile(r"^(?:sudo\s+)?(?:cat|less|more|tail(?:\s+-\S+)*|head(?:\s+-\S+)*)\s+(?P<path>/[^\s|;&>]+)")
 
 
+_BOMS = (  # longest first: the UTF-32 LE mark starts with the UTF-16 LE one
+    (b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"),
+)
+# control bytes text does not hold (tabs, newlines, form feeds, colour escapes, backspace and bell it does)
+_BINARY_CONTROLS = bytes(b for b in range(32) if b not in b"\t\n\r\x0c\x1b\x08\x07")
+
+
+def _wide_encoding(sample: bytes) -> str | None:
+    """UTF-16/32 without a byte-order mark, told by where the zero bytes of mostly-ASCII text fall:
+    UTF-16 LE text is `N\0A\0M\0E\0`, UTF-32 BE `\0\0\0N\0\0\0A`..."""
+    n = len(sample) - len(sample) % 4
+    if n < 8:
+        return None
+    zeros = [sample[i:n:4].count(0) / (n // 4) for i in range(4)]
+    wide = [z > 0.9 for z in zeros]
+    if wide == [False, True, True, True]:
+        return "utf-32-le"
+    if wide == [True, True, True, False]:
+        return "utf-32-be"
+    even, odd = (zeros[0] + zeros[2]) / 2, (zeros[1] + zeros[3]) / 2
+    if odd > 0.7 and even < 0.1:
+        return "utf-16-le"
+    if even > 0.7 and odd < 0.1:
+        return "utf-16-be"
+    return None
+
+
 def decode(data: bytes) -> tuple[str | None, str | None]:
-    """Text of a file, or (None, why) when it is not text a person could have pasted."""
+    """(text, None), (text, a note on what was dropped), or (None, why) when it is not text a person could
+    have pasted.
+
+    UTF-8 is the default; UTF-16/32 are read with or without a byte-order mark. A few NUL bytes in UTF-8
+    text (a kernel log after a crash, a journal export with a zero-filled block) are dropped and the rest is
+    read: only a file whose NULs or control bytes are a real share of it is binary."""
     if not data:
         return None, "empty file"
     sample = data[:65536]
-    if b"\x00" in sample:
-        if sample.startswith((b"\xff\xfe", b"\xfe\xff")):
+    for bom, codec in _BOMS:
+        if sample.startswith(bom):
             try:
-                return data.decode("utf-16"), None
+                return data[len(bom):].decode(codec), None
             except UnicodeDecodeError:
-                pass
-        return None, "binary file (NUL bytes), not text output"
+                break
+    nuls = sample.count(0)
+    if nuls:
+        codec = _wide_encoding(sample)
+        if codec:
+            try:
+                return data.decode(codec), None
+            except UnicodeDecodeError:
+                pass  # a file cut in the middle of a character: read what decodes
+            text = data.decode(codec, errors="replace")
+            if text.count("\ufffd") <= max(16, len(text) // 50):
+                return text, None
+            return None, f"binary file (not {codec.upper()} text)"
+        rest = sample.replace(b"\x00", b"")
+        controls = len(rest) - len(rest.translate(None, _BINARY_CONTROLS))
+        if len(rest) < len(sample) // 2 or controls > max(8, len(rest) // 100):
+            return None, "binary file (NUL bytes), not text output"
+        dropped = data.count(0)
+        data = data.replace(b"\x00", b"")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -61,7 +111,14 @@ def decode(data: bytes) -> tuple[str | None, str | None]:
             return None, "binary file (not UTF-8 text)"
     if text.startswith("\ufeff"):
         text = text[1:]
-    return text, None
+    return text, (f"{dropped} NUL byte(s) dropped; the rest read as text" if nuls else None)
+
+
+def _json_line(line: str) -> bool:
+    """A whole JSON document on one line (`kubectl get pods -o json | jq -c .`, a minified export): kept
+    uncut, since a cut one cannot be parsed. The file's byte cap still bounds it."""
+    s = line.strip()
+    return s[:1] in ("{", "[") and s[-1:] in ("}", "]")
 
 
 def normalise(text: str) -> tuple[list[str], list[str]]:
@@ -82,9 +139,10 @@ def normalise(text: str) -> tuple[list[str], list[str]]:
     if ("`" in text and "```" in text) or ("~" in text and "~~~" in text):  # one character first: a memchr scan
         lines = ["" if _FENCE.match(ln) else ln for ln in lines]
     if max(map(len, lines), default=0) > MAX_LINE:
-        cut = sum(1 for ln in lines if len(ln) > MAX_LINE)
-        lines = [ln[:MAX_LINE] for ln in lines]
-        notes.append(f"{cut} line(s) longer than {MAX_LINE} characters were cut")
+        cut = sum(1 for ln in lines if len(ln) > MAX_LINE and not _json_line(ln))
+        lines = [ln if len(ln) <= MAX_LINE or _json_line(ln) else ln[:MAX_LINE] for ln in lines]
+        if cut:
+            notes.append(f"{cut} line(s) longer than {MAX_LINE} characters were cut")
     if "\t" in text:
         lines = [ln.expandtabs(8) if "\t" in ln and not ln.lstrip().startswith(("{", "[")) else ln for ln in lines]
     return lines, notes
