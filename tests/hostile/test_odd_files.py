@@ -70,8 +70,14 @@ def test_fifteen_hundred_nested_folders_are_walked(tmp_path):
         deep = deep / "d"
         deep.mkdir()
     (deep / "dmesg.txt").write_text(XID)
-    src = read_directory(tmp_path)
-    assert [d.artifact for d in src.documents] == ["d/" * 1500 + "dmesg.txt"]
+    try:
+        src = read_directory(tmp_path)
+        assert [d.artifact for d in src.documents] == ["d/" * 1500 + "dmesg.txt"]
+    finally:  # shutil.rmtree (pytest's clean-up) recurses too
+        (deep / "dmesg.txt").unlink()
+        while deep != tmp_path:
+            deep.rmdir()
+            deep = deep.parent
 
 
 def test_a_kernel_log_with_a_few_nul_bytes_is_text_and_its_xid_is_found(tmp_path):
