@@ -42,6 +42,8 @@ LEAKED_BEFORE = {
     "curl -u admin:X (args)": "plantedCurlArgsPw",
 }
 
+IN_A_GAP = "plantedApiErrorPw"  # an API error message the manifest lists as a gap
+
 # GPU evidence planted next to the secrets: it must come through as it was.
 GPU_LINES = [
     "NVRM: Xid (PCI:0000:3b:00): 79, pid=24371, name=python3, GPU has fallen off the bus.",
@@ -135,7 +137,10 @@ def bundle(tmp_path_factory):
 
     store = build(4, log_lines=8, restart_every=5)
     _plant(store)
-    with serving(store) as srv:
+    from gpusleuth.serve.faults import Fault
+
+    fault = Fault(path="/nicclusterpolicies$", status=500, message=f"upstream said: password={IN_A_GAP}")
+    with serving(store, [fault]) as srv:
         col = run_collect(srv.url)
     out = write_bundle(col, tmp_path_factory.mktemp("b") / "b.tar.gz")
     with tarfile.open(out) as tar:
@@ -180,3 +185,4 @@ def test_the_manifest_says_where_and_by_which_rule_never_what(bundle):
             "secret-flag-argument", "aws-secret-access-key"} <= rules, rules
     manifest = json.dumps(col.manifest)
     assert not any(s in manifest for s in LEAKED_BEFORE.values())
+    assert any("nicclusterpolicies" in json.dumps(g) for g in col.manifest["gaps"]) and IN_A_GAP not in manifest
