@@ -428,7 +428,7 @@ def _waiting(pod: dict, container: str) -> str | None:
 
 
 class _HTTPServer(HTTPServer):
-    """A fixed pool of handler threads fed by a queue of accepted connections.
+    """A bounded pool of handler threads fed by a queue of accepted connections.
 
     ThreadingHTTPServer starts a thread per connection: 300 idle half-open connections held 302 threads.
     Here a connection waits in the queue (a socket, no thread) until a worker is free; a worker drops a
@@ -442,19 +442,30 @@ class _HTTPServer(HTTPServer):
     def __init__(self, address, handler):
         super().__init__(address, handler)
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
-        self._pool = [threading.Thread(target=self._work, name=f"serve-worker-{i}", daemon=True) for i in range(self.workers)]
-        for t in self._pool:
-            t.start()
+        self._pool: list[threading.Thread] = []
+        self._idle = 0
+        self._lock = threading.Lock()
 
     def waiting(self) -> bool:
         return not self._queue.empty()
 
     def process_request(self, request, client_address) -> None:
-        self._queue.put((request, client_address))  # never blocks the accept loop
+        """Queue the connection (never blocks the accept loop); start a worker while all are busy, up to
+        ``workers``: an idle server holds no handler thread, a flood of connections at most ``workers``."""
+        with self._lock:
+            self._queue.put((request, client_address))
+            if self._queue.qsize() > self._idle and len(self._pool) < self.workers:
+                t = threading.Thread(target=self._work, name=f"serve-worker-{len(self._pool)}", daemon=True)
+                self._pool.append(t)
+                t.start()
 
     def _work(self) -> None:
         while True:
+            with self._lock:
+                self._idle += 1
             item = self._queue.get()
+            with self._lock:
+                self._idle -= 1
             if item is None:
                 return
             request, client_address = item
@@ -467,10 +478,12 @@ class _HTTPServer(HTTPServer):
 
     def server_close(self) -> None:
         super().server_close()
-        for _ in self._pool:
+        with self._lock:
+            pool = list(self._pool)
+        for _ in pool:
             self._queue.put(None)
         deadline = time.monotonic() + 2  # a worker inside a silent connection leaves within Handler.timeout
-        for t in self._pool:
+        for t in pool:
             t.join(timeout=max(0.0, deadline - time.monotonic()))
 
     def handle_error(self, request, client_address) -> None:
