@@ -8,8 +8,8 @@ import time
 
 import pytest
 import yaml
-
 from conftest import doc_from_text
+
 from gpusleuth.analysis.diagnose import build_facts
 from gpusleuth.parsers import gpu_sharing, helm, k8s_objects
 from gpusleuth.parsers.yamlsafe import AliasBomb, check_aliases, node_paths

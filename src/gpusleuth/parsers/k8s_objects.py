@@ -449,7 +449,10 @@ class _JsonLines:
 
 @parser("k8s.json", "Kubernetes objects as JSON (`kubectl get -o json`: a List, one object, or several)", _sniff_json)
 def parse_json(doc: Document) -> Iterable:
-    values, gap = _json_values("\n".join(doc.lines), doc)
+    try:
+        values, gap = _json_values("\n".join(doc.lines), doc)
+    except RecursionError:  # the json module recurses per level: a hostile document nests deeper than it can go
+        raise UnusableData("JSON nested too deep to read (thousands of levels); not read") from None
     if not any(_is_list(v) or (isinstance(v, dict) and v.get("kind")) for v in values):
         raise UnusableData("JSON without a Kubernetes object (no kind/apiVersion)")
     lines = _JsonLines(doc, {r for r, v in enumerate(values) if _is_list(v)})
