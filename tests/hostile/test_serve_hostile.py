@@ -52,6 +52,16 @@ def test_a_binary_faults_file_is_named(tmp_path):
     assert str(faults) in str(err.value) and "\n" not in str(err.value)
 
 
+def test_a_fifo_as_faults_file_is_refused_without_blocking(tmp_path):
+    import os
+
+    fifo = tmp_path / "faults.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="not a regular file") as err:
+        Faults.load(fifo)
+    assert str(fifo) in str(err.value)
+
+
 def test_a_yaml_error_is_one_line(tmp_path):
     faults = tmp_path / "faults.yaml"
     faults.write_text("faults:\n  - path: [\n")

@@ -123,6 +123,8 @@ class Faults:
 
         from gpusleuth.parsers.yamlsafe import AliasBomb, safe_load
 
+        if Path(path).exists() and not Path(path).is_file():
+            raise ValueError(f"{path}: not a regular file (a FIFO or device?); refused")
         try:
             text = Path(path).read_bytes().decode("utf-8")
         except OSError as exc:
