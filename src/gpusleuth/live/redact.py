@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 
 from gpusleuth.knowledge import table
 from gpusleuth.live.secrets import RULES, secret_span
@@ -69,11 +69,17 @@ def _sub(pattern: re.Pattern, text: str) -> tuple[str, int]:
     return pattern.subn(repl, text)
 
 
+@lru_cache(maxsize=8192)  # the same few hundred keys and env names, over and over
 def secret_key(key: str) -> bool:
     if key == "PWD":  # the shell's working directory, not a password
         return False
     r = _rules()
     return bool(r.secret_key.search(key) or _MORE_SECRET_KEYS.search(key)) and not r.reference_key.search(key)
+
+
+@cache
+def _any_needle() -> re.Pattern:
+    return re.compile("|".join(sorted({re.escape(n) for r in RULES for n in r.needles})))
 
 
 @cache
@@ -118,12 +124,8 @@ class Redactor:
     def text(self, text: str, artifact: str, where: str = "text") -> str:
         """Credential-shaped values in free text (logs, config files, command output)."""
         lower = text.lower()
-        for rule in RULES:  # a literal test first: most rules find none of their needles in a log
-            if any(n in lower for n in rule.needles):
-                text, n = _replace(rule, text, lower)
-                if n:
-                    lower = text.lower()
-                    self._note(artifact, where, rule.name, n)
+        if len(text) > 4096 or _any_needle().search(lower):  # one scan decides for most short strings
+            text = self._catalogue(text, lower, artifact, where)
         rules = _rules()
         if not rules.any_value.search(text):
             return text
@@ -132,6 +134,15 @@ class Redactor:
                 text, n = _sub(pattern, text)
                 if n:
                     self._note(artifact, where, f"value-pattern-{i + 1}", n)
+        return text
+
+    def _catalogue(self, text: str, lower: str, artifact: str, where: str) -> str:
+        for rule in RULES:  # a literal test first: most rules find none of their needles in a log
+            if any(n in lower for n in rule.needles):
+                text, n = _replace(rule, text, lower)
+                if n:
+                    lower = text.lower()
+                    self._note(artifact, where, rule.name, n)
         return text
 
     def obj(self, value, artifact: str, path: str = ""):
@@ -166,7 +177,7 @@ class Redactor:
             if pair is not None and k == "value" and isinstance(v, (str, int, float)) and secret_key(pair):
                 out[k] = MASK
                 self._note(artifact, f"{path}[{pair}]", "secret-name")
-            elif scalar and (secret_key(str(k)) or _SECRET_PATH.search(where)) and v != "":
+            elif scalar and (secret_key(str(k)) or (str(k)[-3:].lower() == "key" and _SECRET_PATH.search(where))) and v != "":
                 out[k] = MASK
                 self._note(artifact, where, "secret-key")
             elif k == _LAST_APPLIED and isinstance(v, str):
