@@ -64,6 +64,14 @@ def test_a_fifo_swapped_in_after_the_listing_is_refused_unread(tmp_path, monkeyp
         loose._read_capped(tmp_path / "late")
 
 
+def test_a_link_swapped_in_after_the_listing_is_not_followed(tmp_path):
+    from gpusleuth.sources import loose
+    (tmp_path / "secret").write_text("outside\n")
+    os.symlink(tmp_path / "secret", tmp_path / "late")
+    with pytest.raises(loose.NotRegular, match="symbolic link"):
+        loose._read_capped(tmp_path / "late", follow=False)
+
+
 def test_fifteen_hundred_nested_folders_are_walked(tmp_path):
     deep = tmp_path
     for _ in range(1500):  # os.makedirs recurses too

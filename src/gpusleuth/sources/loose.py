@@ -10,6 +10,7 @@ gives each file the command that wrote it, anything else is split at its shell p
 
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import os
@@ -165,10 +166,19 @@ class NotRegular(OSError):
     """A path that turned out to be a FIFO, a device or a socket when it was opened."""
 
 
-def _read_capped(path: Path) -> tuple[bytes, bool]:
+def _read_capped(path: Path, follow: bool = True) -> tuple[bytes, bool]:
     """The first MAX_FILE_BYTES of a regular file. Opened without blocking and checked on the open file
-    itself, so a FIFO or device swapped in after a directory listing is refused, never waited on."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    itself, so a FIFO or device swapped in after a directory listing is refused, never waited on; inside a
+    folder (``follow=False``) a link swapped in is not followed either."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if not follow and exc.errno == errno.ELOOP:
+            raise NotRegular("symbolic link; not followed") from None
+        raise
     try:
         kind = _special_kind(os.fstat(fd).st_mode)
         if kind:
@@ -227,7 +237,7 @@ def read_directory(root: Path, description: str | None = None, kind: str = "dire
             if reader.over_budget(st.st_size):
                 return reader.finish()
             try:
-                data, truncated = _read_capped(Path(entry.path))
+                data, truncated = _read_capped(Path(entry.path), follow=False)
             except NotRegular as exc:
                 gaps.append(Gap("artifact", str(exc), rel))
                 continue
