@@ -7,7 +7,7 @@ pods with init containers, an NFD worker, GPU workloads, CPU nodes) and adds --l
 request, as a remote API server and the kubelets behind pod logs do. Measured in the same run, one after
 the other, against the same server:
 
-* baseline: what seed 003's cluster_wide_gpu_debug.py does, one call at a time: list the nodes, then per
+* baseline: what a serial debug script does, one call at a time: list the nodes, then per
   node list its operand pods (fieldSelector spec.nodeName) and read every container's log;
 * gpusleuth serial: the collector with one request in flight (the plan alone, no concurrency);
 * gpusleuth: the collector with --concurrency requests in flight.
@@ -96,7 +96,7 @@ def main() -> None:
         url, pods, logs = port_out.get(timeout=300)
         print(f"synthetic cluster: {args.nodes} GPU nodes, {pods} pods, {logs} container logs (served after {time.perf_counter() - start:.1f} s); "
               f"latency {args.latency * 1000:.0f} ms per request")
-        base = timed("baseline (seed 003, serial)", baseline(url, 30))
+        base = timed("baseline (serial script)", baseline(url, 30))
         if not args.skip_serial:
             timed("gpusleuth, 1 request in flight", ours(url, 1, 30))
         fast = timed(f"gpusleuth, {args.concurrency} requests in flight", ours(url, args.concurrency, 30))

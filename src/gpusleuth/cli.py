@@ -1,6 +1,7 @@
 """Command line: parse arguments, call the pipeline, pick a renderer. No analysis lives here.
 
-Exit codes: 0 nothing at error or above; 1 findings at error or above; 2 bad usage or unreadable source.
+Exit codes: 0 nothing at the --fail-on severity (default error) or above; 1 findings at it or above;
+2 bad usage or unreadable source.
 """
 
 from __future__ import annotations
@@ -15,6 +16,29 @@ import click
 from gpusleuth import __version__
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+FAIL_ON = ("critical", "error", "warning", "info", "never")
+FORMATS = ("text", "json", "markdown", "sarif", "junit")
+STDIN_GRACE_S = 3.0  # a bare `diagnose` waits this long for piped data before it reads the live cluster
+
+
+class ByteSize(click.ParamType):
+    """A size as people type it: 1000000, 64M, 64MiB, 1.5G (powers of 1024)."""
+
+    name = "SIZE"
+    _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().lower().removesuffix("b").removesuffix("i")
+        unit = text[-1:] if text[-1:] in self._UNITS else ""
+        try:
+            n = int(float(text[: len(text) - len(unit)]) * self._UNITS[unit])
+        except ValueError:
+            self.fail(f"{value!r} is not a size (e.g. 64M, 1G, 1000000)", param, ctx)
+        if n <= 0:
+            self.fail(f"{value!r}: the size must be positive", param, ctx)
+        return n
 
 
 def _fail(message: str) -> None:
@@ -85,24 +109,106 @@ def _collect(live: dict, quiet: bool):
         return collect(target, options, progress)
 
 
+def _fail_on_option(func):
+    return click.option("--fail-on", type=click.Choice(FAIL_ON), default="error", show_default=True,
+                        help="Exit 1 when a finding is at this severity or above (never: exit 0 whatever is found).")(func)
+
+
+def _piped_stdin():
+    """Standard input as a byte stream when something was piped or redirected into it, else None (a terminal,
+    /dev/null, or a pipe that stays silent for STDIN_GRACE_S, which is said on stderr)."""
+    from gpusleuth.sources.loose import Prefixed
+
+    stream = sys.stdin
+    if stream is None or stream.isatty():
+        return None
+    buf = getattr(stream, "buffer", stream)
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        fd = None  # an in-memory stdin: it has data or it is empty
+    if fd is not None:
+        import select
+
+        try:
+            ready, _, _ = select.select([fd], [], [], STDIN_GRACE_S)
+        except (OSError, ValueError):
+            ready = [fd]
+        if not ready:
+            click.echo(f"gpusleuth: stdin is open but nothing came in {STDIN_GRACE_S:g} s; reading the live cluster "
+                       "(`gpusleuth diagnose -` waits for piped input)", err=True)
+            return None
+    head = buf.read(1)
+    return Prefixed(head, buf) if head else None
+
+
+def _selection_gaps(select: tuple[str, ...], ignore: tuple[str, ...]):
+    """A --select/--ignore pattern that names no check (a typo) means the report is not what was asked for."""
+    from gpusleuth.analysis.engine import Selection
+    from gpusleuth.checks import all_checks
+    from gpusleuth.model.finding import Gap
+    from gpusleuth.sources.loose import PARTIAL
+
+    known = all_checks()
+    gaps = []
+    for flag, patterns in (("--select", select), ("--ignore", ignore)):
+        for p in patterns:
+            if not any(Selection((p,)).wants(c) for c in known):
+                gaps.append(Gap(PARTIAL, f"{flag} {p} names no known check (codes, prefixes and layers are in `gpusleuth checks`)"))
+    return gaps
+
+
+def _warn_partial(report) -> None:
+    """One line on stderr when part of the input was not read: the report cannot be an all-clear."""
+    from gpusleuth.sources.loose import PARTIAL
+
+    partial = [g for g in report.gaps if g.what == PARTIAL]
+    if partial:
+        more = f" (+{len(partial) - 1} more in the report's gaps)" if len(partial) > 1 else ""
+        first = f"{partial[0].artifact}: {partial[0].why}" if partial[0].artifact else partial[0].why
+        click.echo(f"gpusleuth: warning: partial input, so no all-clear: {first}{more}", err=True)
+
+
+def _open(source: str, max_bytes: int | None = None):
+    """open_source, with an empty folder said to be empty (SourceError otherwise propagates)."""
+    from gpusleuth.sources import open_source
+
+    src = open_source(source, max_bytes=max_bytes)
+    if src.kind == "directory" and not src.files and not src.gaps and not src.metadata:
+        _fail(f"{source}: the folder is empty, there is nothing to diagnose")
+    return src
+
+
 @cli.command()
 @click.argument("source", required=False)
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+              help="sarif: SARIF 2.1.0 for code-scanning tools; junit: one test case per check, for CI.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE instead of stdout.")
 @click.option("--select", multiple=True, help="Only these check codes, prefixes (KD) or layers; repeatable.")
 @click.option("--ignore", multiple=True, help="Skip these check codes, prefixes or layers; repeatable.")
 @click.option("--color/--no-color", default=None, help="Colour the text report (default: when stdout is a terminal).")
+@_fail_on_option
+@click.option("--max-bytes", type=ByteSize(), default=None, help="Read at most SIZE of each file (64M, 1G); the cut is listed in the report's gaps. Default: every file whole.")
 @_collect_options
-def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str, ...], ignore: tuple[str, ...], color: bool | None, **live) -> None:
+def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str, ...], ignore: tuple[str, ...], color: bool | None,
+             fail_on: str, max_bytes: int | None, **live) -> None:
     """Diagnose SOURCE: a directory, a .tar.gz/.tgz/.zip of one (a gpusleuth bundle, a must-gather), a single
-    file, or example:NAME. Without SOURCE: the cluster of the current kubeconfig context (read-only)."""
+    file, example:NAME, or - for standard input (a paste, ended with Ctrl-D). Without SOURCE: what is piped
+    into it, else the cluster of the current kubeconfig context (read-only)."""
     from gpusleuth.analysis.diagnose import diagnose as run
     from gpusleuth.analysis.engine import Selection
-    from gpusleuth.sources import SourceError, open_source
+    from gpusleuth.sources import SourceError
 
     try:
-        if source:
-            src = open_source(source)
+        piped = None if source else _piped_stdin()
+        if piped is not None:
+            from gpusleuth.sources.loose import STDIN, read_piped
+
+            src, source = read_piped(piped, STDIN, max_bytes=max_bytes), STDIN
+        elif source:
+            if source == "-" and sys.stdin is not None and sys.stdin.isatty():
+                click.echo("gpusleuth: paste the output, then press Ctrl-D on a line of its own", err=True)
+            src = _open(source, max_bytes)
         else:
             from gpusleuth.sources.live import source_from_collection
 
@@ -114,14 +220,27 @@ def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str
             source = src.description
     except SourceError as exc:
         _fail(str(exc))
+    if source in ("-", "stdin", "/dev/stdin") and not src.documents and all(g.why == "empty file" for g in src.gaps):
+        _fail("nothing came on standard input (pipe or paste the output into it, or give a SOURCE)")
+    src.gaps.extend(_selection_gaps(select, ignore))
     report = run(src, Selection(tuple(select), tuple(ignore)))
     if not report.source.get("recognised"):
         reasons = "; ".join(str(g) for g in report.gaps[:5]) or "no files"
         _fail(f"{source}: nothing gpusleuth can read ({reasons})")
-    _emit(report, fmt, output, color)
+    _warn_partial(report)
+    _emit(report, fmt, output, color, fail_on)
 
 
-def _emit(report, fmt: str, output: str | None, color: bool | None) -> None:
+def exit_code(report, fail_on: str = "error") -> int:
+    """1 when a finding is at the --fail-on severity or above, else 0."""
+    from gpusleuth.model.finding import Severity
+
+    if fail_on == "never":
+        return EXIT_OK
+    return EXIT_FINDINGS if report.worst() >= Severity(fail_on).weight else EXIT_OK
+
+
+def _emit(report, fmt: str, output: str | None, color: bool | None, fail_on: str = "error") -> None:
     """Render a report like `diagnose` does and exit with its code."""
     from gpusleuth.report import renderer
 
@@ -132,7 +251,7 @@ def _emit(report, fmt: str, output: str | None, color: bool | None) -> None:
     else:
         text = render(report)
     _write(text, output)
-    sys.exit(EXIT_FINDINGS if report.worst() >= 2 else EXIT_OK)
+    sys.exit(exit_code(report, fail_on))
 
 
 @cli.command()
@@ -151,10 +270,10 @@ def timeline(source: str, since: str | None, until: str | None, node: str | None
     from gpusleuth.analysis.diagnose import diagnose as run
     from gpusleuth.report.timeline_svg import render_svg
     from gpusleuth.report.timeline_text import render_timeline_command, parse_when
-    from gpusleuth.sources import SourceError, open_source
+    from gpusleuth.sources import SourceError
 
     try:
-        src = open_source(source)
+        src = _open(source)
     except SourceError as exc:
         _fail(str(exc))
     report = run(src)
@@ -174,22 +293,19 @@ def timeline(source: str, since: str | None, until: str | None, node: str | None
 
 
 @cli.command()
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE instead of stdout.")
 @click.option("--save", "save_dir", type=click.Path(file_okay=False), help="Also write what was read to DIR (diagnose DIR gives the same findings).")
-@click.option("--kernel-log", type=click.Path(exists=True, dir_okay=False), help="Read kernel messages from FILE (saved dmesg / journalctl -k) instead of this machine's.")
+@click.option("--kernel-log", type=click.Path(exists=True, dir_okay=False), help="Read kernel messages from FILE (saved dmesg / journalctl -k) instead of this machine's; works without a GPU or NVML.")
 @click.option("--node-name", help="Name the node in the report and in fix commands (default: $NODE_NAME, else the host name).")
 @click.option("--color/--no-color", default=None, help="Colour the text report (default: when stdout is a terminal).")
-def node(fmt: str, output: str | None, save_dir: str | None, kernel_log: str | None, node_name: str | None, color: bool | None) -> None:
+@_fail_on_option
+def node(fmt: str, output: str | None, save_dir: str | None, kernel_log: str | None, node_name: str | None, color: bool | None, fail_on: str) -> None:
     """Probe this node: every GPU through NVML, and the kernel log for Xids; report like diagnose."""
-    try:
-        import pynvml  # the node path only: the offline commands never load it
-    except ImportError:
-        _fail("gpusleuth node needs nvidia-ml-py, which is not installed: pip install nvidia-ml-py")
     from pathlib import Path
 
     from gpusleuth.analysis.diagnose import diagnose as run
-    from gpusleuth.sources.node import probe, read_kernel_log, save
+    from gpusleuth.sources.node import kernel_only, probe, read_kernel_log, save
 
     def from_file() -> tuple[str | None, list[str]]:
         try:
@@ -198,9 +314,23 @@ def node(fmt: str, output: str | None, save_dir: str | None, kernel_log: str | N
             return None, [f"{kernel_log}: {exc.strerror}"]
 
     try:
-        src = probe(pynvml, from_file if kernel_log else read_kernel_log, node_name)
-    except pynvml.NVMLError as exc:
-        _fail(f"no usable NVIDIA GPU or driver on this machine (NVML: {exc})")
+        import pynvml  # the node path only: the offline commands never load it
+    except ImportError:
+        pynvml = None
+    if pynvml is None and not kernel_log:
+        _fail("gpusleuth node needs nvidia-ml-py, which is not installed: pip install nvidia-ml-py "
+              "(or read a saved kernel log without it: --kernel-log FILE)")
+    try:
+        if pynvml is None:
+            src = kernel_only(from_file, "nvidia-ml-py (NVML's Python binding) is not installed", node_name)
+        else:
+            src = probe(pynvml, from_file if kernel_log else read_kernel_log, node_name)
+    except Exception as exc:  # noqa: BLE001 - pynvml.NVMLError and its subclasses; pynvml may be a stand-in
+        if pynvml is None or not isinstance(exc, pynvml.NVMLError):
+            raise
+        if not kernel_log:
+            _fail(f"no usable NVIDIA GPU or driver on this machine (NVML: {exc})")
+        src = kernel_only(from_file, f"NVML: {exc}", node_name)
     report = run(src)
     if save_dir:
         try:
@@ -208,7 +338,9 @@ def node(fmt: str, output: str | None, save_dir: str | None, kernel_log: str | N
         except OSError as exc:
             _fail(f"cannot write {save_dir}: {exc.strerror or exc}")
         click.echo(f"gpusleuth: saved {', '.join(str(p) for p in written)}", err=True)
-    _emit(report, fmt, output, color)
+    if "nvml-unavailable" in src.metadata:
+        click.echo(f"gpusleuth: NVML was not available ({src.metadata['nvml-unavailable']}); only the kernel log was read", err=True)
+    _emit(report, fmt, output, color, fail_on)
 
 
 @cli.command()
@@ -313,10 +445,10 @@ def serve(source: str, port: int, faults: str | None, emulate_probes: str | None
     from gpusleuth.serve.faults import Faults
     from gpusleuth.serve.server import App, Server
     from gpusleuth.serve.store import Store
-    from gpusleuth.sources import SourceError, open_source
+    from gpusleuth.sources import SourceError
 
     try:
-        store = Store.from_source(open_source(source))
+        store = Store.from_source(_open(source))
         injected = Faults.load(faults) if faults else Faults()
     except (SourceError, ValueError) as exc:
         _fail(str(exc))
@@ -363,10 +495,10 @@ def cleanup(kubeconfig: str | None, context: str | None, server: str | None, req
         _fail(f"could not delete: {', '.join(left)}")
 
 
-def main() -> None:
+def main(args: list[str] | None = None, prog_name: str | None = None) -> None:
     """Entry point: no traceback reaches a user unless GPUSLEUTH_DEBUG is set."""
     try:
-        cli(standalone_mode=True)
+        cli(args=args, prog_name=prog_name, standalone_mode=True)
     except KeyboardInterrupt:
         click.echo("gpusleuth: interrupted", err=True)
         sys.exit(130)
@@ -375,6 +507,69 @@ def main() -> None:
             raise
         click.echo(f"gpusleuth: internal error: {type(exc).__name__}: {exc} (set GPUSLEUTH_DEBUG=1 for details)", err=True)
         sys.exit(EXIT_USAGE)
+
+
+# kubectl's global flags that gpusleuth honours (its own option names, flag -> (option, takes a value)).
+_KUBECTL_FLAGS = {"--context": "--context", "--kubeconfig": "--kubeconfig", "--namespace": "--namespace", "-n": "--namespace",
+                  "--server": "--server", "-s": "--server", "--request-timeout": "--request-timeout"}
+
+
+def _seconds(value: str) -> str:
+    """kubectl's --request-timeout (0, 30, 30s, 1m, 1m30s) as gpusleuth's seconds; 0 (no timeout) as an hour."""
+    import re
+
+    if re.fullmatch(r"\d+(\.\d+)?", value):
+        n = float(value)
+    else:
+        parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h)", value)
+        if not parts or "".join(a + b for a, b in parts) != value:
+            return value  # let the option say what is wrong
+        n = sum(float(a) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[u] for a, u in parts)
+    return f"{n if n > 0 else 3600:g}"
+
+
+def kubectl_args(argv: list[str]) -> list[str]:
+    """`kubectl gpusleuth [FLAGS] COMMAND [ARGS]` as gpusleuth's own arguments. kubectl hands a plugin every word
+    after its name and refuses global flags before it, so --context, --kubeconfig, -n/--namespace, -s/--server
+    and --request-timeout arrive here, before or after the command: those before it are moved after it, and
+    kubectl's spellings (-s, --request-timeout=30s) become gpusleuth's."""
+    def split(tok: str) -> tuple[str, str | None]:
+        if tok.startswith("--") and "=" in tok:
+            name, value = tok.split("=", 1)
+            return name, value
+        if tok.startswith("-n") and len(tok) > 2 and not tok.startswith("--"):
+            return "-n", tok[2:]
+        return tok, None
+
+    out, moved, i, command_at = [], [], 0, None
+    while i < len(argv):
+        tok = argv[i]
+        name, value = split(tok)
+        if name in _KUBECTL_FLAGS:
+            if value is None and i + 1 < len(argv):
+                value, i = argv[i + 1], i + 1
+            if value is None:
+                out.append(tok)
+                i += 1
+                continue
+            option = _KUBECTL_FLAGS[name]
+            pair = [option, _seconds(value) if option == "--request-timeout" else value]
+            (moved if command_at is None else out).extend(pair)
+        else:
+            if command_at is None and not tok.startswith("-"):
+                command_at = len(out)
+                out.append(tok)
+                out.extend(moved)
+                moved = []
+            else:
+                out.append(tok)
+        i += 1
+    return out + moved
+
+
+def kubectl_main() -> None:
+    """The `kubectl-gpusleuth` console script: `kubectl gpusleuth diagnose` once it is on PATH."""
+    main(kubectl_args(sys.argv[1:]), prog_name="kubectl gpusleuth")
 
 
 if __name__ == "__main__":

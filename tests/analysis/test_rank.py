@@ -33,7 +33,14 @@ def test_verdict():
     assert verdict([F("KD001", Layer.KERNEL_DRIVER)], 3) == "broken"
     assert verdict([F("KD001", Layer.KERNEL_DRIVER, sev=Severity.WARNING)], 3) == "degraded"
     assert verdict([], 3) == "healthy"
-    assert verdict([], 0) == "unknown"
+    assert verdict([], 0) == "no-verdict"  # neither an error nor a sign of health
+    assert verdict([], 3, partial=True) == "no-verdict"  # input cut short: its silence is not health
+
+
+def test_unexplained_errors_fail_without_claiming_a_cause():
+    guess = Finding("DP900", "unexplained-device-plugin-failure", "t", Layer.DEVICE_PLUGIN, Severity.ERROR, Role.ROOT_CAUSE, "x", confidence=0.3)
+    assert verdict([guess], 3) == "failing"
+    assert verdict([guess, F("KD001", Layer.KERNEL_DRIVER)], 3) == "broken"
 
 
 def test_findings_caused_by_a_demoted_fallback_point_at_the_specific_cause():

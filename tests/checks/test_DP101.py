@@ -35,3 +35,31 @@ def test_silent_when_all_gpus_are_offered_or_time_sliced():
     assert run("DP101", facts_from({}, full)) == []
     sliced = node("gpu-node-3", labels={"nvidia.com/gpu.replicas": "4"}, capacity={"nvidia.com/gpu": "16"}, allocatable={"nvidia.com/gpu": "16"})
     assert run("DP101", facts_from({"smi.txt": SMI_L}, sliced)) == []
+
+
+DESCRIBE_CUT = """\
+$ kubectl describe node | grep -A 20 Capacity
+Capacity:
+  cpu:                104
+  memory:             791635548Ki
+  nvidia.com/gpu:     8
+  pods:               110
+Allocatable:
+  cpu:                104
+  memory:             791533148Ki
+  nvidia.com/gpu:     6
+  pods:               110
+"""
+
+
+def test_a_describe_cut_above_the_node_name_still_counts(tmp_path):
+    """The paste shows no node name: the finding says so and gives only commands that need none."""
+    from gpusleuth.analysis.diagnose import diagnose
+    from gpusleuth.sources.loose import read_file
+
+    path = tmp_path / "paste.txt"
+    path.write_text(DESCRIBE_CUT, encoding="utf-8")
+    report = diagnose(read_file(path))
+    f = next(f for f in report.findings if f.code == "DP101")
+    assert f.node is None and "name is not in the paste" in f.title and f.facts["missing"] == 2
+    assert report.verdict == "broken" and all("<node>" not in c and "None" not in c for x in f.fixes for c in x.commands)

@@ -72,7 +72,7 @@ def test_a_driver_log_quoting_dmesg_gives_the_installers_error_not_just_the_stat
     OP001 reads the error the installer printed instead of stopping at 'CrashLoopBackOff'."""
     from pathlib import Path
 
-    incident = Path(__file__).parent.parent / "cases" / "incidents" / "nouveau-blocks-driver"
+    incident = Path(__file__).parent.parent / "cases" / "incidents" / "nouveau-blocks-driver" / "full"
     (hit,) = _run(facts_of(incident))
     decisive = hit.evidence[-1]
     assert decisive.artifact == "driver.log" and decisive.line == 40

@@ -329,7 +329,7 @@ def test_a_container_start_time_in_the_pod_status_fixes_the_zone():
     assert any("UTC-05:00 puts its first line 1 s after the container's start time" in n for n in tl.notes)
 
 
-XID79 = Path(__file__).parent.parent / "cases" / "incidents" / "xid79-one-of-eight"
+XID79 = Path(__file__).parent.parent / "cases" / "incidents" / "xid79-one-of-eight" / "full"
 
 
 def test_kubectl_describe_offset_puts_local_dmesg_before_the_plugin_that_reacted_to_it():

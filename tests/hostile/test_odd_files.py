@@ -27,15 +27,31 @@ def _cli(*args: str, timeout: float = 20) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
-def test_a_fifo_as_source_is_refused_at_once(tmp_path):
+def test_a_fifo_nothing_writes_to_is_refused_not_waited_on(tmp_path, monkeypatch):
+    """A pipe is read as a stream (`<(kubectl get pods -A)`), but one nothing opens for writing is refused
+    after FIFO_WAIT_S instead of blocking for ever."""
+    from gpusleuth.sources import loose
+    monkeypatch.setattr(loose, "FIFO_WAIT_S", 0.3)
     fifo = tmp_path / "pipe.tar.gz"
     os.mkfifo(fifo)
     t0 = time.perf_counter()
     with pytest.raises(SourceError, match="FIFO") as err:
         open_source(str(fifo))
-    assert time.perf_counter() - t0 < 1.0 and str(fifo) in str(err.value)
+    assert time.perf_counter() - t0 < 2.0 and str(fifo) in str(err.value)
     proc = _cli("diagnose", str(fifo))  # without the check this blocks until the timeout
     assert proc.returncode == 2 and str(fifo) in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_with_a_writer_is_still_read(tmp_path):
+    import threading
+    fifo = tmp_path / "dmesg.pipe"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: (time.sleep(0.5), fifo.write_text(XID)))
+    writer.start()
+    src = open_source(str(fifo))
+    writer.join()
+    assert src.documents[0].lines == (XID.rstrip("\n"),)
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
@@ -61,7 +77,7 @@ def test_a_fifo_swapped_in_after_the_listing_is_refused_unread(tmp_path, monkeyp
     from gpusleuth.sources import loose
     os.mkfifo(tmp_path / "late")
     with pytest.raises(loose.NotRegular, match="FIFO"):
-        loose._read_capped(tmp_path / "late")
+        loose._open_regular(tmp_path / "late", follow=False)
 
 
 def test_a_link_swapped_in_after_the_listing_is_not_followed(tmp_path):
@@ -69,7 +85,7 @@ def test_a_link_swapped_in_after_the_listing_is_not_followed(tmp_path):
     (tmp_path / "secret").write_text("outside\n")
     os.symlink(tmp_path / "secret", tmp_path / "late")
     with pytest.raises(loose.NotRegular, match="symbolic link"):
-        loose._read_capped(tmp_path / "late", follow=False)
+        loose._open_regular(tmp_path / "late", follow=False)
 
 
 def test_fifteen_hundred_nested_folders_are_walked(tmp_path):

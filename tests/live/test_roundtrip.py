@@ -43,7 +43,7 @@ def test_serve_collect_diagnose_gives_the_same_root_causes(spec, tmp_path, monke
     bundle = diagnose(open_source(str(write_bundle(col, tmp_path / "bundle.tar.gz"))))
     assert _roots(live) == _roots(direct), (spec, _roots(live), _roots(direct))
     assert _roots(bundle) == _roots(live)
-    assert sorted((f.code, f.node) for f in live.findings) == sorted((f.code, f.node) for f in direct.findings)
+    assert sorted((f.code, f.node or "") for f in live.findings) == sorted((f.code, f.node or "") for f in direct.findings)
     components = lambda r: sorted((c.name, c.node, c.state.value, c.blocked_by) for c in r.components)  # noqa: E731
     assert components(live) == components(direct) == components(bundle)
 

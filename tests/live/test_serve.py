@@ -153,3 +153,31 @@ def test_a_folder_of_pasted_kubectl_output_is_served(tmp_path):
         ("default", "gpu-textgen", "ContainerCreating"), ("gpu-operator", "nvidia-container-toolkit-daemonset-bhqw6", "Init:CrashLoopBackOff")]
     [section] = next(iter(store.node_files.values()))
     assert section.kind == "file" and section.ref == "/etc/containerd/config.toml" and section.lines[2] == '  default_runtime_name = "nvidia"'
+
+
+def test_writes_get_a_kubernetes_status_405_on_any_path(small_cluster):
+    with serving(small_cluster) as srv:
+        for method, path in (("POST", "/api/v1/namespaces"), ("PATCH", "/api/v1/nodes/gpu-node-0000"),
+                             ("DELETE", "/apis/apps/v1/namespaces/gpu-operator/daemonsets/nvidia-driver-daemonset"),
+                             ("POST", "/apis/example.com/v1/namespaces/x/widgets"), ("PUT", "/no/such/path")):
+            req = urllib.request.Request(srv.url + path, data=b"{}" if method != "DELETE" else None, method=method,
+                                         headers={"Content-Type": "application/json"})
+            with pytest.raises(urllib.error.HTTPError) as err:
+                urllib.request.urlopen(req, timeout=5)
+            doc = json.loads(err.value.read())
+            assert err.value.code == 405 and err.value.headers["Allow"] == "GET", (method, path)
+            assert doc == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "reason": "MethodNotAllowed",
+                           "code": 405, "message": "gpusleuth serve is read-only: it serves a snapshot"}
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+def test_kubectl_writes_print_one_clean_error(small_cluster, tmp_path):
+    manifest = tmp_path / "ns.yaml"
+    manifest.write_text("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: scratch\n")
+    with serving(small_cluster) as srv:
+        for args in (["delete", "pod", "-n", "ml-team", "train-0000"], ["label", "node", "gpu-node-0000", "x=y"],
+                     ["create", "namespace", "scratch"], ["apply", "--validate=false", "-f", str(manifest)]):  # serve has no OpenAPI to validate against
+            proc = subprocess.run(["kubectl", "--server", srv.url, *args], capture_output=True, text=True, timeout=60)
+            assert proc.returncode != 0, args
+            lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+            assert lines and "gpusleuth serve is read-only" in lines[-1] and "MethodNotAllowed" in proc.stderr, (args, proc.stderr)

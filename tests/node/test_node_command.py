@@ -200,3 +200,29 @@ def test_truncated_probe_artifact_is_a_gap(tmp_path, monkeypatch):
     result = CliRunner().invoke(cli, ["diagnose", str(saved), "--format", "json"])
     report = json.loads(result.stdout)
     assert any("gpusleuth-node.json" in g and "not valid JSON" in g and "truncated?" in g for g in report["gaps"])
+
+
+def test_kernel_log_without_nvml_reports_its_findings_and_says_nvml_was_missing(tmp_path, monkeypatch):
+    """A laptop reading a GPU node's saved dmesg: no nvidia-ml-py at all, or a library with no driver behind it."""
+    for nvml in (None, FakeNvml([], init_error=pynvml.NVMLError_LibraryNotFound)):
+        code, out = run(["--format", "json"], nvml, tmp_path, KERNEL_79, monkeypatch)
+        report = json.loads(out)
+        assert code == 1
+        assert "HW001" in by_code(report)
+        hw001 = by_code(report)["HW001"][0]
+        assert hw001["evidence"][0]["artifact"] == "kernel.log"
+        assert any("NVML was not available" in g for g in report["gaps"]), report["gaps"]
+    result = CliRunner().invoke(cli, ["node", "--node-name", NODE, "--kernel-log", str(tmp_path / "dmesg.txt")])
+    assert "NVML was not available" in result.stderr and "only the kernel log" in result.stderr
+    saved = tmp_path / "saved"
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    CliRunner().invoke(cli, ["node", "--kernel-log", str(tmp_path / "dmesg.txt"), "--save", str(saved), "--format", "json"])
+    assert sorted(p.name for p in saved.iterdir()) == ["kernel.log"]
+
+
+def test_fail_on_sets_the_exit_code(tmp_path, monkeypatch):
+    assert run(["--format", "json", "--fail-on", "never"], broken_node(), tmp_path, KERNEL_79, monkeypatch)[0] == 0
+    assert run(["--format", "json", "--fail-on", "critical"], broken_node(), tmp_path, KERNEL_79, monkeypatch)[0] == 1
+    code, out = run(["--format", "json", "--fail-on", "info"], FakeNvml(h100_node()), tmp_path, KERNEL_QUIET, monkeypatch)
+    assert code == (1 if json.loads(out)["findings"] else 0)
+    assert run(["--format", "json", "--fail-on", "warning"], FakeNvml(h100_node()), tmp_path, KERNEL_QUIET, monkeypatch)[0] == 0

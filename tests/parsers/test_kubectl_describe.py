@@ -220,7 +220,7 @@ def test_sniffing():
 
 def test_the_pods_start_time_keeps_the_clients_offset_and_its_line():
     """describe prints `Start Time:` in the kubectl client's zone; the offset is a clue to the site's clock."""
-    text = (Path(__file__).parent.parent / "cases" / "incidents" / "xid79-one-of-eight" / "describe-pod.txt").read_text(encoding="utf-8")
+    text = (Path(__file__).parent.parent / "cases" / "incidents" / "xid79-one-of-eight" / "full" / "describe-pod.txt").read_text(encoding="utf-8")
     (pod,) = of(parsed(text, "describe-pod.txt"), Pod)
     assert pod.start_time == datetime(2026, 9, 17, 9, 10, 58, tzinfo=timezone(timedelta(hours=9)))
     assert pod.start_time.utcoffset() == timedelta(hours=9)

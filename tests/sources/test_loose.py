@@ -50,7 +50,32 @@ def test_truncated_archive_keeps_what_was_read(tmp_path):
     cut = tmp_path / "cut.tgz"
     cut.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
     src = open_source(str(cut))
-    assert any("truncated or corrupt" in g.why for g in src.gaps)
+    partial = [g for g in src.gaps if g.what == "partial-input"]
+    assert partial and any("truncated or corrupt" in g.why for g in partial)
+    assert [d.artifact for d in src.documents][:1] == ["a.txt"]
+
+
+def test_corrupt_zip_member_is_partial_input(tmp_path):
+    arc = tmp_path / "bundle.zip"
+    with zipfile.ZipFile(arc, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("pods.txt", "NAME READY STATUS\n" * 200)
+        zf.writestr("nodes.txt", "NAME STATUS\n" * 200)
+    data = bytearray(arc.read_bytes())
+    at = data.index(b"pods.txt") + len(b"pods.txt") + 5  # inside the first member's compressed bytes
+    data[at:at + 20] = b"\xff" * 20
+    arc.write_bytes(bytes(data))
+    src = open_source(str(arc))
+    assert any(g.what == "partial-input" and g.artifact == "pods.txt" for g in src.gaps), src.gaps
+
+
+def test_truncated_gzip_file_keeps_its_head_and_says_it_was_cut(tmp_path):
+    whole = gzip.compress("".join(f"[{i}.000000] NVRM: line {i}\n" for i in range(20000)).encode())
+    (tmp_path / "dmesg.log.gz").write_bytes(whole[: len(whole) // 2])
+    src = open_source(str(tmp_path))
+    assert src.documents and src.documents[0].artifact == "dmesg.log"
+    assert 0 < len(src.documents[0].lines) < 20000
+    gap = next(g for g in src.gaps if g.what == "partial-input")
+    assert gap.artifact == "dmesg.log" and "cut short" in gap.why
 
 
 def test_not_an_archive_is_a_source_error(tmp_path):
@@ -60,23 +85,67 @@ def test_not_an_archive_is_a_source_error(tmp_path):
         open_source(str(bad))
 
 
-def test_zip_bomb_stops_at_the_budget(tmp_path, monkeypatch):
-    monkeypatch.setattr(loose, "MAX_TOTAL_BYTES", 1000)
+def test_zip_bomb_stops_at_the_guard(tmp_path, monkeypatch):
+    monkeypatch.setattr(loose, "ARCHIVE_GUARD_BYTES", 1000)
     arc = tmp_path / "bomb.zip"
     with zipfile.ZipFile(arc, "w", zipfile.ZIP_DEFLATED) as zf:
         for i in range(5):
             zf.writestr(f"f{i}.txt", "A" * 600)
     src = open_source(str(arc))
     assert len(src.documents) == 1
-    assert any("MiB of content" in g.why for g in src.gaps)
+    assert any(g.what == "partial-input" and "archive bombs" in g.why for g in src.gaps)
 
 
-def test_oversized_file_is_cut_and_said_so(tmp_path, monkeypatch):
-    monkeypatch.setattr(loose, "MAX_FILE_BYTES", 100)
-    (tmp_path / "big.log").write_text("line\n" * 1000)
+def test_large_file_is_read_whole_by_default(tmp_path, monkeypatch):
+    from gpusleuth.sources import text
+
+    monkeypatch.setattr(text, "CHUNK", 4096)  # many chunks, so that the streamed reading is what is tested
+    body = "".join(f"line {i} é\n" for i in range(100_000))
+    (tmp_path / "big.log").write_text(body, encoding="utf-8")
     src = open_source(str(tmp_path))
+    lines = src.documents[0].lines
+    assert len(lines) == 100_000 and lines[-1] == "line 99999 é" and lines[4567] == "line 4567 é"
+    assert not [g for g in src.gaps if g.what == "partial-input"]
+
+
+def test_max_bytes_cuts_a_file_and_says_so(tmp_path):
+    (tmp_path / "big.log").write_text("line\n" * 1000)
+    (tmp_path / "small.log").write_text("line\n" * 3)
+    src = open_source(str(tmp_path), max_bytes=100)
     assert len(src.documents[0].lines) == 20
-    assert any("only the first" in g.why for g in src.gaps)
+    partial = [g for g in src.gaps if g.what == "partial-input"]
+    assert [g.artifact for g in partial] == ["big.log"] and "--max-bytes 100 bytes" in partial[0].why
+
+
+def test_stdin_is_read_as_one_pasted_file(tmp_path):
+    paste = b"> $ kubectl get pods -n gpu-operator\r\n> NAME READY STATUS\r\n> nvidia-driver-x 0/1 CrashLoopBackOff\r\n"
+    (tmp_path / "paste.txt").write_bytes(paste)
+    piped = open_source("-", stdin=io.BytesIO(paste))
+    filed = open_source(str(tmp_path / "paste.txt"))
+    assert piped.kind == "file" and [d.artifact for d in piped.documents] == ["stdin"]
+    assert [(d.lines, d.first_line, d.command) for d in piped.documents] == [(d.lines, d.first_line, d.command) for d in filed.documents]
+
+
+def test_stdin_tar_stream_is_read_as_an_archive(tmp_path):
+    arc = tmp_path / "b.tgz"
+    _tar(arc, [("incident/pods.txt", b"NAME READY\n", "file"), ("incident/nodes.txt", b"NAME STATUS\n", "file")])
+    src = open_source("-", stdin=io.BytesIO(arc.read_bytes()))
+    assert src.kind == "archive" and sorted(d.artifact for d in src.documents) == ["nodes.txt", "pods.txt"]
+    gz = open_source("-", stdin=io.BytesIO(gzip.compress(b"NAME READY\n")))
+    assert [d.artifact for d in gz.documents] == ["stdin"]
+
+
+def test_a_fifo_is_read_as_a_stream_under_its_name(tmp_path):
+    import os
+    import threading
+
+    fifo = tmp_path / "pods.pipe"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(b"NAME READY STATUS\n"))
+    writer.start()
+    src = open_source(str(fifo))
+    writer.join()
+    assert [d.artifact for d in src.documents] == ["pods.pipe"] and src.documents[0].lines == ("NAME READY STATUS",)
 
 
 def test_gzipped_artifact_is_decompressed(tmp_path):

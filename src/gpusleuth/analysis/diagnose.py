@@ -33,14 +33,19 @@ def analyse(facts: Facts, about: dict, selection: Selection = Selection()) -> Re
     gaps = list(facts.gaps)
     gaps.extend(Gap("gpusleuth", e) for e in facts.errors if not any(e in str(g) for g in gaps))
     gaps = _grouped(gaps) + _unseen(outcomes)
+    signs = _health(facts)
+    partial = any(g.what == PARTIAL for g in gaps)
+    judged = verdict(ordered, len(signs), partial)
+    views["health"] = [{"what": s.what, "node": s.node, **s.evidence.to_dict()} for s in signs[:MAX_SIGNS]]
     return Report(
         source={
             **about,
             "recognised": len(facts.recognised),
             "analysed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         },
-        verdict=verdict(ordered, len(facts.recognised)),
-        headline=_headline(roots, ordered, views.get("components", ())),
+        verdict=judged,
+        headline=(_undecided(partial, signs) if judged == "no-verdict" else _healthy(signs) if judged == "healthy"
+                  else _headline(roots, ordered, views.get("components", ()))),
         root_causes=tuple(roots),
         findings=tuple(ordered),
         components=tuple(views.get("components", ())),
@@ -53,6 +58,35 @@ def analyse(facts: Facts, about: dict, selection: Selection = Selection()) -> Re
         ),
         extras=views,
     )
+
+
+PARTIAL = "partial-input"  # a Gap's `what` when the input was cut short: no all-clear on it
+MAX_SIGNS = 20
+
+
+def _health(facts: Facts) -> list:
+    from gpusleuth.errors import NotApplicable
+    from gpusleuth.facts import HealthSigns
+
+    try:
+        return list(facts.get(HealthSigns).signs)
+    except NotApplicable:
+        return []
+    except Exception as exc:  # noqa: BLE001 - a broken view is a gap, never a crash
+        facts.errors.append(f"view health: {type(exc).__name__}: {exc}")
+        return []
+
+
+def _healthy(signs: list) -> str:
+    more = f" (+{len(signs) - 1} more sign(s) of health)" if len(signs) > 1 else ""
+    return f"Nothing failing in what the artifacts cover: {signs[0].what}{more}. See gaps for what they do not cover."
+
+
+def _undecided(partial: bool, signs: list) -> str:
+    if partial:
+        return "No verdict: part of the input could not be read (see gaps), so its silence is not health."
+    return ("No verdict: the artifacts show neither an error nor the GPU stack working. What would decide it: the GPU "
+            "pods' status (`kubectl get pods -A -o wide`), `nvidia-smi` on the node, or the log of the pod that fails.")
 
 
 GROUP_AT = 4  # this many artifacts with the same gap read as one line

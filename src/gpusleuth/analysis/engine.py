@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from gpusleuth.checks import Check, all_checks
+from gpusleuth.checks.accounting import Explained
 from gpusleuth.errors import NotApplicable, UnusableData
 from gpusleuth.facts import Facts, Recognised
 from gpusleuth.model.document import Document
@@ -13,6 +14,7 @@ from gpusleuth.model.finding import Finding, Gap
 from gpusleuth.model.report import CheckOutcome
 from gpusleuth.parsers import PARSERS
 from gpusleuth.parsers.base import WEAK, Parser
+from gpusleuth.parsers.logs import parse_text
 
 _BUG = "internal error in gpusleuth (please report it)"
 
@@ -35,7 +37,8 @@ def ingest(documents: Iterable[Document], facts: Facts) -> Facts:
         where = doc.artifact if doc.first_line == 1 else f"{doc.artifact}:{doc.first_line}"
         if p is None or score < WEAK:
             what = f"output of `{doc.command}`" if doc.command else "content"
-            facts.gaps.append(Gap("artifact", f"{what} not recognised as any known artifact; not analysed", where))
+            facts.gaps.append(Gap("artifact", f"{what} not recognised as any known artifact; read as plain text (error lines and known messages only)", where))
+            _read_as_text(doc, facts)
             continue
         try:
             objs = list(p.parse(doc))
@@ -55,6 +58,17 @@ def ingest(documents: Iterable[Document], facts: Facts) -> Facts:
     return facts
 
 
+def _read_as_text(doc: Document, facts: Facts) -> None:
+    """Open world: a document nothing recognises can still hold the one line that matters."""
+    try:
+        log = parse_text(doc)
+    except Exception as exc:  # noqa: BLE001 - the exception model: a parser bug is a gap, not a crash
+        facts.errors.append(f"parser text on {doc.artifact}: {type(exc).__name__}: {exc}")
+        return
+    if log.lines:
+        facts.add(log)
+
+
 @dataclass(frozen=True)
 class Selection:
     """Codes (or layer prefixes like "KD") the user selected or ignored; empty select means all."""
@@ -72,11 +86,15 @@ class Selection:
 def run_checks(
     facts: Facts, selection: Selection = Selection(), checks: Iterable[Check] | None = None
 ) -> tuple[list[Finding], list[CheckOutcome]]:
+    """Every selected check, in two passes: the accounting checks (they need `Explained`) run after the others,
+    over what those found."""
     findings: list[Finding] = []
     outcomes: list[CheckOutcome] = []
-    for c in all_checks() if checks is None else checks:
-        if not selection.wants(c):
-            continue
+    chosen = [c for c in (all_checks() if checks is None else checks) if selection.wants(c)]
+    late = [c for c in chosen if any(t is Explained for _, t in (*c.requires, *c.optional))]
+    for c in [c for c in chosen if c not in late] + late:
+        if c is (late[0] if late else None):
+            facts.add(Explained.from_findings(findings))
         inputs = {}
         try:
             for pname, typ in c.requires:

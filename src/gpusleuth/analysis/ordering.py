@@ -7,7 +7,7 @@ never seen before); otherwise it is *probable* and said so, with a lower confide
 are present but carry no usable time, or whose `first` side is missing from the artifacts, cannot be
 evaluated: it becomes a gap, never a pass.
 
-The same results give the renderings of seed 002: "what should have happened vs what happened" for each
+The same results give two renderings: "what should have happened vs what happened" for each
 violation, and the marker-file tree (who produced, checked, or failed to check each readiness file).
 """
 
@@ -296,7 +296,7 @@ def _milestones(tl: Timeline, lane: str | None, node, until: TimelineEntry | Non
 
 
 def should_vs_happened(ordering: Ordering) -> list[dict]:
-    """Per violation, seed 002's two boxes: the order the rule demands and the order the artifacts show."""
+    """Per violation, two boxes: the order the rule demands and the order the artifacts show."""
     tl = ordering.timeline
     out = []
     for v in ordering.violations():
@@ -325,7 +325,7 @@ def should_vs_happened(ordering: Ordering) -> list[dict]:
 
 
 def marker_tree(ordering: Ordering, operand_components=()) -> list[dict]:
-    """Which component produced, checked, or failed to check each readiness file (seed 002's last picture).
+    """Which component produced, checked, or failed to check each readiness file (the marker tree).
 
     operand_components: Components from the operand graph, when built, for markers nobody created because
     their producer is failed or blocked."""
@@ -402,7 +402,7 @@ def violation_dict(v: Violation) -> dict:
 
 
 def timeline_view(facts: Facts) -> dict:
-    """Report extras: the merged timeline, the ordering results with seed 002's pictures, the marker tree."""
+    """Report extras: the merged timeline, the ordering results with their pictures, the marker tree."""
     from gpusleuth.facts.operands import OperandGraph
 
     tl = facts.get(Timeline)

@@ -1,5 +1,5 @@
-"""Order findings bottom-up and link symptoms to the lowest cause that explains them (seed 004:
-debug from the bottom of the stack up).
+"""Order findings bottom-up and link symptoms to the lowest cause that explains them (debug from the
+bottom of the stack up).
 
 Rules, in order:
 1. A fallback finding (a check's generic guess, confidence <= FALLBACK) stops being a root cause when a
@@ -85,10 +85,23 @@ def _role_order(role: Role) -> int:
     return [Role.ROOT_CAUSE, Role.CONTRIBUTING, Role.SYMPTOM, Role.BLOCKED, Role.INFO].index(role)
 
 
-def verdict(findings: list[Finding], recognised: int) -> str:
-    worst = max((f.severity.weight for f in findings), default=-1)
-    if worst >= Severity.ERROR.weight:
+def verdict(findings: list[Finding], health_signs: int, partial: bool = False) -> str:
+    """What the artifacts show as a whole; health has to be earned.
+
+    broken: a specific cause breaks something (a finding at error or above that is not an unexplained error).
+    failing: errors are there but no check explains them (cause not identified).
+    degraded: warnings only.
+    healthy: nothing above info, and the artifacts show the stack working (a pod running and ready, GPUs read
+    by the driver, a node offering GPUs, a component reporting success), and no input was cut short.
+    no-verdict: neither errors nor signs of health, or the input was incomplete.
+    """
+    from gpusleuth.checks.accounting import is_unexplained
+
+    breaking = [f for f in findings if f.severity.weight >= Severity.ERROR.weight]
+    if any(not is_unexplained(f) for f in breaking):
         return "broken"
-    if worst == Severity.WARNING.weight:
+    if breaking:
+        return "failing"
+    if any(f.severity.weight == Severity.WARNING.weight for f in findings):
         return "degraded"
-    return "healthy" if recognised else "unknown"
+    return "healthy" if health_signs and not partial else "no-verdict"

@@ -12,7 +12,8 @@ from gpusleuth.checks.base import Check, check
 # Explicit, greppable registry: every module whose Check objects are part of the catalogue. The layer
 # modules come first, bottom-up; then the modules named for a mechanism their checks share across layers:
 # the failure-class table (classes), GPU injection into containers (CU101, WL102), GPU sharing configs,
-# the host's own state against the GPU stack, and the happens-before rules of the timeline.
+# the host's own state against the GPU stack, the happens-before rules of the timeline, and the accounting of
+# every error line no other check explains (run last: it reads the others' findings).
 MODULES = (
     "hardware",
     "firmware",
@@ -31,6 +32,7 @@ MODULES = (
     "gpu_sharing",
     "host_state",
     "ordering",
+    "accounting",
 )
 _MODULES = tuple(importlib.import_module(f"gpusleuth.checks.{name}") for name in MODULES)
 

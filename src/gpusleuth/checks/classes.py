@@ -25,7 +25,7 @@ from typing import Iterable
 
 from gpusleuth.checks.base import Check, layer_of
 from gpusleuth.errors import NotApplicable
-from gpusleuth.facts.cluster import Cluster
+from gpusleuth.facts.cluster import Cluster, pod_is_healthy
 from gpusleuth.facts.host import CONDITIONS, HostFacts
 from gpusleuth.facts.logs import Logs, Signature, signatures
 from gpusleuth.facts.operands import operand_table, spec_for
@@ -35,10 +35,9 @@ from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.k8s import Pod
 from gpusleuth.model.layers import Layer
 
-KINDS = frozenset({"kernel", "journal", "container", "operator", "event"})
+KINDS = frozenset({"kernel", "journal", "container", "operator", "event"})  # a row's `in`; logs may also be "text"
 CONTEXT = frozenset({"pod", "namespace", "node", "container", "container_flag", "image", "line", "where", "count"})
 MAX_EVIDENCE = 6
-_HEALTHY = frozenset({"Running", "Completed", "Succeeded"})
 # Faults of the node itself: one finding per node, whichever pod or log showed them.
 _NODE_LAYERS = frozenset({Layer.HARDWARE, Layer.FIRMWARE, Layer.KERNEL_DRIVER, Layer.USERSPACE_DRIVER})
 _FIELD = string.Formatter()
@@ -103,6 +102,7 @@ class Seen:
     node: str | None = None
     previous: bool = False
     groups: dict = field(default_factory=dict, hash=False)
+    relaxed: str = ""  # why the line counts although the class's "where it counts" rules could not be checked
 
     @property
     def scope(self) -> tuple:
@@ -265,17 +265,6 @@ def _pod_node(cluster: Cluster | None, pod: str | None) -> str | None:
     return p.node if p is not None else None
 
 
-def _healthy(p: Pod) -> bool:
-    status = p.status or p.phase
-    if status not in _HEALTHY:
-        return False
-    if p.ready and "/" in p.ready:
-        have, want = p.ready.split("/", 1)
-        if status == "Running" and have != want:
-            return False
-    return not any(c.reason for c in p.containers if c.state == "waiting")
-
-
 def _operand(s: Seen) -> str | None:
     spec = spec_for(Pod(s.pod, s.namespace)) if s.pod else None
     return spec.name if spec is not None else None
@@ -384,18 +373,41 @@ def evaluate(fc: FailureClass, logs: Logs | None, cluster: Cluster | None, host:
     for s in seen:
         if s.kind == "host":
             pass  # a host condition the row names counts wherever it is seen
-        elif s.signature.id not in fc.signatures or s.kind not in fc.kinds:
+        elif s.signature.id not in fc.signatures:
             continue
+        elif s.kind not in fc.kinds:
+            if not _without_context(s, cluster):
+                continue
+            s = replace(s, relaxed=f"the line is in {_kind_words(s.kind)}, where the artifacts cannot show whether it is "
+                                  f"{' or '.join(sorted(_kind_words(k) for k in fc.kinds))}")
         if s.scope in blockers or (s.node and ("node", s.node) in blockers):
             continue
         if fc.components and s.pod and _operand(s) not in fc.components:
             continue  # a named pod counts only when it is one of those operands, whatever the line says
         if fc.failing and not s.previous and s.pod and cluster is not None:
             p = cluster.pod(s.pod)
-            if p is not None and _healthy(p):
+            if p is not None and pod_is_healthy(p):
                 continue
         groups[s.group(fc.per_node)].append(s)
     return [_hit(fc, group, cluster, _context_of(group, around)) for group in groups.values()]
+
+
+def _without_context(s: Seen, cluster: Cluster | None) -> bool:
+    """Whether the artifacts cannot show where a line was printed: a paste that is no known log, or a pod's log
+    whose pod the artifacts do not otherwise show. There the line is the user's evidence and counts."""
+    if s.kind == "text":
+        return True
+    if s.kind != "container":
+        return False
+    return not s.pod or cluster is None or cluster.pod(s.pod) is None
+
+
+def _kind_words(kind: str) -> str:
+    return {"kernel": "a kernel log", "journal": "a journal", "container": "a container log", "operator": "an operator log",
+            "event": "a Kubernetes event", "text": "a paste that is no known log"}.get(kind, kind)
+
+
+RELAXED_CONFIDENCE = 0.75  # a class read without its context keeps this share of its confidence
 
 
 def _context_of(group: list[Seen], around: dict[tuple, list[Seen]]) -> list[Seen]:
@@ -423,7 +435,7 @@ def _hit(fc: FailureClass, group: list[Seen], cluster: Cluster | None, context: 
     ctx.update(line=clip(last.text, 240), where=_where(last), count=len(group), summary=fc.summary,
                container_flag=f" -c {last.container}" if last.container else "")
     pod = cluster.pod(last.pod) if cluster is not None and last.pod else None
-    status_ev = (pod.evidence,) if pod is not None and pod.evidence and not _healthy(pod) else ()
+    status_ev = (pod.evidence,) if pod is not None and pod.evidence and not pod_is_healthy(pod) else ()
     explanation = _fill(fc.explanation, ctx, strict=False) or fc.explanation
     fixes = list(fc.fixes)
     for h in fc.hints:
@@ -432,6 +444,11 @@ def _hit(fc: FailureClass, group: list[Seen], cluster: Cluster | None, context: 
             fixes = [*h.fixes, *fixes]
             break
     title = _fill(fc.title, {**ctx, "line": clip(ctx["line"], 100)}, strict=False) or fc.summary
+    confidence = fc.confidence
+    if all(s.relaxed for s in group if s.kind != "host"):
+        confidence = round(fc.confidence * RELAXED_CONFIDENCE, 2)
+        explanation += (f" (Read without its usual context: {last.relaxed}. The line itself is the evidence; "
+                        f"confidence lowered from {fc.confidence:.0%}.)")
     return Hit(
         title=clip(title, 160),
         explanation=explanation,
@@ -441,7 +458,7 @@ def _hit(fc: FailureClass, group: list[Seen], cluster: Cluster | None, context: 
         fixes=_render_fixes(fixes, ctx),
         node=last.node,
         component=_component(last) or (last.pod if last.pod else None),
-        confidence=fc.confidence,
+        confidence=confidence,
         facts={"class": fc.code, "signatures": sorted({s.signature.id for s in group}), "matched_lines": len(group),
                **{k: ctx[k] for k in ("pod", "namespace", "container") if k in ctx}},
     )

@@ -1,6 +1,6 @@
 """Container runtime layer (RT): containerd / CRI-O / Docker and the runtime handlers they offer.
 
-The question every check here answers is the one of seed 003: does the containerd that kubelet talks to
+The question every check here answers: does the containerd that kubelet talks to
 know the `nvidia` runtime, and if not, why not? Handler errors in events and logs are the symptom;
 which config each containerd instance reads, and which instance the toolkit was pointed at, is the
 cause.
@@ -182,7 +182,7 @@ def runtime_handler_not_configured(
     stays in ContainerCreating; nothing in the pod is wrong.
     How to fix: Make the containerd kubelet uses offer the handler: the NVIDIA Container Toolkit must configure
     that instance (toolkit.env CONTAINERD_CONFIG / CONTAINERD_SOCKET), then containerd reloads.
-    References: seed 003; https://github.com/NVIDIA/gpu-operator/issues/413; https://github.com/NVIDIA/gpu-operator/issues/236; https://github.com/NVIDIA/gpu-operator/issues/1298; https://github.com/NVIDIA/gpu-operator/pull/2168
+    References: https://github.com/NVIDIA/gpu-operator/issues/413; https://github.com/NVIDIA/gpu-operator/issues/236; https://github.com/NVIDIA/gpu-operator/issues/1298; https://github.com/NVIDIA/gpu-operator/pull/2168
     """
     errors = found.errors
     groups: dict[tuple, list[HandlerError]] = defaultdict(list)
@@ -240,13 +240,13 @@ def nvidia_runtime_missing_from_kubelet_containerd(setup: RuntimeSetup, found: H
     and looks for the runtime handler there; compares with the other configs and with the toolkit's
     CONTAINERD_CONFIG/CONTAINERD_SOCKET. Fires when the handler is missing and an error, another config or
     a misdirected toolkit corroborates it.
-    Why it matters: This is seed 003: two containerd instances run, the toolkit (at its defaults) wrote the
+    Why it matters: This is the two-containerd trap: two containerd instances run, the toolkit (at its defaults) wrote the
     runtime into /etc/containerd/config.toml, and kubelet's containerd (snap.k8s.containerd) never got it.
     Every GPU pod and operand fails with `no runtime for "nvidia" is configured`.
     How to fix: Set toolkit.env CONTAINERD_CONFIG, CONTAINERD_SOCKET and CONTAINERD_RUNTIME_CLASS to kubelet's
     containerd (the ready values fragment and helm upgrade command are in the finding), or patch the
     ClusterPolicy; the toolkit then configures and reloads the right instance.
-    References: seed 003; NVIDIA/gpu-operator controllers/object_controls.go (toolkit defaults /etc/containerd/config.toml, /run/containerd/containerd.sock); canonical/k8s-snap containerd-base-dir
+    References: https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/getting-started.html#custom-configuration-for-runtime-containerd; NVIDIA/gpu-operator controllers/object_controls.go (toolkit defaults /etc/containerd/config.toml, /run/containerd/containerd.sock); canonical/k8s-snap containerd-base-dir
     """
     errors = found.errors if found else []
     handler = main_handler(setup, errors)
@@ -359,7 +359,7 @@ def toolkit_targets_other_containerd(setup: RuntimeSetup, found: HandlerErrors |
     How to fix: Give the toolkit kubelet's containerd socket and the file that survives (values fragment in the
     finding: config.toml.tmpl on k3s/RKE2), or patch the ClusterPolicy; pods can also name
     `runtimeClassName: nvidia` and stop depending on the default.
-    References: seed 003; https://github.com/NVIDIA/gpu-operator/issues/522; https://github.com/NVIDIA/gpu-operator/issues/473; https://github.com/NVIDIA/gpu-operator/issues/415; NVIDIA GPU Operator docs (toolkit env for K3s, RKE2, MicroK8s, k0s)
+    References: https://github.com/NVIDIA/gpu-operator/issues/522; https://github.com/NVIDIA/gpu-operator/issues/473; https://github.com/NVIDIA/gpu-operator/issues/415; NVIDIA GPU Operator docs (toolkit env for K3s, RKE2, MicroK8s, k0s)
     """
     errors = found.errors if found else []
     handler = main_handler(setup, errors)
@@ -453,7 +453,7 @@ def nvidia_runtime_binary_unusable(setup: RuntimeSetup) -> Iterable[Hit]:
     How to fix: Set options.BinaryName to the toolkit's binary (/usr/local/nvidia/toolkit/nvidia-container-runtime
     with the GPU Operator, /usr/bin/nvidia-container-runtime with the packages), once, then reload containerd;
     or let the toolkit rewrite the section.
-    References: seed 003 (the debug script's `BinaryName not specified`); containerd/containerd api/types/runc/options/oci.proto
+    References: https://github.com/containerd/containerd/blob/main/api/types/runc/options/oci.proto; https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html
     """
     for cfg in _relevant_configs(setup):
         for name, rt in cfg.runtimes.items():

@@ -1,6 +1,6 @@
 """CUDA runtime: the CUDA a workload brings (image, framework wheel) against what the node's driver runs (CU0xx).
 
-Seed 004's three mechanisms: backward compatibility (a newer driver runs older CUDA, always), minor-version
+Three mechanisms decide whether a CUDA application runs on a driver: backward compatibility (a newer driver runs older CUDA, always), minor-version
 compatibility (any 12.x on a driver that supports 12.0), forward compatibility (cuda-compat: a newer CUDA
 major on an older branch, data-center GPUs only, a deliberate override).
 """
@@ -130,7 +130,7 @@ def cuda_vs_driver(cluster: Cluster, inventory: GpuInventory, logs: Logs | None 
     compatibility mechanism applies.
     How to fix: keep the driver ahead (upgrade the branch), use an image built for the node's CUDA, or on
     data-center GPUs add the cuda-compat package deliberately (forward compatibility, with its limits).
-    References: seed 004 ('the version matrix that pages you'); https://docs.nvidia.com/deploy/cuda-compatibility/; knowledge/driver_branches.toml
+    References: https://docs.nvidia.com/deploy/cuda-compatibility/; knowledge/driver_branches.toml
     """
     for pod in cluster.pods:
         needs = needs_of(pod, logs)

@@ -144,12 +144,12 @@ def device_plugin_not_advertising(cluster: Cluster, inventory: GpuInventory | No
     /var/lib/kubelet/device-plugins/ was given, whether the plugin's socket (nvidia-gpu.sock) is there.
     Why it matters: the scheduler only sees what the device plugin registers with the kubelet; with
     nvidia.com/gpu: 0 every GPU pod stays Pending on `Insufficient nvidia.com/gpu` although nvidia-smi shows
-    healthy GPUs (seed 004: the plugin had crash-looped after a driver-container restart and never
+    healthy GPUs (typically the plugin crash-looped after a driver-container restart and never
     re-registered).
     How to fix: restart the device plugin pod on that node and check that allocatable shows the GPUs again;
     then find why it did not re-register (a crash while the driver was reloading, a kubelet restart it did not
     follow) so that it does not happen on the next driver upgrade.
-    References: seed 004; https://github.com/NVIDIA/k8s-device-plugin/issues/444
+    References: https://github.com/NVIDIA/k8s-device-plugin/issues/444; https://kubernetes.io/docs/concepts/extend-kubernetes/compute-storage-net/device-plugins/
     """
     labelled = [n for n in sorted(cluster.nodes) if _presence(inventory.for_node(n) if inventory else None)]
     for name, node in sorted(cluster.nodes.items()):
@@ -288,7 +288,8 @@ def allocatable_fewer_than_gpus(cluster: Cluster, inventory: GpuInventory | None
     if logs is not None:
         for m in logs.matches("device-plugin.device-unhealthy"):
             unhealthy[m.log.node or _pod_node(cluster, m.line.pod or m.log.pod)].append(m.line.evidence())
-    for name, node in sorted(cluster.nodes.items()):
+    nameless = [f for f in cluster.fragments if isinstance(f, Node) and f.allocatable]  # a pasted describe cut above its name
+    for name, node in [*sorted(cluster.nodes.items()), *((None, f) for f in nameless)]:
         alloc, cap = to_int(node.allocatable.get(GPU_RESOURCE)), to_int(node.capacity.get(GPU_RESOURCE))
         if not alloc:
             continue
@@ -307,9 +308,13 @@ def allocatable_fewer_than_gpus(cluster: Cluster, inventory: GpuInventory | None
             continue
         lines = unhealthy.get(name) or unhealthy.get(None) or []
         evidence += lines[-3:]
+        who = name or "A node (its name is not in the paste)"
+        on_node = (f"kubectl debug node/{name} -it --image=busybox -- chroot /host sh -c 'nvidia-smi -L; dmesg -T | grep -i xid | tail'"
+                   if name else "nvidia-smi -L; dmesg -T | grep -i xid | tail   # on the node")
+        restart = (f"kubectl delete pod -A -l app=nvidia-device-plugin-daemonset --field-selector spec.nodeName={name}",) if name else ()
         yield Hit(
-            title=f"{name} offers {alloc} nvidia.com/gpu against {against}: {missing} GPU(s) out of allocation",
-            explanation=(f"Node {name} advertises allocatable {GPU_RESOURCE}: {alloc}, below its {against}."
+            title=f"{who} offers {alloc} nvidia.com/gpu against {against}: {missing} GPU(s) out of allocation",
+            explanation=(f"{'Node ' + name if name else who} advertises allocatable {GPU_RESOURCE}: {alloc}, below its {against}."
                          + (" The device plugin marked GPUs unhealthy (cited), which removes them from allocatable until it restarts."
                             if lines else " The device plugin does not offer the missing GPU(s): marked unhealthy after an Xid, lost from the "
                                           "driver, or excluded by its config; its log says which.")),
@@ -317,10 +322,9 @@ def allocatable_fewer_than_gpus(cluster: Cluster, inventory: GpuInventory | None
             role=Role.ROOT_CAUSE,
             evidence=tuple(dict.fromkeys(e for e in evidence if e)),
             fixes=(
-                Fix(FixKind.IMMEDIATE, "Find the Xid or lost GPU behind it on the node.",
-                    (f"kubectl debug node/{name} -it --image=busybox -- chroot /host sh -c 'nvidia-smi -L; dmesg -T | grep -i xid | tail'",)),
-                Fix(FixKind.WORKAROUND, "Once the GPU is healthy again, restart the device plugin on the node so it re-offers it.",
-                    (f"kubectl delete pod -A -l app=nvidia-device-plugin-daemonset --field-selector spec.nodeName={name}",)),
+                Fix(FixKind.IMMEDIATE, "Find the Xid or lost GPU behind it on the node.", (on_node,)),
+                Fix(FixKind.WORKAROUND, "Once the GPU is healthy again, restart the device plugin on the node so it re-offers it"
+                    + ("." if name else " (delete its device-plugin pod; the paste does not name the node)."), restart),
             ),
             node=name,
             component="nvidia-device-plugin-daemonset",

@@ -42,7 +42,7 @@ def gsp_timeout(kernel: KernelEvents, inventory: GpuInventory | None = None) -> 
     nvidia-smi, the device plugin's health check) times out.
     How to fix: reset the GPU (power-cycle the node if it persists); take the newest driver of the branch;
     disabling GSP firmware is a workaround on the proprietary module only.
-    References: seed 004 ('Xid 119 and 120 are the GSP firmware timing out'); https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html; https://github.com/NVIDIA/open-gpu-kernel-modules/issues/446
+    References: https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html; https://github.com/NVIDIA/open-gpu-kernel-modules/issues/446
     """
     hits = []
     covered = set()

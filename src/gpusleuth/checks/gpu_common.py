@@ -1,6 +1,6 @@
 """What the GPU checks share: the remediation ladder as fixes with real names, and Xid triage.
 
-Not a check module (nothing here is registered). The ladder (knowledge/xid.toml [ladder]) is seed 004's:
+Not a check module (nothing here is registered). The ladder (knowledge/xid.toml [ladder]) is NVIDIA's Xid triage order:
 restart the app; reload the driver, reset the GPU or reboot the node; ``dcgmi diag -r 3`` before trusting a
 recovered node; cordon and RMA if it fails.
 """

@@ -1,7 +1,7 @@
 """GPU sharing: MIG geometries (mig-parted, applied by the GPU Operator's MIG manager) and the device plugin's
 time-slicing / MPS configuration (OP1xx, DP1xx).
 
-Seed 004: MIG is hardware partitioning (compute in sevenths, memory in eighths, no 5g or 6g profile); MPS
+MIG is hardware partitioning (compute in sevenths, memory in eighths, no 5g or 6g profile); MPS
 gives soft caps and weak fault isolation; time-slicing none at all. Profiles per GPU model and the isolation
 table live in knowledge/mig_profiles.toml.
 """
@@ -125,7 +125,7 @@ def mig_parted_invalid(sharing: SharingConfigs, cluster: Cluster | None = None, 
     nvidia.com/mig.config.state=failed and no MIG devices, so pods asking for nvidia.com/mig-* stay Pending.
     How to fix: fix the config to a geometry the model supports (the finding lists its profiles) and relabel
     the node, or select one of the operator's predefined configs (all-1g.10gb, all-balanced, ...).
-    References: seed 004 ('slicing one GPU three ways'); knowledge/mig_profiles.toml; NVIDIA/mig-parted config format (version v1, mig-configs)
+    References: https://docs.nvidia.com/datacenter/tesla/mig-user-guide/; knowledge/mig_profiles.toml; NVIDIA/mig-parted config format (version v1, mig-configs)
     """
     for cfg in sharing.of_kind("mig-parted"):
         body = cfg.body
@@ -274,14 +274,14 @@ def sharing_isolation(sharing: SharingConfigs, inventory: GpuInventory | None = 
     """GPUs are shared by time-slicing or MPS: what isolation that gives, and what would give more.
 
     What it does: for each valid time-slicing or MPS configuration (unless the device plugin is seen running
-    without any sharing), states the isolation it provides (seed 004's
+    without any sharing), states the isolation it provides (the
     table in knowledge/mig_profiles.toml) and, when the cluster's GPUs can do MIG, that MIG gives hardware
     isolation instead.
     Why it matters: time-slicing has no memory and no fault isolation (one pod taking 70 GB of an 80 GB card makes
     the others OOM); MPS has soft caps and weak fault isolation. Fine for dev and CI, not for untrusted tenants.
     How to fix: nothing, if the tenants trust each other; otherwise partition with MIG (mig.strategy and a
     nvidia.com/mig.config label) or give whole GPUs.
-    References: seed 004 (the MIG / MPS / time-slicing isolation table); knowledge/mig_profiles.toml [[isolation]]
+    References: https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-sharing.html; https://docs.nvidia.com/deploy/mps/; https://docs.nvidia.com/datacenter/tesla/mig-user-guide/; knowledge/mig_profiles.toml [[isolation]]
     """
     if wiring is not None and wiring.running and not any(rc.replicas() for rc in wiring.running):
         return  # the plugin runs without any sharing: DP152 says so; there is no isolation to describe

@@ -2,7 +2,7 @@
 
 Xids come from the kernel log (and dcgm-exporter's last-Xid field) through KernelEvents, grouped in
 bursts with follow-ons attributed to the first; the rest from the GPUs nvidia-smi, NVML or dcgm-exporter
-read (GpuInventory). Triage follows seed 004: 48 DBE; 94 contained vs 95 uncontained; 63/64 row
+read (GpuInventory). Triage follows NVIDIA's Xid catalogue: 48 DBE; 94 contained vs 95 uncontained; 63/64 row
 remapping judged by trend; 79 fallen off the bus.
 """
 
@@ -47,7 +47,7 @@ def fallen_off_the_bus(kernel: KernelEvents, inventory: GpuInventory | None = No
     a symptom. Thermal, power delivery, seating or a dying board; the same slot twice means RMA.
     How to fix: cordon and drain the node, reboot it, run `dcgmi diag -r 3` before uncordoning; if the same
     slot throws Xid 79 again, RMA the card.
-    References: seed 004 ('Xid 79 is the one that ruins a night'); https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html; https://github.com/NVIDIA/NVSentinel/issues/155 (multi-line fallen-off-the-bus without Xid); https://github.com/leptonai/gpud/pull/1209
+    References: https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html; https://github.com/NVIDIA/NVSentinel/issues/155 (multi-line fallen-off-the-bus without Xid); https://github.com/leptonai/gpud/pull/1209
     """
     hits = []
     seen = set()
@@ -86,7 +86,7 @@ def double_bit_ecc(kernel: KernelEvents, inventory: GpuInventory | None = None) 
     on one GPU are how memory dies.
     How to fix: restart the workload, drain the GPU and reset it before reuse, run `dcgmi diag -r 3`; RMA if the
     SRAM threshold is exceeded or the diagnostic fails.
-    References: seed 004 ('Xid 48 is a double-bit ECC error'); https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html
+    References: https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html
     """
     return _hw_xids(kernel, inventory, {48})
 
@@ -99,7 +99,7 @@ def uncontained_memory_error(kernel: KernelEvents, inventory: GpuInventory | Non
     Why it matters: unlike Xid 94, every application on the GPU may have been hit; the card is compromised until
     it is reset, and nothing may restart on it before then.
     How to fix: cordon and drain, reset the GPU before anything restarts on it, then `dcgmi diag -r 3`.
-    References: seed 004 ('the 94/95 split is the one to internalize'); https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html
+    References: https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html
     """
     return _hw_xids(kernel, inventory, {95})
 
@@ -112,7 +112,7 @@ def contained_memory_error(kernel: KernelEvents, inventory: GpuInventory | None 
     Why it matters: the faulting application must restart; the GPU keeps serving the others, but carries a bad
     memory row until it is reset (contained means drain politely, uncontained, Xid 95, means reset first).
     How to fix: restart the affected application, drain the GPU politely and reset it when convenient.
-    References: seed 004 ('contained means drain politely'); https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html
+    References: https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html
     """
     return _hw_xids(kernel, inventory, {94})
 
@@ -128,7 +128,7 @@ def row_remap_xids(kernel: KernelEvents, inventory: GpuInventory | None = None) 
     heading for RMA. Remaps take effect only after a GPU reset.
     How to fix: reset the GPU at a convenient time to activate pending remaps; for 64 reset now and, if it
     persists or the failure flag is set, RMA the card.
-    References: seed 004 ('Xid 63 and 64 are row-remapping events ... watch the trend'); https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html
+    References: https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html
     """
     hits = []
     for (node, pci, code), group in xid_groups(kernel, {63, 64}).items():
@@ -186,7 +186,7 @@ def ecc_uncorrectable(inventory: GpuInventory, kernel: KernelEvents | None = Non
     Why it matters: an uncorrectable error means an application read corrupted memory; on Ampere and newer the
     row is remapped at the next reset, on older GPUs the page is retired.
     How to fix: drain the GPU and reset it; watch the remapped-rows counters; RMA if errors keep coming.
-    References: seed 004 (DCGM_FI_DEV_ECC_DBE_VOL); nvidia-smi -q / -q -x (nvsmi_device_v12.dtd)
+    References: https://docs.nvidia.com/datacenter/dcgm/latest/dcgm-api/dcgm-api-field-ids.html (DCGM_FI_DEV_ECC_DBE_VOL); nvidia-smi -q / -q -x (nvsmi_device_v12.dtd)
     """
     for ng, g in _gpus(inventory):
         vol, agg = g.ecc.volatile_dbe or 0, g.ecc.aggregate_dbe or 0
@@ -224,7 +224,7 @@ def row_remap_pending(inventory: GpuInventory) -> Iterable[Hit]:
     uncorrectable errors (Xid 48/94/95) can follow until then.
     How to fix: drain the GPU and reset it (nvidia-smi -r -i <gpu>) at the next opportunity; check that pending
     clears and the failure flag stays No.
-    References: seed 004 (row-remap fields: memory health, trending toward RMA); nvidia-smi -q / -q -x (nvsmi_device_v12.dtd) remapped_rows
+    References: https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/; nvidia-smi -q / -q -x (nvsmi_device_v12.dtd) remapped_rows
     """
     for ng, g in _gpus(inventory):
         if not g.remap_pending:
@@ -308,7 +308,7 @@ def thermal_slowdown(inventory: GpuInventory) -> Iterable[Hit]:
     it points at cooling, airflow or a failing fan rather than at software.
     How to fix: check the chassis airflow, fans, inlet temperature and the rack's cooling; compare with the other
     GPUs of the node.
-    References: seed 004 (DCGM_FI_DEV_CLOCK_THROTTLE_REASONS); nvidia-ml-py nvmlClocksEventReason* bits
+    References: https://docs.nvidia.com/datacenter/dcgm/latest/dcgm-api/dcgm-api-field-ids.html (DCGM_FI_DEV_CLOCK_THROTTLE_REASONS); nvidia-ml-py nvmlClocksEventReason* bits
     """
     for ng, g in _gpus(inventory):
         reasons = _active(g, {"thermal"})
@@ -341,7 +341,7 @@ def power_slowdown(inventory: GpuInventory) -> Iterable[Hit]:
     default silently costs throughput.
     How to fix: check the PSUs and the BMC power events for a brake; compare the power limit with the default
     (`nvidia-smi -q -d POWER`) and restore it if someone lowered it.
-    References: seed 004 (DCGM_FI_DEV_CLOCK_THROTTLE_REASONS); nvidia-ml-py nvmlClocksEventReason* bits
+    References: https://docs.nvidia.com/datacenter/dcgm/latest/dcgm-api/dcgm-api-field-ids.html (DCGM_FI_DEV_CLOCK_THROTTLE_REASONS); nvidia-ml-py nvmlClocksEventReason* bits
     """
     for ng, g in _gpus(inventory):
         hard = [r for r in _active(g, {"power", "hardware"}) if r != "sw_power_cap"]
@@ -412,7 +412,7 @@ def gpu_missing(inventory: GpuInventory, kernel: KernelEvents | None = None) -> 
     layer above it sees one GPU less.
     How to fix: find the missing GPU's PCI address (lspci | grep -i nvidia), look for Xid 79 in the kernel log,
     drain and reboot the node, and run `dcgmi diag -r 3`.
-    References: seed 004 ('a card that stops answering on the PCIe bus'); https://github.com/NVIDIA/dcgm-exporter/issues/604
+    References: https://github.com/NVIDIA/dcgm-exporter/issues/604
     """
     for ng in inventory.nodes:
         if not ng.reports:

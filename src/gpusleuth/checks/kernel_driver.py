@@ -44,7 +44,7 @@ MOFED = "mofed"
 DRIVER_CTR = "nvidia-driver-ctr"
 RDMA_OFF = '{"spec":{"driver":{"rdma":{"enabled":false}}}}'
 RDMA_OFF_VALUES = "driver:\n  rdma:\n    enabled: false\n"
-# Seed 001's Option 3: what nvidia-driver-ctr should do before `modprobe nvidia-peermem`.
+# The permanent fix: what nvidia-driver-ctr should do before `modprobe nvidia-peermem` (wait for MOFED's marker).
 MOFED_WAIT = """\
 # before `modprobe -a nvidia-peermem` in the driver container's _load_driver():
 timeout=300; elapsed=0
@@ -159,13 +159,13 @@ def peermem_load_failed(
     ib_core (a MOFED reload), and GPUDirect RDMA is off on that node without an error anywhere.
     Why it matters: nvidia-driver-ctr loads nvidia-peermem right after nvidia.ko and exits when it fails, so
     the driver pod crash-loops, never writes .driver-ctr-ready, and every GPU operand on the node stays blocked
-    in Init (seed 000: 1 failed, 7 blocked, 1 running with errors).
+    in Init (typically 1 failed, 7 blocked, 1 running with errors).
     How to fix: (a) once the MOFED pod is Running and /run/mellanox/drivers/.driver-ready exists, delete the
     driver pod; it reloads cleanly. (b) rebuild against the loaded MOFED (delete the driver pod after MOFED is
     ready; keep MOFED and driver upgrades in step). (c) deploy MOFED (Network Operator NicClusterPolicy
     ofedDriver, or driver.rdma.useHostMofed=true for a host MOFED) or turn driver.rdma.enabled off. Disabling
     RDMA is the workaround for all three, at the cost of GPUDirect RDMA.
-    References: seeds 000-002; https://github.com/NVIDIA/gpu-operator/issues/2868; https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-rdma.html
+    References: https://github.com/NVIDIA/gpu-operator/issues/2868; https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-rdma.html
     """
     if logs is None and host is None:
         raise NotApplicable("no logs and no host facts (lsmod) in the artifacts")
@@ -399,7 +399,7 @@ def _peermem_fixes(kind: str, side: _Side, mofed: Component | None, mofed_pod: P
             Fix(
                 FixKind.PERMANENT,
                 "Make nvidia-peermem loading wait for MOFED: nvidia-driver-ctr must check /run/mellanox/drivers/.driver-ready "
-                "before `modprobe nvidia-peermem`, as the nvidia-peermem-ctr sidecar already does (seed 001, Option 3); until the "
+                "before `modprobe nvidia-peermem`, as the nvidia-peermem-ctr sidecar already does; until the "
                 "driver container does, sequence kernel upgrades so the MOFED driver pod is ready before the GPU driver pod "
                 "starts (an init container that waits for the marker, or upgrading the Network Operator's driver first). No "
                 "driver-container release that adds this wait was found; check the GPU Operator release notes' known issues.",
@@ -552,7 +552,7 @@ def precompiled_package_missing_modules(logs: Logs, graph: OperandGraph | None =
     How to fix: build the precompiled package with every module the node needs (add `--kernel-module
     nvidia-peermem.ko` and `--kernel-module nvidia-drm.ko` to the mkprecompiled call of the driver container
     build) or use a driver image whose package includes them.
-    References: seed 001 (Option 5)
+    References: https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/precompiled-drivers.html; https://github.com/NVIDIA/gpu-driver-container
     """
     by_pod: dict[str | None, list[Match]] = defaultdict(list)
     for m in logs.matches(SIG_PACKAGE_MISSING):
@@ -577,7 +577,7 @@ def precompiled_package_missing_modules(logs: Logs, graph: OperandGraph | None =
             fixes=(
                 Fix(
                     FixKind.PERMANENT,
-                    "Pack every module into the precompiled package (seed 001, Option 5), or use a driver image whose package "
+                    "Pack every module into the precompiled package (mkprecompiled --kernel-module for each), or use a driver image whose package "
                     "includes them.",
                     (),
                     "../mkprecompiled --pack nvidia-modules-$(uname -r) \\\n"

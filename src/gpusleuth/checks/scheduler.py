@@ -60,12 +60,12 @@ def pods_pending_insufficient_gpu(cluster: Cluster, graph: OperandGraph | None =
     nvidia.com/gpu, 2 node(s) had untolerated taint ...`) and names the lower layer that explains it when
     the artifacts show one: a node advertising nvidia.com/gpu: 0 while its GPUs are visible, a failed or
     blocked device plugin, a failed GPU operand.
-    Why it matters: Pending is where the problem is noticed, rarely where it is (seed 004: debug from the
+    Why it matters: Pending is where the problem is noticed, rarely where it is (debug from the
     bottom up). The pods start by themselves once the layer below advertises GPUs again.
     How to fix: fix the lower-layer cause listed with it. When nothing below is broken, the GPUs are all
     requested: compare the pods' requests with the nodes' allocatable, free GPUs or add nodes, and check
     that GPU nodes' taints are tolerated.
-    References: seed 004
+    References: https://kubernetes.io/docs/tasks/debug/debug-application/debug-pods/; https://kubernetes.io/docs/concepts/extend-kubernetes/compute-storage-net/device-plugins/
     """
     events = [e for e in cluster.events if e.reason == "FailedScheduling" and _INSUFFICIENT.search(e.message or "")]
     by_pod: dict[tuple[str | None, str | None], list[Event]] = defaultdict(list)

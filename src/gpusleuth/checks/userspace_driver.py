@@ -260,7 +260,7 @@ def driver_eol(inventory: GpuInventory, today: date | None = None) -> Iterable[H
     Why it matters: an EOL branch gets no more bug or security fixes; R535 LTS ended in June 2026.
     How to fix: plan the move to a supported branch (the current LTS, R580 until June 2028, or the production
     branch), through the GPU Operator's driver.version or the host package.
-    References: seed 004 (the data-center driver table); knowledge/driver_branches.toml
+    References: https://docs.nvidia.com/datacenter/tesla/drivers/615/supported-drivers-and-cuda-toolkit-versions.html; knowledge/driver_branches.toml
     """
     today = today or date.today()
     for ng in inventory.nodes:
@@ -307,11 +307,11 @@ def cdmm_trap(inventory: GpuInventory, cluster: Cluster | None = None, config: C
     being enabled, pending, or requested through the nvidia.com/mig.config label, and for GPUDirect Storage
     enabled in the ClusterPolicy (spec.gds.enabled).
     Why it matters: from 580.65.06 the driver turns on Coherent Driver Memory Management by default for these
-    GPUs on Kubernetes, and CDMM is incompatible with MIG and GPUDirect Storage (seed 004): the MIG manager or
+    GPUs on Kubernetes, and CDMM is incompatible with MIG and GPUDirect Storage: the MIG manager or
     GDS fails, and it is not on the datasheet.
     How to fix: do not plan MIG or GDS on these nodes while CDMM is on; check NVIDIA's guidance for the driver
     parameter before changing it, or use whole GPUs.
-    References: seed 004 ('Drivers from 580.65.06 turn on Coherent Driver Memory Management'); knowledge/driver_branches.toml trap cdmm-mig-gds
+    References: https://docs.nvidia.com/hpc-sdk/archive/26.11/pdf/hpc-sdk2611rn.pdf; knowledge/driver_branches.toml trap cdmm-mig-gds
     """
     trap = versions.trap("cdmm-mig-gds")
     lo = versions.vtuple(trap["applies"]["driver_min"])

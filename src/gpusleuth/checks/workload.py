@@ -19,11 +19,11 @@ def application_xid(kernel: KernelEvents, inventory: GpuInventory | None = None)
     What it does: reports Xids the catalogue classes as application faults (illegal memory access, MMU page
     fault, a kernel stopped by the driver), per GPU and process, unless a hardware Xid earlier in the same burst
     explains them.
-    Why it matters: these are usually your fault, not the hardware's (seed 004): restarting the pod and
+    Why it matters: these are usually the application's fault, not the hardware's: restarting the pod and
     looking at the model fixes them; cordoning the node does not.
     How to fix: restart the workload; debug with compute-sanitizer or CUDA_LAUNCH_BLOCKING=1; only if the same
     GPU keeps faulting with different applications suspect the hardware and run `dcgmi diag -r 3`.
-    References: seed 004 ('Xid 13, 31, 43 are usually your fault'); https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html
+    References: https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html
     """
     codes = {c for c, row in xid_table.catalog().items() if row.is_application}
     return [xid_hit(code, node, pci, group, inventory) for (node, pci, code), group in xid_groups(kernel, codes).items()]
@@ -44,10 +44,10 @@ def util_vs_tensor(metrics: GpuMetrics) -> Iterable[Hit]:
     high utilisation with low tensor activity and busy memory means memory-bound; with idle memory too, small,
     launch-bound or waiting kernels.
     Why it matters: GPU-Util answers only "was a kernel running"; 95% of it can be 25% of the chip doing useful
-    math (seed 004). Capacity plans built on it buy more of a card already wasted.
+    math. Capacity plans built on it buy more of a card already wasted.
     How to fix: profile the workload (Nsight Systems), look at batch size, data loading, NCCL waits and precision;
     track tensor activity (or MFU) instead of GPU-Util.
-    References: seed 004 ('the metrics that lie': GPU_UTIL vs PIPE_TENSOR_ACTIVE / DRAM_ACTIVE)
+    References: https://docs.nvidia.com/datacenter/dcgm/latest/dcgm-api/dcgm-api-field-ids.html (DCGM_FI_DEV_GPU_UTIL vs DCGM_FI_PROF_PIPE_TENSOR_ACTIVE / DCGM_FI_PROF_DRAM_ACTIVE)
     """
     for s in metrics.whole_gpus():
         util = s.values.get("DCGM_FI_DEV_GPU_UTIL")
@@ -82,7 +82,7 @@ def framebuffer_full(inventory: GpuInventory) -> Iterable[Hit]:
     an upper bound of the need.
     How to fix: nothing if it is one job that sized itself to the card; otherwise lower the batch size, set
     PYTORCH_CUDA_ALLOC_CONF, or stop sharing the GPU.
-    References: seed 004 ('DCGM_FI_DEV_FB_USED: your OOM early-warning')
+    References: https://docs.nvidia.com/datacenter/dcgm/latest/dcgm-api/dcgm-api-field-ids.html (DCGM_FI_DEV_FB_USED)
     """
     for ng, g in inventory.all_gpus():
         if not g.memory_total_mib or g.memory_used_mib is None or g.memory_used_mib < FB_FULL * g.memory_total_mib:

@@ -86,6 +86,21 @@ class Cluster:
         return sorted(names)
 
 
+_HEALTHY = frozenset({"Running", "Completed", "Succeeded"})
+
+
+def pod_is_healthy(p: Pod) -> bool:
+    """Running with every container ready, or finished well: what a pod that works looks like."""
+    status = p.status or p.phase
+    if status not in _HEALTHY:
+        return False
+    if p.ready and "/" in p.ready:
+        have, want = p.ready.split("/", 1)
+        if status == "Running" and have != want:
+            return False
+    return not any(c.reason for c in p.containers if c.state == "waiting")
+
+
 @combiner(Cluster)
 def build_cluster(facts: Facts) -> Cluster:
     fragments: list = [p for p in facts.all(Pod) if p.name is None]

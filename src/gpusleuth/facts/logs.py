@@ -29,6 +29,7 @@ class Signature:
     pattern: str
     component: str | None = None
     marker: str | None = None
+    note: str = ""  # what the line means, in the table's words
 
 
 @dataclass(slots=True, unsafe_hash=True)  # not frozen, for speed as LogLine: one per recognised line; never assigned to
@@ -43,7 +44,7 @@ def signatures() -> tuple[tuple[Signature, ...], "re2.Set"]:
     sigs = tuple(
         Signature(
             id=row["id"], tag=row["tag"], layer=row.get("layer", ""), severity=row.get("severity", "info"),
-            pattern=row["pattern"], component=row.get("component"), marker=row.get("marker"),
+            pattern=row["pattern"], component=row.get("component"), marker=row.get("marker"), note=row.get("note", ""),
         )
         for row in table("signatures").get("signature", [])
     )

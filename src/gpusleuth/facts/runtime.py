@@ -1,7 +1,7 @@
 """The container runtime setup of a node: which containerd instances run, which one kubelet talks to,
 which config file each reads, and which one the NVIDIA Container Toolkit was told to configure.
 
-Seed 003 in one sentence: two containerd instances ran (the OS's `containerd.service` and the k8s snap's
+The two-containerd trap in one sentence: two containerd instances ran (the OS's `containerd.service` and the k8s snap's
 `snap.k8s.containerd.service`); kubelet used the snap one; the toolkit, left at its defaults, put the
 `nvidia` runtime into /etc/containerd/config.toml, the other one's file. This view lines those facts up,
 each with its evidence, so that a check can say so. Matching is by normalised socket and config path;

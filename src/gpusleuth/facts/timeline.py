@@ -1,6 +1,6 @@
 """One timeline across every source and node: the lines that mean something, on one clock.
 
-Seeds 001/002 solve their incident by lining up two operators' logs and seeing the GPU Operator load
+A peermem race is solved by lining up two operators' logs and seeing the GPU Operator load
 nvidia_peermem minutes before the Network Operator had MOFED ready. This view does that lining-up:
 
 * Every log line a signature (knowledge/signatures.toml) recognises becomes a ``TimelineEntry`` that keeps

@@ -58,7 +58,7 @@ def not_mig_capable(product: str | None) -> bool:
 
 @cache
 def isolation() -> dict[str, dict]:
-    """Seed 004's table: mode -> memory/fault isolation, concurrency, use_for, caveats."""
+    """The isolation table: mode -> memory/fault isolation, concurrency, use_for, caveats."""
     return {row["mode"]: row for row in table("mig_profiles")["isolation"]}
 
 

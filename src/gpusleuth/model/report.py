@@ -10,6 +10,16 @@ from gpusleuth.model.finding import Component, Finding, Gap
 SCHEMA = "gpusleuth/report/v1"
 
 
+# The verdicts, as the JSON report writes them -> as a person reads them (docs/report.md, "Verdicts").
+VERDICTS = {
+    "broken": "BROKEN",
+    "failing": "FAILING (cause not identified)",
+    "degraded": "DEGRADED",
+    "healthy": "HEALTHY",
+    "no-verdict": "NO VERDICT",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class TimelineEntry:
     time: datetime | None  # exact (or inferred) wall-clock time, timezone-aware
@@ -55,7 +65,7 @@ class CheckOutcome:
 @dataclass(frozen=True)
 class Report:
     source: dict
-    verdict: str  # broken | degraded | healthy | unknown
+    verdict: str  # broken | failing | degraded | healthy | no-verdict (analysis/rank.py VERDICTS)
     headline: str
     root_causes: tuple[Finding, ...]
     findings: tuple[Finding, ...]
@@ -82,4 +92,5 @@ class Report:
             "gaps": [str(g) for g in self.gaps],
             "checks": [{"code": c.code, "status": c.status, "reason": c.reason} for c in self.checks],
             "artifacts": list(self.artifacts),
+            "health": list(self.extras.get("health", [])),
         }

@@ -7,7 +7,7 @@ the file's version does not read are reported as ignored, not silently taken. In
 truncated paste, a Go template) is read line by line as far as it goes, and the reason is kept as a
 problem with its line number.
 
-Sample (the seed-003 shape, `cat /etc/containerd/config.toml`):
+Sample (a hand-edited config with an NVIDIA block appended, `cat /etc/containerd/config.toml`):
 
     version = 2
     [plugins."io.containerd.grpc.v1.cri".containerd]

@@ -18,6 +18,7 @@ command that printed them, and, as hints only, the file name. The node is the on
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import re
 import shlex
 from collections import Counter
@@ -369,9 +370,15 @@ def _parse_log(doc: Document) -> ContainerLog:
                     dm = _DMESG.regex.match(rest)
                     if dm is not None:
                         elapsed, rest = float(dm.group("secs")), rest[dm.end():]
+                    msg = rest
                 else:
                     n_journal += 1
-                msg = rest
+                    # a daemon's own line inside the journal's (containerd's logrus, kubelet's klog): its level counts
+                    inner, im = _match(rest, None)
+                    if inner is not None and inner.id not in _OUTER and inner.id not in _KERNEL_FORMATS:
+                        msg, level = _body(inner, im, rest)
+                    else:
+                        msg = rest
             else:
                 n_container += 1
                 inner, im = _match(rest, None)
@@ -399,11 +406,12 @@ def _parse_log(doc: Document) -> ContainerLog:
     if hints.get("kind") == "container" or pods:
         kind = "container"  # a pod's log that quotes kernel lines (the installer prints dmesg) is still the pod's log
     else:
-        kind = max(counts, key=counts.get) if any(counts.values()) else hints.get("kind", "container")
+        # no stamped line and nothing that names a container: text whose origin is unknown (a paste, a ticket)
+        kind = max(counts, key=counts.get) if any(counts.values()) else hints.get("kind", "container" if pod0 or ctr0 or doc.command else "text")
     pod = pod0 if pod0 else (next(iter(pods)) if len(pods) == 1 else None)
     ctr = ctr0 if ctr0 else (next(iter(ctrs)) if len(ctrs) == 1 else None)
     return ContainerLog(
-        artifact=artifact, lines=tuple(out), pod=pod, namespace=hints.get("namespace"), container=ctr,
+        artifact=artifact, lines=tuple(_with_quotes(out)) if kind == "text" else tuple(out), pod=pod, namespace=hints.get("namespace"), container=ctr,
         node=doc.meta.get("node") or (hosts.most_common(1)[0][0] if hosts else None), previous=bool(hints.get("previous")), kind=kind,
     )
 
@@ -460,6 +468,32 @@ def sniff(doc: Document) -> int:
     if shaped >= 3 or _signature_hits(sample):
         return WEAK + 10 if name_hint else WEAK
     return WEAK if name_hint else NO
+
+
+def parse_text(doc: Document) -> ContainerLog:
+    """A document no parser claims, read line by line: its error lines and known messages still count. Its kind
+    is "text" (where it was printed is unknown) unless its lines or its command say more."""
+    log = parse_log(doc)
+    if log.kind == "container" and not log.pod and not _hints(doc):
+        return replace(log, kind="text", lines=tuple(_with_quotes(log.lines)))
+    return log
+
+
+# A message quoted inside a sentence: `...` or "..." long enough to be a machine-printed line, not a word.
+_INLINE_QUOTE = re.compile(r"`([^`]{16,})`|\"([^\"]{16,})\"")
+
+
+def _with_quotes(lines: tuple[LogLine, ...]) -> Iterator[LogLine]:
+    """Each line, followed by the messages it quotes (prose that says: the pod fails with `Failed to ...`). The
+    quoted text is a line of its own for matching and error levels; it cites the sentence's line."""
+    for ln in lines:
+        yield ln
+        if "`" not in ln.message and '"' not in ln.message:
+            continue
+        for m in _INLINE_QUOTE.finditer(ln.message):
+            quoted = (m.group(1) or m.group(2)).strip()
+            if quoted != ln.message.strip():
+                yield LogLine(ln.artifact, ln.line, ln.raw, quoted, None, None, _level_in(quoted), ln.pod, ln.container)
 
 
 @parser("logs", "container, kernel and journal logs (must-gather, kubectl logs, CRI files, klog, logrus, JSON, MOFED, dmesg, journald)", sniff=sniff)

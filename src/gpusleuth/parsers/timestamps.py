@@ -410,7 +410,7 @@ def parse_event_age(text: str | None) -> tuple[timedelta | None, timedelta | Non
 
 
 def format_duration(seconds: float) -> str:
-    """7m33s, 2h05m, 41s, 1d3h: how the seeds write durations."""
+    """7m33s, 2h05m, 41s, 1d3h: how kubectl and people write durations."""
     s = int(round(abs(seconds)))
     if s < 60:
         return f"{s}s"

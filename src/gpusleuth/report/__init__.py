@@ -12,6 +12,10 @@ def renderer(fmt: str) -> Callable[[Report], str]:
         from gpusleuth.report.json_report import render
     elif fmt == "markdown":
         from gpusleuth.report.markdown import render
+    elif fmt == "sarif":
+        from gpusleuth.report.sarif import render
+    elif fmt == "junit":
+        from gpusleuth.report.junit import render
     else:
         from gpusleuth.report.text import render
     return render

@@ -1,4 +1,4 @@
-"""The operand cascade as a picture (seed 000): the failed component in a box at the top, arrows labelled
+"""The operand cascade as a picture: the failed component in a box at the top, arrows labelled
 with the readiness marker it would have created, the components blocked behind it beneath, the ones running
 with errors aside, a dependency-chain summary and a legend. Text (box drawing, fits `width` columns) and
 Mermaid (for Markdown). Drawn from the report's components alone, so it works for any operand graph.
@@ -221,7 +221,7 @@ def _node_groups(components: list[Component]) -> list[tuple[list[str | None], li
 
 
 def render_text(components: list[Component] | tuple[Component, ...], width: int = WIDTH) -> str:
-    """The seed-000 picture for any set of components; empty when nothing failed, waits or errs."""
+    """The cascade picture for any set of components; empty when nothing failed, waits or errs."""
     components = list(components)
     if not any(c.state in (ComponentState.FAILED, ComponentState.BLOCKED, ComponentState.DEGRADED) for c in components):
         return ""

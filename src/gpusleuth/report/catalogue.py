@@ -7,6 +7,7 @@ tests/test_docs.py and tests/test_coverage_doc.py fail when the committed docs d
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -15,6 +16,37 @@ from gpusleuth.knowledge import table
 from gpusleuth.model.layers import Layer
 
 TABLE_MODULE = "gpusleuth.checks.classes"
+
+
+_URL = re.compile(r"https?://[^\s<>()\[\]|\"']+")
+# A note about how gpusleuth itself was built is no public source: it is left out of what users read.
+_INTERNAL = re.compile(r"\bseeds?\b", re.IGNORECASE)
+
+
+def reference_links(c: Check) -> list[tuple[str | None, str]]:
+    """A check's references as (url, label): the URL alone, its description outside it ("https://x/155
+    (multi-line ...)" -> url "https://x/155", label "... (multi-line ...)"); (None, text) for a reference
+    that is not a link (a document or a table named in words). Internal notes are dropped."""
+    out = []
+    for ref in c.references:
+        ref = ref.strip()
+        if not ref or _INTERNAL.search(ref):
+            continue
+        m = _URL.search(ref)
+        if not m:
+            out.append((None, ref))
+            continue
+        url = m.group(0).rstrip(".,;:")
+        rest = (ref[: m.start()] + ref[m.start() + len(url):]).strip()
+        label = _short(url)
+        if rest:
+            label += " " + (rest if rest.startswith("(") else f"({rest})")
+        out.append((url, label))
+    return out
+
+
+def _markdown_refs(c: Check, sep: str) -> str:
+    return sep.join(f"[{_cell(label)}]({url})" if url else _cell(label) for url, label in reference_links(c))
 
 
 def _examples() -> dict[str, list[str]]:
@@ -34,7 +66,8 @@ def _detects(c: Check) -> str:
 
 
 def page(c: Check) -> str:
-    refs = "".join(f"- {r}\n" for r in c.references) or "- (none recorded)\n"
+    refs = "".join(f"- {url}{label.removeprefix(_short(url))}\n" if url else f"- {label}\n"
+                   for url, label in reference_links(c)) or "- (none recorded)\n"
     return (
         f"# {c.code} {c.name}\n\n"
         f"Layer: `{c.layer.value}`\n\n{c.summary}\n\n"
@@ -49,7 +82,7 @@ def index(checks: list[Check]) -> str:
     out.append("| layer | code | name | summary | learned from |\n|---|---|---|---|---|")
     for layer in Layer:
         for c in (c for c in checks if c.layer == layer):
-            refs = "<br>".join(c.references) or "-"
+            refs = _markdown_refs(c, "<br>") or "-"
             out.append(f"| {layer.value} | [{c.code}]({c.code}.md) | {c.name} | {c.summary} | {refs} |")
     return "\n".join(out) + "\n"
 
@@ -74,10 +107,29 @@ def coverage(checks: list[Check]) -> str:
         out.append(f"## {layer.value}\n")
         out.append("| failure class | check | defined in | learned from |\n|---|---|---|---|")
         for c in rows:
-            refs = "<br>".join(f"[{_short(r)}]({r})" if r.startswith("http") else r for r in c.references) or "-"
+            refs = _markdown_refs(c, "<br>") or "-"
             out.append(f"| {_cell(c.summary)} | [{c.code}](checks/{c.code}.md) `{c.name}` | {_defined_in(c)} | {refs} |")
         out.append("")
+    out += _messages()
     return "\n".join(out)
+
+
+def _messages() -> list[str]:
+    """How many error messages of each component gpusleuth knows from its source (knowledge/messages/)."""
+    from gpusleuth.knowledge.message_catalogue import catalogue
+
+    cat = catalogue()
+    counts = cat.counts()
+    examples = {c.name: sum(1 for m in cat.messages if m.component is c and m.example) for c in cat.components}
+    out = ["## Messages known from the components' sources\n",
+           "An error line no check explains still gets the word of the component that printed it: what the code was doing, "
+           "the layer, the causes the code names (knowledge/messages/, read from each repository at the version given). "
+           f"{sum(counts.values())} messages of {len(counts)} components.\n",
+           "| component | layer | read from | version | messages | with an example line |\n|---|---|---|---|---|---|"]
+    for c in sorted(cat.components, key=lambda c: (c.layer.rank, c.name)):
+        out.append(f"| {c.name} | {c.layer.value} | [{_short(c.repository)}]({c.repository}) | {_cell(c.version)} | {counts[c.name]} | {examples[c.name]} |")
+    out.append("")
+    return out
 
 
 def _cell(text: str) -> str:

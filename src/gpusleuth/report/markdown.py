@@ -1,4 +1,4 @@
-"""The Markdown report: a complete root-cause analysis document with the sections of seed 001 — executive
+"""The Markdown report: a complete root-cause analysis document with the sections an incident write-up has — executive
 summary, evidence, why it happens, the cascade, solution options, event sequence, key takeaway, gaps."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections import defaultdict
 
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Component, ComponentState, Finding, Fix, FixKind, Role
-from gpusleuth.model.report import Report
+from gpusleuth.model.report import VERDICTS, Report
 from gpusleuth.report.cascade import render_mermaid, render_text
 
 _WHEN = {
@@ -71,7 +71,7 @@ def _title(report: Report) -> str:
     when = report.source.get("analysed_at", "")
     return (
         f"# GPU root-cause analysis: {_md(report.headline)}\n\n"
-        f"**Verdict: {report.verdict.upper()}** · source: {_code(str(src))} · "
+        f"**Verdict: {VERDICTS.get(report.verdict, report.verdict.upper())}** · source: {_code(str(src))} · "
         f"{report.source.get('recognised', 0)} artifact(s) recognised · analysed {when} by gpusleuth"
     )
 

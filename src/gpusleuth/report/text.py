@@ -12,9 +12,10 @@ from rich.table import Table
 from rich.text import Text
 
 from gpusleuth.model.finding import Finding, Role
-from gpusleuth.model.report import Report
+from gpusleuth.model.report import VERDICTS, Report
 
-_VERDICT_STYLE = {"broken": "bold white on red", "degraded": "bold black on yellow", "healthy": "bold white on green", "unknown": "bold white on grey42"}
+_VERDICT_STYLE = {"broken": "bold white on red", "failing": "bold white on red", "degraded": "bold black on yellow",
+                  "healthy": "bold white on green", "no-verdict": "bold white on grey42"}
 _SEV_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "cyan"}
 _SPACES = re.compile(r"\s{3,}")
 _STATE_MARK = {"failed": ("✖", "red"), "blocked": ("⏳", "yellow"), "degraded": ("⚠", "magenta"), "ok": ("✔", "green"), "unknown": ("?", "grey50")}
@@ -26,12 +27,20 @@ def render(report: Report, width: int = 110, color: bool = False) -> str:
     head = Table.grid(padding=(0, 1))
     head.add_column(no_wrap=True)
     head.add_column()
-    head.add_row(Text(f" {report.verdict.upper()} ", style=_VERDICT_STYLE.get(report.verdict, "")), Text(report.headline, style="bold"))
+    head.add_row(Text(f" {VERDICTS.get(report.verdict, report.verdict.upper())} ", style=_VERDICT_STYLE.get(report.verdict, "")), Text(report.headline, style="bold"))
     con.print(head)
     con.print(Text(f"source: {report.source.get('description')}  ·  {report.source.get('recognised', 0)} artifact(s) recognised", style="grey50"))
     states = _state_counts(report)
     if states:
         con.print(Text("operands: " + " · ".join(states), style="grey50"))
+    signs = report.extras.get("health") or []
+    if report.verdict == "healthy" and signs:
+        con.rule("Seen working")
+        for h in signs[:5]:
+            where = f"{h['artifact']}:{h['line']}" if h.get("line") else h.get("artifact", "")
+            con.print(Text(f"  ✔ {h['what']}  ({where})"))
+        if len(signs) > 5:
+            con.print(Text(f"  … and {len(signs) - 5} more", style="grey50"))
     if report.root_causes:
         con.rule("Root cause" + ("s" if len(report.root_causes) > 1 else ""))
         for i, f in enumerate(report.root_causes, 1):

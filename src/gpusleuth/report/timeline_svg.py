@@ -241,7 +241,7 @@ def _overlaps(e: TimelineEntry, lo: datetime, hi: datetime) -> bool:
 
 
 def _lane_order(entries: list[TimelineEntry], violations: list[dict]) -> list[str]:
-    """The lanes in a race first, the waited-for side on top (as seed 002 puts the Network Operator left)."""
+    """The lanes in a race first, the waited-for side on top (the Network Operator left of the GPU Operator in a peermem race)."""
     first = [lane for v in violations for lane in v["lanes"] if lane]
     return list(dict.fromkeys(first + [e.source for e in entries if e.source]))
 

@@ -1,6 +1,6 @@
-"""The timeline as people read it: one lane per operator/component (seed 002), the race window marked,
-"what should have happened vs what happened", the marker-file tree, and the Markdown "Event Sequence" of
-seed 001.
+"""The timeline as people read it: one lane per operator/component, the race window marked,
+"what should have happened vs what happened", the marker-file tree, and the Markdown report's "Event
+Sequence".
 
 Every function takes plain data (timeline entries and the dicts analysis/ordering.py builds for the report),
 so the terminal command, the text report and the Markdown report render the same thing.
@@ -55,9 +55,9 @@ def _is_offender(e: TimelineEntry, violations: list[dict]) -> bool:
 
 def render_lanes(entries: list[TimelineEntry], violations: list[dict] = (), width: int = 140, color: bool = False,
                  max_lanes: int = 4, by_operator: bool = True) -> str:
-    """Seed 002's picture as a table: time, one column per lane, the race state, and where each line is.
+    """The timeline as a table: time, one column per lane, the race state, and where each line is.
 
-    Lanes are operators by default (seed 002 has two: Network Operator, GPU Operator), each entry prefixed
+    Lanes are operators by default (a peermem race has two: Network Operator, GPU Operator), each entry prefixed
     with its component; by_operator=False gives one lane per component. Runs of the same signature in a
     lane collapse into one row ("×5") citing the line range."""
     buf = io.StringIO()
@@ -141,7 +141,7 @@ def _cite(e: TimelineEntry, last: TimelineEntry | None = None) -> Text:
 
 
 def _lanes(entries: list[TimelineEntry], violations: list[dict], lane_of=lambda source: source) -> list[str]:
-    """Lanes in the order seed 002 uses: those in a race first (the waited-for side on the left), then by
+    """Lanes in reading order: those in a race first (the waited-for side on the left), then by
     number of tagged entries."""
     first = [lane for v in violations for lane in v["lanes"] if lane]
     counts: dict[str, int] = {}
@@ -154,7 +154,7 @@ def _lanes(entries: list[TimelineEntry], violations: list[dict], lane_of=lambda 
 
 
 def render_should_vs_happened(pictures: list[dict], width: int = 110) -> str:
-    """Seed 002's two boxes, per violation."""
+    """The "should have happened" and "happened" boxes, per violation."""
     out = []
     col = (width - 8) // 2
     for p in pictures:
@@ -206,7 +206,7 @@ def _wrap(s: str, n: int) -> list[str]:
 
 
 def render_marker_tree(markers: list[dict]) -> str:
-    """Seed 002's 'Files Being Checked (or not checked)' tree, grouped by directory."""
+    """The 'Files Being Checked (or not checked)' tree, grouped by directory."""
     if not markers:
         return ""
     by_dir: dict[str, list[dict]] = {}
@@ -330,7 +330,7 @@ def render_text_timeline(report: Report, width: int = 110) -> str:
 
 
 def render_markdown_timeline(report: Report) -> str:
-    """The body of seed 001's "Event Sequence" section (the Markdown report adds the heading): the race, the
+    """The body of the Markdown report's "Event Sequence" section (the Markdown report adds the heading): the race, the
     synchronized timeline, phases, should-vs-happened, the marker tree and how the clocks were lined up."""
     entries = [e for e in report.timeline if e.tag]
     if not entries:

@@ -188,7 +188,7 @@ class Handler(BaseHTTPRequestHandler):
             status, payload = self._route(method, path, query, body)
         except ApiError as exc:
             self.app.log.append((method, record, exc.code))
-            self._status(exc.code, exc.reason, exc.message)
+            self._status(exc.code, exc.reason, exc.message, {"Allow": "GET"} if exc.code == 405 else None)
             return
         self.app.log.append((method, record, status))
         if isinstance(payload, str):
@@ -214,8 +214,16 @@ class Handler(BaseHTTPRequestHandler):
 
     # -- routing ----------------------------------------------------------------------------------
 
+    def _read_only(self) -> ApiError:
+        """A write: a Kubernetes Status (405 MethodNotAllowed), which kubectl prints as one clean error line."""
+        return ApiError(405, "MethodNotAllowed", "gpusleuth serve is read-only: it serves a snapshot"
+                        + (f" (pods may be created in {self.app.probe_namespace} only)" if self.app.probe_namespace else ""))
+
     def _route(self, method: str, path: str, query: dict, body: bytes):
         store = self.app.store
+        ns_pods = self.app.probe_namespace and re.fullmatch(rf"/api/v1/namespaces/{re.escape(self.app.probe_namespace)}/pods(/[^/]+)?", path)
+        if method != "GET" and not ns_pods:
+            raise self._read_only()  # whatever the path: a write never reads as "not found"
         if method == "GET":
             if path == "/version":
                 return 200, store.version
@@ -260,8 +268,7 @@ class Handler(BaseHTTPRequestHandler):
             if obj is None:
                 raise ApiError(404, "NotFound", f'pods "{name}" not found')
             return 200, obj
-        raise ApiError(405, "MethodNotAllowed", "gpusleuth serve is read-only: it serves a snapshot"
-                       + (f" (pods may be created in {self.app.probe_namespace} only)" if self.app.probe_namespace else ""))
+        raise self._read_only()
 
     def _resource(self, group: str, version: str, plural: str) -> Resource:
         for r in self.app.store.resources.values():

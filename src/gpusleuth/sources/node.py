@@ -109,6 +109,28 @@ def probe(nvml: Any, kernel: KernelReader = read_kernel_log, node: str | None = 
     return source
 
 
+def kernel_only(kernel: KernelReader, why: str, node: str | None = None) -> Source:
+    """The node without NVML (no GPU, no driver, no nvidia-ml-py: a laptop reading a saved kernel log): the
+    kernel log alone, and a gap saying the GPUs were not read. No NVML artifact is written, so nothing
+    downstream takes the missing reading for a node without GPUs."""
+    node = node or node_name()
+    text, refusals = kernel()
+    source = Source(f"node {node} (kernel log only; NVML not available)", "node")
+    source.gaps.append(Gap("nvml", f"NVML was not available ({why}): the GPUs themselves were not read, only the kernel log"))
+    files = {}
+    if text is None:
+        source.gaps.append(Gap("kernel-log", "kernel log not readable (" + "; ".join(refusals) + ")"))
+    else:
+        files[KERNEL_ARTIFACT] = text
+        lines, cut = normalise(text)
+        source.gaps.extend(Gap("artifact", c, KERNEL_ARTIFACT) for c in cut)
+        source.documents.extend(split_documents(KERNEL_ARTIFACT, lines))
+    source.files = len(files)
+    source.metadata["files"] = files
+    source.metadata["nvml-unavailable"] = why
+    return source
+
+
 def save(source: Source, directory: Path) -> list[Path]:
     """Write the probe's artifacts so that `gpusleuth diagnose DIR` reads exactly what the probe read."""
     directory.mkdir(parents=True, exist_ok=True)

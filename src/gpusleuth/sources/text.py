@@ -5,8 +5,10 @@ Every transformation keeps the line count, so evidence line numbers match the fi
 
 from __future__ import annotations
 
+import codecs
 import re
-from typing import Iterator
+from dataclasses import dataclass
+from typing import BinaryIO, Iterator
 
 from gpusleuth.model.document import Document
 
@@ -119,6 +121,90 @@ def _json_line(line: str) -> bool:
     uncut, since a cut one cannot be parsed. The file's byte cap still bounds it."""
     s = line.strip()
     return s[:1] in ("{", "[") and s[-1:] in ("}", "]")
+
+
+CHUNK = 1 << 20  # bytes per read when a file is streamed
+_SAMPLE = 65536  # what decide text or binary is judged on
+
+
+@dataclass
+class StreamRead:
+    """What reading a file as a stream gave: its text (or why not), how many bytes were read, whether a cap
+    stopped the read before the end, and the error that cut it short (a truncated archive member)."""
+
+    text: str | None
+    why: str | None
+    size: int
+    capped: bool = False
+    error: Exception | None = None
+    note: str | None = None  # text read, with something dropped (NUL bytes) that the report should say
+
+
+def _judge(sample: bytes) -> tuple[str | None, int, bool, str | None]:
+    """(codec, byte-order-mark length, drop NUL bytes, why it is binary) from a file's first bytes, the way
+    decode() judges a whole file."""
+    for bom, codec in _BOMS:
+        if sample.startswith(bom):
+            return codec, len(bom), False, None
+    if b"\x00" not in sample:
+        return "utf-8", 0, False, None
+    codec = _wide_encoding(sample)
+    if codec:
+        return codec, 0, False, None
+    rest = sample.replace(b"\x00", b"")
+    controls = len(rest) - len(rest.translate(None, _BINARY_CONTROLS))
+    if len(rest) < len(sample) // 2 or controls > max(8, len(rest) // 100):
+        return None, 0, False, "binary file (NUL bytes), not text output"
+    return "utf-8", 0, True, None
+
+
+def decode_stream(fh: BinaryIO, cap: int | None = None) -> StreamRead:
+    """Read a file object in chunks and decode it as it comes, as decode() would judge the whole file: the
+    bytes are never held beside the text. Reads stop at ``cap`` bytes (None: the whole file); an error from
+    the stream (a cut archive, a corrupt gzip member) ends the read and is returned with what came before it.
+    UTF-16/32 are read with or without a byte-order mark; a few NUL bytes in UTF-8 text are dropped (and
+    counted in ``note``)."""
+    size, pieces, error, capped = 0, [], None, False
+    decoder = None
+    codec, drop_nuls, dropped = "utf-8", False, 0
+    read = getattr(fh, "read1", fh.read)  # one read at a time: a stream that fails later keeps what came before
+    try:
+        while True:
+            want = CHUNK if cap is None else min(CHUNK, cap - size)
+            if want <= 0:
+                capped = bool(fh.read(1))
+                break
+            chunk = read(want)
+            if not chunk:
+                break
+            size += len(chunk)
+            if decoder is None:
+                while len(chunk) < min(_SAMPLE, want) and (more := read(min(_SAMPLE, want) - len(chunk))):
+                    chunk += more  # judge on a full sample even when the stream hands out small reads
+                    size += len(more)
+                judged, bom, drop_nuls, why = _judge(chunk[:_SAMPLE])
+                if judged is None:
+                    return StreamRead(None, why, size)
+                codec, chunk = judged, chunk[bom:]
+                decoder = codecs.getincrementaldecoder(codec)("replace")
+            if drop_nuls and b"\x00" in chunk:
+                dropped += chunk.count(0)
+                chunk = chunk.replace(b"\x00", b"")
+            pieces.append(decoder.decode(chunk))
+    except Exception as exc:  # noqa: BLE001 - the stream's own errors (EOFError, zlib.error, TarError, ...)
+        error = exc
+    if decoder is None:
+        return StreamRead(None, "empty file", 0, error=error)
+    pieces.append(decoder.decode(b"", final=True))
+    text = "".join(pieces)
+    del pieces
+    if text.count("\ufffd") > max(16, len(text) // 50):
+        what = "UTF-8" if codec == "utf-8" else codec.upper()
+        return StreamRead(None, f"binary file (not {what} text)", size, capped, error)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    note = f"{dropped} NUL byte(s) dropped; the rest read as text" if dropped else None
+    return StreamRead(text, None, size, capped, error, note)
 
 
 def normalise(text: str) -> tuple[list[str], list[str]]:

@@ -1,0 +1,443 @@
+"""Every error in the artifacts, and every sign of health: what a verdict has to account for.
+
+`ErrorLines` holds each error-level line of any log (a level word, a known error shape, a GPU-stack kernel
+error), each Warning event, each pod that is failing or waiting, each container that exited non-zero and
+each GPU the tools could not read, with who printed it (the pod's operand, the message catalogue, a program
+name, a message shape: knowledge/attribution.toml) and the layer. Lines that do not mean a failure now (noise
+the components print on healthy runs, a retry that later succeeded, an old error in a pod that is running
+and ready) carry the reason. `HealthSigns` holds what shows the stack working. Checks read both;
+checks/accounting.py turns the errors no other check cites into findings.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from itertools import accumulate
+
+import re2
+
+from gpusleuth.errors import NotApplicable
+from gpusleuth.facts.cluster import Cluster, pod_is_healthy
+from gpusleuth.facts.gpus import GpuInventory
+from gpusleuth.facts.logs import Logs, Signature, messages_text, signatures
+from gpusleuth.facts.operands import spec_for
+from gpusleuth.facts.store import Facts, combiner
+from gpusleuth.knowledge import table
+from gpusleuth.knowledge.message_catalogue import Message, catalogue, compiled
+from gpusleuth.parsers.k8s_common import to_int
+from gpusleuth.model.evidence import Evidence
+from gpusleuth.model.k8s import Node, Pod
+from gpusleuth.model.layers import Layer
+from gpusleuth.model.logs import ContainerLog, LogLine
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorLine:
+    evidence: Evidence
+    message: str
+    level: str  # error | fatal | warning
+    kind: str  # log | kernel | event | status | tool
+    component: str | None  # who printed it, when known
+    attributed_by: str | None  # how that is known: pod, catalogue, program, shape, log
+    layer: Layer | None
+    pod: str | None = None
+    namespace: str | None = None
+    container: str | None = None
+    node: str | None = None
+    previous: bool = False
+    position: int = 0  # index among its log's lines (0 for non-log errors)
+    last: bool = False  # among the last lines of its log, or the last error of it
+    retry: bool = False  # announces a retry or a wait: never the decisive line
+    noise: str | None = None  # why it does not mean a failure now
+    messages: tuple[Message, ...] = ()  # catalogue entries it matches, most specific first
+    signature: Signature | None = None  # the most severe knowledge/signatures.toml row it matches, if an error one
+
+    @property
+    def key(self) -> tuple[str, int | None]:
+        return (self.evidence.artifact, self.evidence.line)
+
+
+@dataclass(frozen=True, slots=True)
+class HealthSign:
+    what: str
+    evidence: Evidence
+    node: str | None = None
+
+
+@dataclass(frozen=True, eq=False)  # identity-hashed: checks cache their work per view
+class ErrorLines:
+    lines: tuple[ErrorLine, ...]
+
+    def failing(self) -> list[ErrorLine]:
+        return [e for e in self.lines if e.noise is None]
+
+
+@dataclass(frozen=True, eq=False)
+class HealthSigns:
+    signs: tuple[HealthSign, ...]
+
+
+# ----------------------------------------------------------------------------------------------- the table
+
+
+def _scoped(pattern: str) -> str:
+    """A pattern whose leading flags apply to it alone, so that it can be joined with others."""
+    m = re.match(r"\(\?([aiLmsux]+)\)", pattern)
+    return f"(?{m.group(1)}:{pattern[m.end():]})" if m else f"(?:{pattern})"
+
+
+@dataclass(frozen=True)
+class _AnyOf:
+    """Several patterns as one: `search` tries each in turn (one line); `joined` finds any of them in a whole
+    log's text, line by line (re.MULTILINE), in one pass."""
+
+    patterns: tuple[re.Pattern, ...]
+    joined: "re2._Regexp"
+
+    def search(self, text: str) -> re.Match | None:
+        for p in self.patterns:
+            if m := p.search(text):
+                return m
+        return None
+
+
+@dataclass(frozen=True)
+class _Rules:
+    shapes: tuple[tuple[re.Pattern, str, Layer], ...]
+    files: tuple[tuple[re.Pattern, str, Layer], ...]
+    errors: tuple[tuple[re.Pattern, str], ...]
+    errors_joined: "re2._Regexp"
+    kernel: _AnyOf
+    retry: _AnyOf
+    noise: tuple[tuple[re.Pattern, str], ...]
+    success: _AnyOf
+    health: tuple[tuple["re2._Regexp", str], ...]
+
+
+def _joined(rows: list[dict]):
+    """One RE2 pattern for all rows, ^ and $ at line boundaries: linear time over a whole log, whatever the rows."""
+    return re2.compile("(?m)" + ("|".join(_scoped(r["pattern"]) for r in rows) or "[^\\s\\S]"))
+
+
+def _any(rows: list[dict]) -> _AnyOf:
+    return _AnyOf(tuple(re.compile(r["pattern"]) for r in rows), _joined(rows))
+
+
+@cache
+def rules() -> _Rules:
+    t = table("attribution")
+    return _Rules(
+        shapes=tuple((re.compile(r["pattern"]), r["component"], Layer(r["layer"])) for r in t.get("shape", [])),
+        files=tuple((re.compile(r["pattern"]), r["component"], Layer(r["layer"])) for r in t.get("file", [])),
+        errors=tuple((re.compile(r["pattern"]), r["level"]) for r in t.get("error", [])),
+        errors_joined=_joined(t.get("error", [])),
+        kernel=_any(t.get("kernel", [])),
+        retry=_any(t.get("retry", [])),
+        noise=tuple((re.compile(r["pattern"]), r["reason"]) for r in t.get("noise", [])),
+        success=_any(t.get("success", [])),
+        health=tuple((_joined([r]), r["what"]) for r in t.get("health", [])),
+    )
+
+
+def shape_of(text: str) -> tuple[str, Layer] | None:
+    """The component and layer a message's own words point to (knowledge/attribution.toml [[shape]])."""
+    for pattern, component, layer in rules().shapes:
+        if pattern.search(text):
+            return component, layer
+    return None
+
+
+def error_level(text: str) -> str | None:
+    """The level of an error shape that carries no level word (`Failed to ...`, `panic:`, an exception)."""
+    for pattern, level in rules().errors:
+        if pattern.search(text):
+            return level
+    return None
+
+
+# Words any error line holds; a log whose text holds none of them is skipped at C speed.
+_ERROR_WORDS = ("rror", "RROR", "ail", "AIL", "atal", "ATAL", "anic", "nable", "annot", "an't", "ould not", "ouldn't",
+                "xit", "Xid", "xception", "egmentation", "not found", "denied", "Killed", "NVRM")
+_LAST = 3  # the last lines of a log: an error there is what the component said before it stopped
+
+
+@lru_cache(maxsize=4096)
+def _operand(pod: str, namespace: str | None):
+    return spec_for(Pod(pod, namespace))
+
+
+def _attribute(msg: str, log: ContainerLog, ln: LogLine | None, pod: str | None, found: tuple[Message, ...]) -> tuple[str | None, str | None, Layer | None]:
+    spec = _operand(pod, log.namespace) if pod else None
+    if spec is not None:
+        return spec.name, "pod", found[0].layer if found and found[0].component.layer != spec.layer else spec.layer
+    cat = catalogue()
+    if pod and (by_pod := cat.by_pod(pod)):
+        comp = cat.component(by_pod)
+        return by_pod, "pod", found[0].layer if found else comp.layer
+    if found and len({m.component.name for m in found}) == 1:  # a message several components print names none
+        return found[0].component.name, "catalogue", found[0].layer
+    if (prog := cat.by_program(msg)) is not None:
+        return prog, "program", cat.component(prog).layer
+    if (shape := shape_of(msg)) is not None:
+        return shape[0], "shape", shape[1]
+    if found:
+        return None, "catalogue", found[0].layer
+    if log.kind == "kernel":
+        return "kernel", "log", Layer.KERNEL_DRIVER
+    name = log.artifact.replace("\\", "/").rsplit("/", 1)[-1]
+    for pattern, component, layer in rules().files:
+        if pattern.search(name):
+            return component, "file", layer
+    if pod:
+        return pod, "pod", None
+    if log.container:
+        return log.container, "log", None
+    return None, None, None
+
+
+_SEVERE = {"critical": 0, "error": 1}
+
+
+@cache
+def _order() -> dict[str, int]:
+    return {sig.id: i for i, sig in enumerate(signatures()[0])}
+
+
+def _line_starts(log: ContainerLog) -> list[int]:
+    """The offset of each line's message in messages_text(log) (messages joined by newlines)."""
+    return list(accumulate((len(ln.message) + 1 for ln in log.lines), initial=0))
+
+
+def _candidates(log: ContainerLog, text: str, starts: list[int]) -> dict[int, str]:
+    """index -> level of the lines with no level word that are errors all the same, found by scanning the
+    log's joined text at C speed (a healthy log of a million lines costs a few regex passes, not a million)."""
+    r = rules()
+    lines = log.lines
+    out: dict[int, str] = {}
+
+    def at(pos: int) -> int:
+        return bisect_right(starts, pos) - 1
+
+    if log.kind != "kernel":
+        levels: dict[str, str | None] = {}  # message -> its error shape's level: loops repeat their lines
+        for m in r.errors_joined.finditer(text):
+            i = at(m.start())
+            msg = lines[i].message
+            if i not in out and lines[i].level is None and not (lines[i].time_format or "").startswith("dmesg"):
+                level = levels[msg] if msg in levels else levels.setdefault(msg, error_level(msg))
+                if level:
+                    out[i] = level
+    kernel_lines = log.kind in ("kernel", "journal") or any((ln.time_format or "").startswith("dmesg") for ln in lines)
+    for m in r.kernel.joined.finditer(text) if kernel_lines else ():
+        i = at(m.start())
+        ln = lines[i]
+        if i not in out and ln.level is None and (log.kind in ("kernel", "journal") or (ln.time_format or "").startswith("dmesg")):
+            out[i] = "error"
+    for msg in catalogue().errors_in(text):  # a message the component's source prints as an error is one
+        for m in compiled(msg.pattern).finditer(text):
+            i = at(m.start())
+            if i not in out and lines[i].level is None:
+                out[i] = msg.level
+    return out
+
+
+def _log_errors(log: ContainerLog, ctx: "_Context", out: list[ErrorLine]) -> None:
+    text = messages_text(log)
+    lines = log.lines
+    starts = _line_starts(log)
+    extra = _candidates(log, text, starts) if any(w in text for w in _ERROR_WORDS) or catalogue().errors_in(text) else {}
+    picked = sorted([(i, ln, ln.level) for i, ln in enumerate(lines) if ln.level in ("error", "fatal")]
+                    + [(i, lines[i], level) for i, level in extra.items()], key=lambda t: t[0])
+    if not picked:
+        return
+    r = rules()
+    cat = catalogue()
+    n = len(lines)
+    last_error = picked[-1][0]
+    recovered_after = _recovered_after(log, picked)
+    retries = [bisect_right(starts, m.start()) - 1 for m in r.retry.joined.finditer(text)] if recovered_after is not None else []
+    said: dict[tuple, tuple] = {}  # (pod, message) -> what the catalogue, attribution and noise table say: loops repeat lines
+    for i, ln, level in picked:
+        pod = ln.pod or log.pod
+        p = ctx.pods.get(pod) if pod else None
+        key = (pod, ln.message)
+        if key not in said:
+            found = tuple(cat.match(ln.message))
+            said[key] = (found, *_attribute(ln.message, log, ln, pod, found), _noise(ln.message, found), bool(r.retry.search(ln.message)))
+        found, component, how, layer, noise, retry = said[key]
+        # the table's own rule: the higher severity, then the row listed first (the specific before the generic)
+        sig = min((x for x in ctx.known.get((ln.artifact, ln.line), ()) if x.severity in _SEVERE and x.layer),
+                  key=lambda x: (_SEVERE[x.severity], _order()[x.id]), default=None)
+        if sig is not None:
+            layer = Layer(sig.layer)  # the table says which layer the line points to, whoever printed it
+            if sig.component and how in (None, "shape", "file", "log", "catalogue") and not (how == "catalogue" and component):
+                component, how = sig.component, "signature"  # the table knows who prints this line
+        if layer is None and log.kind in ("kernel", "journal") and (s := shape_of(ln.message)):
+            layer = s[1]
+        if (noise is None and recovered_after is not None and i < recovered_after and level != "fatal"
+                and bisect_left(retries, i) < len(retries) and retries[bisect_left(retries, i)] < recovered_after):
+            noise = f"it was retried and a later line of the same log shows success ({lines[recovered_after].evidence().cite()})"
+        if noise is None and p is not None and not log.previous and pod_is_healthy(p) and (i < n - _LAST or level != "fatal"):
+            noise = f"pod {pod} is running and ready since ({p.evidence.cite() if p.evidence else 'its status'})"
+        out.append(ErrorLine(
+            ln.evidence(), ln.message.strip(), level, "kernel" if log.kind == "kernel" else "log", component, how, layer,
+            pod, log.namespace, ln.container or log.container, log.node or (p.node if p is not None else None), log.previous, i,
+            i >= n - _LAST or i == last_error, retry, noise, found, sig,
+        ))
+
+
+@dataclass(frozen=True)
+class _Context:
+    pods: dict  # name -> Pod
+    known: dict  # (artifact, line) -> signatures the line matches
+
+
+def _recovered_after(log: ContainerLog, picked: list[tuple[int, LogLine, str]]) -> int | None:
+    """The index of a success line after the last error of a log, when nothing failed after it: the errors
+    before it were retries that worked."""
+    last_error = picked[-1][0]
+    success = rules().success
+    for j in range(len(log.lines) - 1, last_error, -1):
+        ln = log.lines[j]
+        if ln.level in (None, "info") and success.search(ln.message):
+            # a start banner that came before the errors too is a loop starting over, not a recovery
+            before = {x.message for x in log.lines[:picked[0][0]]}
+            return None if ln.message in before else j
+    return None
+
+
+def _noise(msg: str, found: tuple[Message, ...]) -> str | None:
+    for pattern, reason in rules().noise:
+        if pattern.search(msg):
+            return reason
+    if found and found[0].benign:
+        return f"{found[0].component.name} prints this on healthy runs too ({found[0].where})"
+    return None
+
+
+_BAD_STATUS = re.compile(r"CrashLoopBackOff|Error|ErrImage|ImagePull|BackOff|OOMKilled|Evicted|ContainerStatusUnknown|"
+                         r"CreateContainer|RunContainerError|UnexpectedAdmissionError|InvalidImageName|Init:Err|Init:Crash|"
+                         r"Terminating|Unknown|NodeLost|OutOf")
+
+
+def _pod_errors(cluster: Cluster, out: list[ErrorLine]) -> None:
+    for p in cluster.pods:
+        status = p.status or p.phase or ""
+        spec = spec_for(p)
+        comp = spec.name if spec else p.name
+        layer = spec.layer if spec else None
+        ev = p.evidence or Evidence("pods", None, f"{p.name} {status}")
+        if _BAD_STATUS.search(status):
+            out.append(ErrorLine(ev, f"pod {p.name} is {status}", "error", "status", comp, "pod", layer, p.name, p.namespace, node=p.node, last=True))
+        elif status == "Pending":
+            out.append(ErrorLine(ev, f"pod {p.name} is Pending", "warning", "status", comp, "pod", layer or Layer.SCHEDULER, p.name,
+                                 p.namespace, node=p.node, last=True))
+        healthy = pod_is_healthy(p)
+        for c in p.containers:
+            code = c.exit_code if c.state == "terminated" else None
+            if code not in (None, 0) and not (c.init and healthy):
+                text = f"container {c.name} of pod {p.name} exited with code {code}" + (f" ({c.reason})" if c.reason else "")
+                if c.message:
+                    text += f": {c.message.strip()[:300]}"
+                out.append(ErrorLine(c.evidence or ev, text, "error", "status", comp, "pod", layer, p.name, p.namespace, c.name, p.node,
+                                     last=True, noise=None))
+            elif c.last_exit_code not in (None, 0) and not healthy:
+                text = f"container {c.name} of pod {p.name} last exited with code {c.last_exit_code}" + (f" ({c.last_reason})" if c.last_reason else "")
+                if c.last_message:
+                    text += f": {c.last_message.strip()[:300]}"
+                out.append(ErrorLine(c.evidence or ev, text, "error", "status", comp, "pod", layer, p.name, p.namespace, c.name, p.node, last=True))
+
+
+def _event_errors(cluster: Cluster, out: list[ErrorLine]) -> None:
+    cat = catalogue()
+    for e in cluster.events:
+        if (e.type or "").lower() != "warning":
+            continue
+        kind, _, name = (e.object or "").rpartition("/")
+        pod = name if kind.lower() in ("pod", "pods", "") and name else None
+        p = cluster.pod(pod) if pod else None
+        spec = spec_for(p) if p is not None else (spec_for(Pod(pod, e.namespace)) if pod else None)
+        found = tuple(cat.match(e.message))
+        if spec is not None:
+            comp, how, layer = spec.name, "pod", spec.layer
+        elif found:
+            comp, how, layer = found[0].component.name, "catalogue", found[0].layer
+        elif (s := shape_of(f"{e.reason} {e.message}")) is not None:
+            comp, how, layer = s[0], "shape", s[1]
+        else:
+            comp, how, layer = pod or name or None, "event", None
+        noise = None
+        if p is not None and pod_is_healthy(p):
+            noise = f"pod {pod} is running and ready since ({p.evidence.cite() if p.evidence else 'its status'})"
+        ev = e.evidence or Evidence("events", None, f"{e.reason}: {e.message}"[:400])
+        out.append(ErrorLine(ev, f"{e.reason}: {e.message.strip()}", "error" if e.reason != "Unhealthy" else "warning", "event", comp, how,
+                             layer, pod, e.namespace, node=e.node or (p.node if p else None), last=True, noise=noise, messages=found))
+
+
+def _tool_errors(inv: GpuInventory, out: list[ErrorLine]) -> None:
+    for ng in inv.nodes:
+        for err in ng.errors:
+            ev = err.evidence or Evidence("nvidia-smi", None, err.message[:400])
+            out.append(ErrorLine(ev, err.message.strip(), "error", "tool", "nvml", "tool", Layer.USERSPACE_DRIVER, node=ng.node, last=True))
+
+
+def _optional(facts: Facts, cls: type):
+    try:
+        return facts.get(cls)
+    except NotApplicable:
+        return None
+
+
+@combiner(ErrorLines)
+def build_error_lines(facts: Facts) -> ErrorLines:
+    logs: Logs | None = _optional(facts, Logs)
+    cluster: Cluster | None = _optional(facts, Cluster)
+    inv: GpuInventory | None = _optional(facts, GpuInventory)
+    out: list[ErrorLine] = []
+    ctx = _Context({p.name: p for p in cluster.pods} if cluster is not None else {}, logs.signatures_at() if logs else {})
+    for log in logs.logs if logs else ():
+        _log_errors(log, ctx, out)
+    if cluster is not None:
+        _pod_errors(cluster, out)
+        _event_errors(cluster, out)
+    if inv is not None:
+        _tool_errors(inv, out)
+    return ErrorLines(tuple(out))
+
+
+@combiner(HealthSigns)
+def build_health_signs(facts: Facts) -> HealthSigns:
+    signs: list[HealthSign] = []
+    cluster: Cluster | None = _optional(facts, Cluster)
+    if cluster is not None:
+        for p in cluster.pods:
+            if pod_is_healthy(p) and p.evidence is not None:
+                signs.append(HealthSign(f"pod {p.name} is {p.status or p.phase}" + (f" and ready ({p.ready})" if p.ready else ""), p.evidence, p.node))
+        nodes = [*cluster.nodes.values(), *(f for f in cluster.fragments if isinstance(f, Node))]
+        for n in nodes:
+            offered = [(k, v) for k, v in n.allocatable.items() if k.startswith("nvidia.com/") and (to_int(v) or 0) > 0]
+            short = any((to_int(v) or 0) < (to_int(n.capacity.get(k)) or 0) for k, v in n.allocatable.items() if k.startswith("nvidia.com/"))
+            if offered and not short:  # a node that lost GPUs out of allocation shows no health
+                k, v = offered[0]
+                ev = n.evidence.get(f"allocatable:{k}") or next(iter(n.evidence.values()), None)
+                if ev is not None:
+                    who = f"node {n.name}" if n.name else "a node (its name is not in the paste)"
+                    signs.append(HealthSign(f"{who} offers {k} ({v} allocatable)", ev, n.name))
+    inv: GpuInventory | None = _optional(facts, GpuInventory)
+    for ng in inv.nodes if inv else ():
+        for g in ng.gpus:
+            signs.append(HealthSign(f"the driver reads {g.label}" + (f", {g.name}" if g.name else ""), g.ev(), ng.node))
+    logs: Logs | None = _optional(facts, Logs)
+    health = rules().health
+    for log in logs.logs if logs else ():
+        if log.kind == "text":
+            continue  # a sentence that says something works is not the tool saying it: prose earns no HEALTHY
+        text = messages_text(log)
+        for pattern, what in health:
+            if m := pattern.search(text):
+                ln = log.lines[bisect_right(_line_starts(log), m.start()) - 1]
+                signs.append(HealthSign(what, ln.evidence(), log.node))
+    return HealthSigns(tuple(signs))
