@@ -21,7 +21,7 @@ def run(*args, cwd=None):
     return proc
 
 
-@pytest.mark.parametrize("content", [b"", b"\x00\x01\x02\xff" * 4096, b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 64, b"just some words\n" * 3])
+@pytest.mark.parametrize("content", [b"", b"\x00\x01\x02\xff" * 4096, b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 64, b"\n \n\t\n"])
 def test_unreadable_single_file_exits_2_naming_it(tmp_path, content):
     f = tmp_path / "thing.dat"
     f.write_bytes(content)
@@ -29,6 +29,17 @@ def test_unreadable_single_file_exits_2_naming_it(tmp_path, content):
     assert proc.returncode == 2
     line = proc.stderr.strip().splitlines()
     assert len(line) == 1 and "thing.dat" in line[0]
+
+
+def test_words_are_read_as_prose_not_refused(tmp_path):
+    """Only empty or binary input is unreadable: any text is at least prose, and the report says it was only that."""
+    f = tmp_path / "thing.dat"
+    f.write_bytes(b"just some words\n" * 3)
+    proc = run("diagnose", str(f), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert [a["kind"] for a in report["artifacts"]] == ["prose"]
+    assert any("read as prose only" in g for g in report["gaps"])
 
 
 def test_empty_directory_and_missing_path_exit_2(tmp_path):

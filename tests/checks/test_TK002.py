@@ -24,3 +24,16 @@ def test_fires_on_unquoted_boolean(tmp_path):
 
 def test_silent_when_quoted(tmp_path):
     assert fired(facts_from({"values.txt": VALUES.replace("value: true", 'value: "true"')}, tmp_path), "TK002") == []
+
+
+def test_a_set_flag_that_helm_reads_as_a_bool_is_fixed_with_set_string():
+    from failure_fixtures import facts_from, run
+
+    cmd = ("helm install gpu-operator nvidia/gpu-operator -n gpu-operator \\\n"
+           "  --set 'toolkit.env[0].name=CONTAINERD_SET_AS_DEFAULT' \\\n"
+           "  --set 'toolkit.env[0].value=true'\n")
+    [f] = run("TK002", facts_from({"install.sh": cmd}))
+    assert f.evidence[0].line == 3 and "--set toolkit.env[0].value=true" in f.explanation
+    assert f.fixes[0].commands == ("--set-string 'toolkit.env[0].value=true'",)
+    quoted = cmd.replace("--set 'toolkit.env[0].value=true'", "--set-string 'toolkit.env[0].value=true'")
+    assert run("TK002", facts_from({"install.sh": quoted})) == []

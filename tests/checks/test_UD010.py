@@ -60,3 +60,25 @@ def test_the_date_can_be_pinned_and_a_bad_pin_is_named(monkeypatch):
     monkeypatch.setenv(ENV, "next tuesday")
     with pytest.raises(UnusableData, match="GPUSLEUTH_TODAY='next tuesday'"):
         Facts().get(date)
+
+
+def test_a_stated_driver_version_is_judged_marked_stated():
+    from failure_fixtures import facts_from
+
+    from gpusleuth.facts import Prose
+
+    prose = facts_from({"ticket.txt": "GPU node on Ubuntu 20.04.\nThe NVIDIA driver 470.82.01 is installed on the host.\n"}).get(Prose)
+    (h,) = get_check("UD010")(prose=prose, today=TODAY)
+    assert "470.82.01 (stated)" in h.title and h.facts["stated"] is True
+    assert h.evidence[0].line == 2 and "A ticket states driver 470.82.01" in h.explanation
+    assert h.confidence < 0.5 and h.fixes[0].commands == ("nvidia-smi --query-gpu=driver_version --format=csv,noheader",)
+
+
+def test_a_machine_read_version_wins_over_a_stated_one(tmp_path):
+    from failure_fixtures import facts_from
+
+    from gpusleuth.facts import Prose
+
+    prose = facts_from({"ticket.txt": "The NVIDIA driver 470.82.01 is installed on the host.\n"}).get(Prose)
+    inv = _inventory({"smi.xml": healthy_node(2, driver="580.95.05")}, tmp_path)
+    assert list(get_check("UD010")(inventory=inv, prose=prose, today=TODAY)) == []

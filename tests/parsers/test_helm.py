@@ -246,3 +246,51 @@ def test_helm_upgrade_output_after_an_install_comment_is_not_values():
     text = ("# helm upgrade -i nvdp nvdp/nvidia-device-plugin --namespace nvidia-device-plugin --version 0.16.2\n"
             "Release \"nvdp\" has been upgraded. Happy Helming!\nNAME: nvdp\nNAMESPACE: nvidia-device-plugin\nSTATUS: deployed\n")
     assert sniff_values(doc_from_text(text, "helm.txt")) == NO
+
+
+# --- --set flags and indented fragments (a command line or a values block pasted into a ticket) -------------
+
+SET_FLAGS = """\
+helm install --wait gpu-operator -n gpu-operator --create-namespace \\
+  nvidia/gpu-operator --version v23.9.1 \\
+    --set 'toolkit.env[0].name=CONTAINERD_CONFIG' \\
+    --set 'toolkit.env[0].value=/var/lib/rancher/rke2/agent/etc/containerd/config.toml.tmpl' \\
+    --set 'toolkit.env[1].name=CONTAINERD_SET_AS_DEFAULT' \\
+    --set 'toolkit.env[1].value=true' \\
+    --set-string 'toolkit.env[2].name=CONTAINERD_RUNTIME_CLASS,toolkit.env[2].value=nvidia' \\
+    --set driver.enabled=false,devicePlugin.config.name=time-slicing \\
+    --set-json 'daemonsets.tolerations=[{"key":"gpu","operator":"Exists"}]'
+"""
+
+
+def test_set_flags_become_the_charts_value_paths_typed_as_helm_types_them():
+    from gpusleuth.parsers.helm import parse_set_flags
+
+    doc = Document("install.sh", tuple(SET_FLAGS.splitlines()))
+    assert parse_set_flags.sniff(doc) >= 90
+    [rel] = list(parse_set_flags.parse(doc))
+    assert (rel.name, rel.namespace, rel.chart, rel.chart_version) == ("gpu-operator", "gpu-operator", "gpu-operator", "v23.9.1")
+    env = rel.user_values["toolkit"]["env"]
+    assert env[0] == {"name": "CONTAINERD_CONFIG", "value": "/var/lib/rancher/rke2/agent/etc/containerd/config.toml.tmpl"}
+    assert env[1]["value"] is True and env[2]["value"] == "nvidia"  # --set guesses a bool; --set-string keeps a string
+    assert rel.user_values["driver"]["enabled"] is False and rel.user_values["devicePlugin"]["config"]["name"] == "time-slicing"
+    assert rel.user_values["daemonsets"]["tolerations"] == [{"key": "gpu", "operator": "Exists"}]
+    assert rel.key_lines["toolkit.env.1.value"] == 6 and rel.key_lines["driver.enabled"] == 8 and rel.source == "helm --set flags"
+
+
+def test_set_flags_after_a_prompt_cite_the_prompt_line():
+    from gpusleuth.parsers.helm import parse_set_flags
+
+    doc = Document("paste.txt", ("  --set cdi.enabled=true",), first_line=3,
+                   command="helm upgrade -i gpu-operator nvidia/gpu-operator -n gpu-operator --reuse-values \\")
+    [rel] = list(parse_set_flags.parse(doc))
+    assert rel.user_values == {"cdi": {"enabled": True}} and rel.key_lines["cdi.enabled"] == 3 and rel.evidence.line == 2
+
+
+def test_a_values_fragment_at_any_indentation():
+    text = "    toolkit:\n      env:\n      - name: CONTAINERD_SOCKET\n        value: /run/k3s/containerd/containerd.sock\n    driver:\n      enabled: false\n"
+    doc = Document("ticket.md", tuple(text.splitlines()))
+    assert parse_values.sniff(doc) >= 60
+    [rel] = list(parse_values.parse(doc))
+    assert rel.user_values["toolkit"]["env"][0]["value"] == "/run/k3s/containerd/containerd.sock"
+    assert rel.key_lines["toolkit.env.0.value"] == 4

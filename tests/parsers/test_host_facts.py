@@ -396,3 +396,44 @@ def test_ls_la_of_the_mofed_directory_shows_its_ready_marker():
     d, ready, usr = parse_probe.parse(_probe(text, "commands/ls-mellanox.txt", "ls -la /run/mellanox/drivers/"))
     assert d.entries == (".driver-ready", "usr")
     assert (ready.path, ready.exists, ready.evidence.line, ready.node) == ("/run/mellanox/drivers/.driver-ready", True, 4, "gpu-node-07")
+
+
+def test_lspci_k_gives_the_driver_bound_to_each_nvidia_device():
+    from gpusleuth.parsers.host_facts import parse_lspci
+
+    text = ("$ lspci -nnk -d 10de:\n"
+            "3b:00.0 3D controller [0302]: NVIDIA Corporation GA100 [A100 PCIe 40GB] [10de:20f1] (rev a1)\n"
+            "\tSubsystem: NVIDIA Corporation Device [10de:145f]\n"
+            "\tKernel driver in use: nouveau\n"
+            "\tKernel modules: nvidiafb, nouveau, nvidia_drm, nvidia\n"
+            "00:1f.6 Ethernet controller [0200]: Intel Corporation Ethernet Connection [8086:15bc]\n"
+            "\tKernel driver in use: e1000e\n")
+    docs = docs_from_text(text)
+    [doc] = [d for d in docs if d.command]
+    assert parse_lspci.sniff(doc) >= 90
+    [mods] = list(parse_lspci.parse(doc))
+    assert [m.name for m in mods.modules] == ["nouveau"] and mods.modules[0].evidence.line == 4
+    assert mods.loaded("nouveau") is True and mods.loaded("nvidia") is None  # a driver list proves presence only
+
+
+@pytest.mark.parametrize("text, name, mode, line", [
+    ("$ getenforce\nEnforcing\n", "selinux", "enforcing", 2),
+    ("$ sestatus\nSELinux status:                 enabled\nSELinuxfs mount:                /sys/fs/selinux\n"
+     "Current mode:                   permissive\n", "selinux", "permissive", 4),
+    ("$ sudo aa-status\napparmor module is loaded.\n42 profiles are loaded.\n38 profiles are in enforce mode.\n", "apparmor", "enforcing", 2),
+])
+def test_security_modules(text, name, mode, line):
+    from gpusleuth.parsers.host_facts import parse_security
+
+    doc = doc_from_text(text)  # the prompt line stays in the document: the source does not split at these programs
+    assert parse_security.sniff(doc) >= 90
+    [m] = list(parse_security.parse(doc))
+    assert (m.name, m.mode, m.evidence.line) == (name, mode, line)
+
+
+def test_security_modules_reach_the_node_in_host_facts(facts_of):
+    from gpusleuth.facts import HostFacts
+
+    facts = facts_of({"getenforce.txt": "$ getenforce\nEnforcing\n"})
+    [node] = facts.get(HostFacts).nodes
+    assert node.security["selinux"].mode == "enforcing"

@@ -226,3 +226,31 @@ def test_sniffers_stay_quiet_on_other_text():
     doc = Document("notes.txt", ("containerd is great", "so is kubelet"))
     assert sniff_processes(doc) == NO and sniff_crictl(doc) == NO and sniff_version(doc) == NO
     assert len(docs_from_text(PS_EF_SNAP)) == 1
+
+
+def test_ls_la_without_its_prompt_starts_with_total():
+    from gpusleuth.parsers.host_processes import parse_probe as probe
+
+    doc = Document("listing.txt", ("total 8", "drwxr-xr-x 2 root root 4096 Mar 12 09:20 .",
+                                   "-rw-r--r-- 1 root root  120 Mar 12 09:20 /etc/containerd/conf.d/99-nvidia.toml"))
+    assert probe.sniff(doc) > 0
+    [p] = list(probe.parse(doc))
+    assert p.path == "/etc/containerd/conf.d/99-nvidia.toml" and p.exists
+
+
+def test_a_failed_unit_gives_its_log_lines_as_the_hosts_journal():
+    from gpusleuth.model.logs import ContainerLog
+    from gpusleuth.parsers.host_processes import parse_processes
+
+    text = ("$ systemctl status containerd\n"
+            "× containerd.service - containerd container runtime\n"
+            "     Loaded: loaded (/lib/systemd/system/containerd.service; enabled; vendor preset: enabled)\n"
+            "     Active: failed (Result: exit-code) since Tue 2025-06-03 10:02:11 UTC; 2min ago\n"
+            "    Process: 4121 ExecStart=/usr/bin/containerd (code=exited, status=1/FAILURE)\n"
+            "\n"
+            "Jun 03 10:02:11 gpu-node-1 containerd[4121]: containerd: failed to load TOML from /etc/containerd/config.toml: unsupported config version `2`\n"
+            "Jun 03 10:02:11 gpu-node-1 systemd[1]: containerd.service: Failed with result 'exit-code'.\n")
+    [doc] = [d for d in docs_from_text(text) if d.command]
+    [log] = [o for o in parse_processes.parse(doc) if isinstance(o, ContainerLog)]
+    assert [ln.line for ln in log.lines] == [7, 8] and log.node == "gpu-node-1"
+    assert "unsupported config version" in log.lines[0].message

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable
 
 from gpusleuth.checks import Check, all_checks
@@ -14,6 +14,7 @@ from gpusleuth.model.finding import Finding, Gap
 from gpusleuth.model.report import CheckOutcome
 from gpusleuth.parsers import PARSERS
 from gpusleuth.parsers.base import WEAK, Parser
+from gpusleuth.parsers import prose
 from gpusleuth.parsers.logs import parse_text
 
 _BUG = "internal error in gpusleuth (please report it)"
@@ -36,9 +37,7 @@ def ingest(documents: Iterable[Document], facts: Facts) -> Facts:
         score, p = sniff(doc)
         where = doc.artifact if doc.first_line == 1 else f"{doc.artifact}:{doc.first_line}"
         if p is None or score < WEAK:
-            what = f"output of `{doc.command}`" if doc.command else "content"
-            facts.gaps.append(Gap("artifact", f"{what} not recognised as any known artifact; read as plain text (error lines and known messages only)", where))
-            _read_as_text(doc, facts)
+            _read_as_text(doc, facts, where)
             continue
         try:
             objs = list(p.parse(doc))
@@ -55,18 +54,78 @@ def ingest(documents: Iterable[Document], facts: Facts) -> Facts:
             if not isinstance(obj, Gap):
                 facts.add(obj)
         facts.recognised.append(Recognised(doc.artifact, doc.first_line, doc.first_line + len(doc.lines) - 1, p.kind, len(objs) - len(gaps)))
+        if score <= WEAK or doc.artifact.lower().endswith((".md", ".markdown")):
+            _read_prose_lines(doc, facts, weak=score <= WEAK)
     return facts
 
 
-def _read_as_text(doc: Document, facts: Facts) -> None:
-    """Open world: a document nothing recognises can still hold the one line that matters."""
+def _read_prose_lines(doc: Document, facts: Facts, weak: bool) -> None:
+    """A Markdown issue body a parser claimed still has sentences around its code blocks; a paragraph of prose
+    that a parser took only on a loose pattern (a sentence quoting a log line) is read as prose as a whole."""
+    try:
+        mostly = weak and prose.mostly_prose(doc)
+        if weak and not mostly and not doc.artifact.lower().endswith((".md", ".markdown")):
+            return
+        text = prose.read(doc, only_prose=not mostly)
+    except Exception as exc:  # noqa: BLE001
+        facts.errors.append(f"parser prose on {doc.artifact}: {type(exc).__name__}: {exc}")
+        return
+    if mostly:  # what the weak claim read is a ticket's sentences: say so in the artifacts list and the gaps
+        last = facts.recognised[-1]
+        facts.recognised[-1] = replace(last, kind="prose", objects=last.objects + len(text.stated) + len(text.described))
+        where = doc.artifact if doc.first_line == 1 else f"{doc.artifact}:{doc.first_line}"
+        facts.gaps.append(Gap("artifact", "content read as prose only (stated facts and symptoms, error lines and known messages)", where))
+        _read_fragments(doc, facts)
+    if text.stated or text.described:
+        facts.add(text)
+
+
+def _read_as_text(doc: Document, facts: Facts, where: str) -> None:
+    """Open world: a document nothing recognises is prose. Its sentences can state versions, the platform and
+    symptoms (parsers/prose.py), and its lines can still hold the one error line that matters (parse_text).
+    It counts as recognised, of kind "prose", so that only empty or binary input reads as nothing at all."""
+    what = f"output of `{doc.command}`" if doc.command else "content"
+    facts.gaps.append(Gap("artifact", f"{what} not recognised as any known artifact; read as prose only (stated facts and "
+                                      "symptoms, error lines and known messages)", where))
     try:
         log = parse_text(doc)
     except Exception as exc:  # noqa: BLE001 - the exception model: a parser bug is a gap, not a crash
         facts.errors.append(f"parser text on {doc.artifact}: {type(exc).__name__}: {exc}")
-        return
-    if log.lines:
+        log = None
+    if log is not None and log.lines:
         facts.add(log)
+    try:
+        text = prose.read(doc)
+    except Exception as exc:  # noqa: BLE001
+        facts.errors.append(f"parser prose on {doc.artifact}: {type(exc).__name__}: {exc}")
+        return
+    if not text.sentences:
+        return
+    facts.add(text)
+    last = doc.first_line + len(doc.lines) - 1
+    facts.recognised.append(Recognised(doc.artifact, doc.first_line, last, "prose", len(text.stated) + len(text.described)))
+    _read_fragments(doc, facts)
+
+
+def _read_fragments(doc: Document, facts: Facts) -> None:
+    """The blocks between a ticket's sentences that a parser recognises on their own (a Helm values fragment at any
+    indentation, `helm install --set ...`, `lspci -k`, a listing): read them with that parser. Logs are left to
+    the text reading of the whole document, which already has their lines."""
+    for block in prose.fragments(doc):
+        score, p = sniff(block)
+        if p is None or score <= WEAK or p.kind == "logs":  # the block is known not to be sentences: a loose pattern will do
+            continue
+        where = f"{block.artifact}:{block.first_line}"
+        try:
+            objs = [o for o in p.parse(block) if not isinstance(o, Gap)]
+        except UnusableData:
+            continue  # a fragment that does not parse stays prose
+        except Exception as exc:  # noqa: BLE001 - the exception model: a parser bug is recorded, the fragment stays prose
+            facts.errors.append(f"parser {p.kind} on fragment {where}: {type(exc).__name__}: {exc}")
+            continue
+        for obj in objs:
+            facts.add(obj)
+        facts.recognised.append(Recognised(block.artifact, block.first_line, block.first_line + len(block.lines) - 1, p.kind, len(objs)))
 
 
 @dataclass(frozen=True)

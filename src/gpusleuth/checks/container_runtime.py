@@ -23,6 +23,10 @@ from gpusleuth.knowledge import table
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.runtime import ContainerdConfig
+from gpusleuth.checks.stated_common import platform_fixes, platform_note, stated_hits
+from gpusleuth.facts.prose import Prose
+from gpusleuth.model.layers import Layer
+from gpusleuth.facts.platform import Platform
 
 VALUES_FILE = "gpusleuth-toolkit-values.yaml"
 _STUCK = ("ContainerCreating", "ContainerStatusUnknown")  # what a pod shows while its sandbox cannot be created
@@ -168,9 +172,17 @@ def _stuck_pods(cluster: Cluster | None, errors: list[HandlerError], node: str |
     return out[:4]
 
 
+def _platform_unless_known(platform: Platform | None, used: Instance | None) -> str:
+    """The platform's note, unless the containerd instance already names the same distribution (said above)."""
+    if platform is None or (used is not None and used.distribution is not None and used.distribution.id == platform.row.distribution
+                            and used.distribution.id != "standard"):
+        return ""
+    return platform_note(platform)
+
+
 @check("RT001", "runtime-handler-not-configured")
 def runtime_handler_not_configured(
-    found: HandlerErrors, cluster: Cluster | None = None, setup: RuntimeSetup | None = None
+    found: HandlerErrors, cluster: Cluster | None = None, setup: RuntimeSetup | None = None, platform: Platform | None = None
 ) -> Iterable[Hit]:
     """The container engine has no runtime handler of the name pods ask for (`no runtime for "nvidia" is configured`).
 
@@ -181,7 +193,9 @@ def runtime_handler_not_configured(
     Why it matters: Every pod with runtimeClassName nvidia (GPU workloads and the GPU Operator's own operands)
     stays in ContainerCreating; nothing in the pod is wrong.
     How to fix: Make the containerd kubelet uses offer the handler: the NVIDIA Container Toolkit must configure
-    that instance (toolkit.env CONTAINERD_CONFIG / CONTAINERD_SOCKET), then containerd reloads.
+    that instance (toolkit.env CONTAINERD_CONFIG / CONTAINERD_SOCKET), then containerd reloads. When the
+    platform is known (k3s, RKE2, k0s, MicroK8s, EKS, ...: knowledge/runtimes.toml [[platform]]), the finding
+    names its config path, socket, template and the toolkit settings it needs.
     References: https://github.com/NVIDIA/gpu-operator/issues/413; https://github.com/NVIDIA/gpu-operator/issues/236; https://github.com/NVIDIA/gpu-operator/issues/1298; https://github.com/NVIDIA/gpu-operator/pull/2168
     """
     errors = found.errors
@@ -214,7 +228,9 @@ def runtime_handler_not_configured(
             "then point the toolkit (toolkit.env CONTAINERD_CONFIG/CONTAINERD_SOCKET) at it.",
             ("ps -ef | grep -E '[c]ontainerd|[k]ubelet'", "sudo crictl info | grep -A4 runtimes",
              "kubectl get pods -A -l app=nvidia-container-toolkit-daemonset -o wide"),
-        ),)
+        ), *platform_fixes(platform, handler))
+        if not cause:
+            text += platform_note(platform, handler)
         yield Hit(
             title=f"containerd has no {handler!r} runtime: pods stuck in ContainerCreating" if "containerd" in engines
             else f"container runtime has no {handler!r} handler: pods stuck in ContainerCreating",
@@ -232,7 +248,7 @@ def runtime_handler_not_configured(
 
 
 @check("RT002", "nvidia-runtime-missing-from-kubelet-containerd")
-def nvidia_runtime_missing_from_kubelet_containerd(setup: RuntimeSetup, found: HandlerErrors | None = None) -> Iterable[Hit]:
+def nvidia_runtime_missing_from_kubelet_containerd(setup: RuntimeSetup, found: HandlerErrors | None = None, platform: Platform | None = None) -> Iterable[Hit]:
     """The containerd kubelet uses has no nvidia runtime in its config, while another containerd's config has it.
 
     What it does: Matches kubelet's --container-runtime-endpoint (or the only / the distribution's containerd)
@@ -300,7 +316,7 @@ def nvidia_runtime_missing_from_kubelet_containerd(setup: RuntimeSetup, found: H
                  else f"it is configured in {others[0].where}" if others else "pods fail with it")
     yield Hit(
         title=f"kubelet's containerd ({used.unit or used.socket}) has no {handler!r} runtime; {elsewhere}",
-        explanation=text.strip(),
+        explanation=(text + _platform_unless_known(platform, used)).strip(),
         severity=Severity.CRITICAL,
         role=Role.ROOT_CAUSE,
         evidence=tuple(evidence),
@@ -342,7 +358,7 @@ def _import_fixes(main: ContainerdConfig, orphans: list[ContainerdConfig], used:
 
 
 @check("RT003", "toolkit-targets-other-containerd")
-def toolkit_targets_other_containerd(setup: RuntimeSetup, found: HandlerErrors | None = None) -> Iterable[Hit]:
+def toolkit_targets_other_containerd(setup: RuntimeSetup, found: HandlerErrors | None = None, platform: Platform | None = None) -> Iterable[Hit]:
     """The NVIDIA Container Toolkit is pointed at a containerd (or a config file) that kubelet's containerd does not keep.
 
     What it does: Compares the toolkit's CONTAINERD_CONFIG/CONTAINERD_SOCKET (Helm toolkit.env, ClusterPolicy spec.toolkit.env, the
@@ -416,6 +432,7 @@ def toolkit_targets_other_containerd(setup: RuntimeSetup, found: HandlerErrors |
             f"kubelet uses {used.label} (matched by {setup.kubelet_instance_how}). The toolkit was told {_describe_toolkit(setup)}: "
             f"its target is {target}. {consequence} Running instances: {'; '.join(i.label for i in setup.instances) or 'none seen'}."
             + (f" {used.distribution.note}" if rendered and used.distribution and used.distribution.note else "")
+            + _platform_unless_known(platform, used)
         ),
         severity=Severity.ERROR if breaks else Severity.WARNING,
         role=Role.ROOT_CAUSE if breaks else Role.CONTRIBUTING,
@@ -556,7 +573,7 @@ def containerd_config_version_mismatch(setup: RuntimeSetup) -> Iterable[Hit]:
 
 
 @check("RT006", "nvidia-not-default-and-no-runtimeclass")
-def nvidia_not_default_and_no_runtimeclass(setup: RuntimeSetup, configuration: Configuration | None = None) -> Iterable[Hit]:
+def nvidia_not_default_and_no_runtimeclass(setup: RuntimeSetup, configuration: Configuration | None = None, platform: Platform | None = None) -> Iterable[Hit]:
     """GPU pods rely on nvidia being containerd's default runtime, but it is not and CDI is off.
 
     What it does: Fires only when all three are shown: a GPU-requesting pod spec without runtimeClassName,
@@ -591,11 +608,13 @@ def nvidia_not_default_and_no_runtimeclass(setup: RuntimeSetup, configuration: C
         explanation=(
             f"{', '.join(names[:5])} request nvidia.com/gpu without runtimeClassName, so they get {cfg.where}'s default runtime "
             f"{cfg.default_runtime!r}; CDI is disabled, so nothing injects the GPUs: the containers see no NVIDIA devices."
+            + platform_note(platform)
         ),
         severity=Severity.WARNING,
         role=Role.ROOT_CAUSE,
         evidence=tuple(e for e in ([ev for _, ev in pods[:3]] + [cfg.default_runtime_evidence, cdi_ev]) if e),
-        fixes=(Fix(FixKind.PERMANENT, "Run GPU pods with the nvidia RuntimeClass (or enable CDI).", snippet="spec:\n  runtimeClassName: nvidia\n", snippet_language="yaml"),),
+        fixes=(Fix(FixKind.PERMANENT, "Run GPU pods with the nvidia RuntimeClass (or enable CDI).", snippet="spec:\n  runtimeClassName: nvidia\n", snippet_language="yaml"),
+               *platform_fixes(platform)),
         node=setup.node,
         component="containerd",
         confidence=0.6,
@@ -727,3 +746,19 @@ def containerd_config_keys_misread(setup: RuntimeSetup) -> Iterable[Hit]:
                 confidence=0.6,
                 facts={"config": cfg.where, "problems": [p.message for p in misread]},
             )
+
+
+@check("RT080", "stated-runtime-symptom")
+def stated_runtime_symptom(prose: Prose | None = None, platform: Platform | None = None) -> Iterable[Hit]:
+    """A ticket describes GPUs working on the host but not in containers, pods stuck in ContainerCreating, the runtime config being overwritten, or pods running on runc.
+
+    What it does: Reads the sentences of the artifacts that no parser claims (and the prose of Markdown issue
+    bodies) against knowledge/phrases.toml [[symptom]] rows of this layer: "nvidia-smi works on the host but not in the pod", GPU pods stuck in ContainerCreating, "our config.toml keeps getting overwritten", pods shown with the (default) runtime, or a failure after a cluster/runtime upgrade. Each match is a finding
+    that cites the sentence, says what it implies, and lists the commands whose output would confirm it.
+    Its confidence is low (0.35): a person's words, not a program's output, so any machine-read cause on the
+    same scope explains it first.
+    Why it matters: A ticket often holds only sentences; these all point at the container engine: the pod did not run under the nvidia runtime, or the engine kubelet talks to has no nvidia runtime because its config was generated or replaced.
+    How to fix: Confirm with `crictl info`, `containerd config dump` and the pod's runtimeClassName; on distributions that generate the config, change the template (the finding names it for the platform), or run GPU pods with runtimeClassName: nvidia.
+    References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
+    """
+    yield from stated_hits(prose, Layer.CONTAINER_RUNTIME, platform)

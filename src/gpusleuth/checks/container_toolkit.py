@@ -12,6 +12,8 @@ import re
 from functools import cache
 from typing import Iterable
 
+import yaml
+
 from gpusleuth.checks.base import check
 from gpusleuth.checks.container_runtime import main_handler, misdirected_only, missing_in_used, target_fixes
 from gpusleuth.facts.cluster import Cluster
@@ -22,6 +24,10 @@ from gpusleuth.knowledge import table
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.k8s import Pod
+from gpusleuth.checks.stated_common import platform_fixes, platform_note, stated_hits
+from gpusleuth.facts.prose import Prose
+from gpusleuth.model.layers import Layer
+from gpusleuth.facts.platform import Platform
 
 _FAILING = re.compile(r"^(?:Init:)?(?:Error|CrashLoopBackOff|RunContainerError|CreateContainerError|CreateContainerConfigError|ContainerCannotRun|StartError|OOMKilled)$")
 TOOLKIT_CONTAINER = "nvidia-container-toolkit-ctr"
@@ -60,7 +66,8 @@ def _decisive(logs: Logs | None, pod: str) -> tuple[dict, Evidence, str, str] | 
 
 @check("TK001", "toolkit-daemonset-failing")
 def toolkit_daemonset_failing(
-    cluster: Cluster, logs: Logs | None = None, setup: RuntimeSetup | None = None, found: HandlerErrors | None = None
+    cluster: Cluster, logs: Logs | None = None, setup: RuntimeSetup | None = None, found: HandlerErrors | None = None,
+    platform: Platform | None = None,
 ) -> Iterable[Hit]:
     """The nvidia-container-toolkit daemonset pod is in Error or CrashLoopBackOff.
 
@@ -73,7 +80,8 @@ def toolkit_daemonset_failing(
     validators, device plugin and every GPU pod wait behind it.
     How to fix: Correct the setting the log line names (toolkit.env CONTAINERD_SOCKET / CONTAINERD_CONFIG,
     RUNTIME_CONFIG_SOURCE=file when `containerd config dump` cannot run on the host), then let the pod
-    restart.
+    restart. On a known platform (knowledge/runtimes.toml [[platform]]) the fix gives that platform's
+    CONTAINERD_CONFIG / CONTAINERD_SOCKET values and says which file it generates.
     References: https://github.com/NVIDIA/gpu-operator/issues/522; https://github.com/NVIDIA/gpu-operator/issues/1323; https://github.com/NVIDIA/cloud-native-docs/pull/312
     """
     pods = [p for p in cluster.pods if (p.name or "").startswith(TOOLKIT_DAEMONSET) and _failing(p)]
@@ -121,7 +129,10 @@ def toolkit_daemonset_failing(
         elif found and found[0]["id"] == "config-dump-failed" and not (target and target.config_source and "file" in (target.config_source.value or "")):
             fixes = (Fix(FixKind.WORKAROUND, "Make the toolkit read the config file instead of running `containerd config dump` on the host.",
                          snippet="toolkit:\n  env:\n  - name: RUNTIME_CONFIG_SOURCE\n    value: file\n", snippet_language="yaml"),)
+        if not fixes:
+            fixes = platform_fixes(platform)
         fixes += (Fix(FixKind.IMMEDIATE, "Read the crashed toolkit container's log to its last lines.", (logs_cmd,)),)
+        text += platform_note(platform)
         yield Hit(
             title=f"nvidia-container-toolkit is {state}" + (f": {found[0]['id'].replace('-', ' ')}" if found else ""),
             explanation=text,
@@ -153,19 +164,101 @@ def toolkit_env_value_not_string(configuration: Configuration) -> Iterable[Hit]:
             if isinstance(item, dict) and "value" in item and not isinstance(item["value"], str):
                 name = item.get("name")
                 line = rel.key_lines.get(f"toolkit.env.{i}.value")
+                flags = rel.source == "helm --set flags"
+                shown = str(item["value"]).lower() if isinstance(item["value"], bool) else item["value"]
+                how = (f"is set with `--set toolkit.env[{i}].value={shown}`, which Helm reads as a {type(item['value']).__name__}" if flags
+                       else f"has the unquoted value {item['value']!r}; YAML reads it as a {type(item['value']).__name__}")
+                fix = (Fix(FixKind.PERMANENT, "Pass the value with --set-string, which keeps it a string.",
+                           (f"--set-string 'toolkit.env[{i}].value={shown}'",)) if flags else
+                       Fix(FixKind.PERMANENT, "Quote the value.",
+                           snippet=f"toolkit:\n  env:\n  - name: {name}\n    value: \"{shown}\"\n", snippet_language="yaml"))
                 yield Hit(
                     title=f"toolkit.env {name} is {type(item['value']).__name__} {item['value']!r}, not a string",
                     explanation=(
-                        f"In {rel.artifact}, toolkit.env {name} has the unquoted value {item['value']!r}; YAML reads it as a "
-                        f"{type(item['value']).__name__}, and the ClusterPolicy's env values must be strings, so Helm cannot apply it."
+                        f"In {rel.artifact}, toolkit.env {name} {how}, and the ClusterPolicy's env values must be strings, so Helm "
+                        "cannot apply it."
                     ),
                     severity=Severity.ERROR,
                     role=Role.ROOT_CAUSE,
                     evidence=(Evidence(rel.artifact, line, f"{name}: {item['value']}"),),
-                    fixes=(Fix(FixKind.PERMANENT, "Quote the value.",
-                               snippet=f"toolkit:\n  env:\n  - name: {name}\n    value: \"{str(item['value']).lower() if isinstance(item['value'], bool) else item['value']}\"\n",
-                               snippet_language="yaml"),),
+                    fixes=(fix,),
                     component="gpu-operator",
                     confidence=0.9,
                     facts={"name": name, "value": item["value"]},
                 )
+
+
+@check("TK003", "toolkit-env-misses-platform-paths")
+def toolkit_env_misses_platform_paths(configuration: Configuration, platform: Platform, setup: RuntimeSetup | None = None) -> Iterable[Hit]:
+    """The toolkit is told to edit a config file or talk to a socket that the platform does not use that way.
+
+    What it does: Compares toolkit.env CONTAINERD_CONFIG / CONTAINERD_SOCKET (Helm values, --set flags,
+    ClusterPolicy) with the platform's row in knowledge/runtimes.toml [[platform]]: a config that the
+    platform regenerates (K3s/RKE2 config.toml instead of config.toml.tmpl, MicroK8s containerd.toml instead
+    of containerd-template.toml) or a socket other than the platform's. When the artifacts show the containerd
+    kubelet uses and the toolkit's target, RT002/RT003 judge that instead, from the node's own files.
+    Why it matters: the toolkit's edit to a generated file is lost at the next restart of the distribution
+    (nvidia stops being registered or the default), and a wrong socket means the toolkit signals a containerd
+    that is not there (or not kubelet's), so the runtime never picks the change up.
+    How to fix: set the platform's values (the finding gives them as a values fragment) and upgrade the
+    release; the toolkit pod rewrites the right file and restarts the right containerd.
+    References: https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/getting-started.html#rancher-kubernetes-engine-2;
+    https://docs.k3s.io/advanced#configuring-containerd; https://github.com/k3s-io/k3s/issues/4070
+    """
+    p = platform.row
+    if p.runtime != "containerd" or not p.toolkit_env:
+        return
+    if setup is not None and setup.kubelet_instance is not None and setup.toolkit is not None and not setup.toolkit.assumed:
+        return  # the node's own containerd is known: RT002/RT003 judge the toolkit's target against it, with its evidence
+    wrong: list[tuple[str, str, str, object]] = []
+    for name in ("CONTAINERD_CONFIG", "CONTAINERD_SOCKET"):
+        want = p.toolkit_env.get(name)
+        got = configuration.env("toolkit", name)
+        if not want or got is None or not got.explicit or not isinstance(got.value, str) or not got.value:
+            continue
+        value = got.value.rstrip("/")
+        if name == "CONTAINERD_CONFIG":
+            generated = p.generated and p.template and value == p.config.rstrip("/")
+            if generated or (value != want.rstrip("/") and not value.startswith(want.rstrip("/")) and p.id not in ("kubeadm", "kubespray", "eks", "aks", "gke", "kind")):
+                why = (f"{value} is generated by {p.name} from {p.edit_target()}: the toolkit's changes are lost at the next restart" if generated
+                       else f"{p.name}'s containerd does not read {value}; its toolkit target is {want}")
+                wrong.append((name, want, why, got))
+        elif value != want.rstrip("/"):
+            wrong.append((name, want, f"{p.name}'s containerd listens on {p.socket}, not {value}", got))
+    if not wrong:
+        return
+    stated = platform.stated
+    env = [{"name": k, "value": v} for k, v in p.toolkit_env.items()]
+    snippet = yaml.safe_dump({"toolkit": {"env": env}}, sort_keys=False, default_flow_style=False)
+    yield Hit(
+        title=f"toolkit.env {' and '.join(w[0] for w in wrong)} {'does' if len(wrong) == 1 else 'do'} not fit {platform.name}",
+        explanation=(f"The platform is {p.name} ({platform.how}). " + " ".join(f"{w[0]}={w[3].value} ({w[3].source}): {w[2]}." for w in wrong)
+                     + (" The platform is known only from the ticket's words: confirm it (node labels, `kubectl get nodes -o wide`)."
+                        if stated else "")),
+        severity=Severity.ERROR,
+        role=Role.ROOT_CAUSE,
+        evidence=tuple(dict.fromkeys(e for e in [*(w[3].evidence for w in wrong), *platform.evidence] if e)),
+        fixes=(Fix(FixKind.PERMANENT, f"Give the toolkit the {p.name} paths and upgrade the release (`helm upgrade <release> nvidia/gpu-operator "
+                                      f"-n <namespace> --reuse-values -f toolkit-values.yaml`).", ("helm list -A --filter gpu-operator",),
+                   snippet, "yaml"),),
+        component="nvidia-container-toolkit",
+        confidence=0.5 if stated else 0.8,
+        facts={"platform": p.id, "stated_platform": stated, "settings": {w[0]: w[3].value for w in wrong}, "expected": {w[0]: w[1] for w in wrong}},
+    )
+
+
+@check("TK080", "stated-toolkit-symptom")
+def stated_toolkit_symptom(prose: Prose | None = None, platform: Platform | None = None) -> Iterable[Hit]:
+    """A ticket describes the container toolkit pod failing, or a toolkit upgrade before the failure.
+
+    What it does: Reads the sentences of the artifacts that no parser claims (and the prose of Markdown issue
+    bodies) against knowledge/phrases.toml [[symptom]] rows of this layer: the toolkit pod crash-looping or exiting, "the toolkit breaks containerd" (a config the runtime cannot use), or
+    "it broke after the toolkit was upgraded". Each match is a finding
+    that cites the sentence, says what it implies, and lists the commands whose output would confirm it.
+    Its confidence is low (0.35): a person's words, not a program's output, so any machine-read cause on the
+    same scope explains it first.
+    Why it matters: A ticket often holds only sentences; the toolkit writes the nvidia runtime into the node's engine config and restarts the engine; on distributions that run their own containerd it must be given that containerd's config (or template) and socket.
+    How to fix: Read the toolkit pod's log with gpusleuth; give the toolkit the platform's CONTAINERD_CONFIG / CONTAINERD_SOCKET (the finding shows them).
+    References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
+    """
+    yield from stated_hits(prose, Layer.CONTAINER_TOOLKIT, platform)

@@ -25,6 +25,9 @@ from gpusleuth.model.finding import (
 from gpusleuth.model.k8s import Node
 from gpusleuth.model.logs import LogLine
 from gpusleuth.parsers.k8s_common import to_int
+from gpusleuth.checks.stated_common import stated_hits
+from gpusleuth.facts.prose import Prose
+from gpusleuth.model.layers import Layer
 
 PLUGIN = "nvidia-device-plugin-daemonset"
 # knowledge/signatures.toml rows this check reads
@@ -422,3 +425,19 @@ def mig_strategy_resource_mismatch(cluster: Cluster, wiring: PluginWiring | None
                 confidence=0.8,
                 facts={"pod": pod.name, "requested": res, "strategy": strategy, "offered": sorted(offered)},
             )
+
+
+@check("DP080", "stated-plugin-symptom")
+def stated_plugin_symptom(prose: Prose | None = None) -> Iterable[Hit]:
+    """A ticket describes the node advertising no GPUs (nvidia.com/gpu: 0) or the device plugin failing.
+
+    What it does: Reads the sentences of the artifacts that no parser claims (and the prose of Markdown issue
+    bodies) against knowledge/phrases.toml [[symptom]] rows of this layer: "nvidia.com/gpu shows 0", "the node gets no GPUs", or the device plugin crash-looping. Each match is a finding
+    that cites the sentence, says what it implies, and lists the commands whose output would confirm it.
+    Its confidence is low (0.35): a person's words, not a program's output, so any machine-read cause on the
+    same scope explains it first.
+    Why it matters: A ticket often holds only sentences; the kubelet only offers GPUs the device plugin registered; zero means the plugin is not running there, cannot reach NVML, or registered with another kubelet.
+    How to fix: Read `kubectl describe node` and the device plugin's log with gpusleuth.
+    References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
+    """
+    yield from stated_hits(prose, Layer.DEVICE_PLUGIN)

@@ -19,6 +19,9 @@ from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.k8s import Node, Pod
 from gpusleuth.parsers.k8s_common import to_int
+from gpusleuth.checks.stated_common import stated_hits
+from gpusleuth.facts.prose import Prose
+from gpusleuth.model.layers import Layer
 
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 NFD_WORKER = "nfd-worker"
@@ -79,7 +82,7 @@ def nfd_labels_missing(cluster: Cluster, inventory: GpuInventory | None = None, 
     Why it matters: the operator selects GPU nodes by NFD's PCI vendor label (10de = NVIDIA) and builds the
     driver image tag from NFD's kernel/OS labels; without them no operand is scheduled on the node and it
     never advertises GPUs, with no error on the node itself.
-    How to fix: run NFD (the chart's nfd.enabled=true, or an existing NFD deployment whose workers run on the
+    How to fix: Run NFD (the chart's nfd.enabled=true, or an existing NFD deployment whose workers run on the
     GPU nodes), then check the node's labels; the operator reconciles by itself.
     References: https://github.com/NVIDIA/gpu-operator/issues/423; https://github.com/NVIDIA/gpu-operator/issues/728; https://github.com/NVIDIA/gpu-feature-discovery/issues/75
     """
@@ -330,3 +333,19 @@ def _same_version(label: str, running: str) -> bool:
     """GFD writes 550.54.15 as 550.54.15 or major/minor/rev 550/54/15; a missing rev matches any."""
     a, b = label.split("."), running.split(".")
     return all(x.lstrip("0") == y.lstrip("0") for x, y in zip(a, b))
+
+
+@check("FD080", "stated-labels-symptom")
+def stated_labels_symptom(prose: Prose | None = None) -> Iterable[Hit]:
+    """A ticket describes GPU nodes without nvidia.com labels.
+
+    What it does: Reads the sentences of the artifacts that no parser claims (and the prose of Markdown issue
+    bodies) against knowledge/phrases.toml [[symptom]] rows of this layer: "no GPU labels on the node", nvidia.com/gpu.present missing. Each match is a finding
+    that cites the sentence, says what it implies, and lists the commands whose output would confirm it.
+    Its confidence is low (0.35): a person's words, not a program's output, so any machine-read cause on the
+    same scope explains it first.
+    Why it matters: A ticket often holds only sentences; the GPU Operator schedules its operands by NFD/GFD labels; an unlabelled GPU node gets none of them.
+    How to fix: Read `kubectl get node --show-labels` and the GFD/NFD logs with gpusleuth.
+    References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
+    """
+    yield from stated_hits(prose, Layer.FEATURE_DISCOVERY)

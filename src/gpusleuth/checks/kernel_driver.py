@@ -23,6 +23,9 @@ from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Component, Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.k8s import Pod
 from gpusleuth.model.logs import ContainerLog, LogLine
+from gpusleuth.checks.stated_common import stated_hits
+from gpusleuth.facts.prose import Prose
+from gpusleuth.model.layers import Layer
 
 # knowledge/signatures.toml rows these checks read
 SIG_PEERMEM_INSERT = ("kmod.peermem.invalid-argument", "kmod.insert-failed")  # the latter for any reason
@@ -761,3 +764,20 @@ def precompiled_driver_unavailable(host: HostFacts, config: Configuration | None
             confidence=0.8,
             facts={"os": h.os.tag if h.os else None, "kernel": h.running_kernel()[0] if h.running_kernel() else None},
         )
+
+
+@check("KD080", "stated-driver-install-symptom")
+def stated_driver_install_symptom(prose: Prose | None = None) -> Iterable[Hit]:
+    """A ticket describes the driver failing to install or load on the node.
+
+    What it does: Reads the sentences of the artifacts that no parser claims (and the prose of Markdown issue
+    bodies) against knowledge/phrases.toml [[symptom]] rows of this layer: the driver pod crash-looping or the module not loading, the node's kernel crashing when the driver loads,
+    nouveau holding the GPU, Secure Boot being on, or "it worked until the kernel was upgraded". Each match is a finding
+    that cites the sentence, says what it implies, and lists the commands whose output would confirm it.
+    Its confidence is low (0.35): a person's words, not a program's output, so any machine-read cause on the
+    same scope explains it first.
+    Why it matters: A ticket often holds only sentences; the NVIDIA kernel module is the bottom of the stack: while it is not loaded, every GPU component above it waits or fails.
+    How to fix: Run the commands the finding lists (`uname -r`, `lsmod | grep -e nvidia -e nouveau`, `mokutil --sb-state`, the driver pod's log) and give their output to gpusleuth; the machine-read findings then name the cause.
+    References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
+    """
+    yield from stated_hits(prose, Layer.KERNEL_DRIVER)

@@ -27,6 +27,8 @@ from gpusleuth.model.finding import (
 from gpusleuth.model.k8s import Pod
 from gpusleuth.model.layers import Layer
 from gpusleuth.parsers.helm import OPERATOR_KEYS
+from gpusleuth.checks.stated_common import stated_hits
+from gpusleuth.facts.prose import Prose
 
 
 def _ns(ns: str | None) -> str:
@@ -45,7 +47,7 @@ def operand_crashlooping(graph: OperandGraph) -> Iterable[Hit]:
     stays blocked; the decisive line is usually the whole diagnosis. This is the generic fallback
     (confidence 0.5): when a specific check explains the same crash, the ranking shows that one as the root
     cause and this one as its symptom.
-    How to fix: read the crashed instance's log (`kubectl logs --previous POD -c CONTAINER`), fix what its
+    How to fix: Read the crashed instance's log (`kubectl logs --previous POD -c CONTAINER`), fix what its
     last error says, then delete the pod so its DaemonSet recreates it.
     """
     for c in graph.by_state(ComponentState.FAILED):
@@ -171,7 +173,7 @@ def operand_failing_to_start(graph: OperandGraph, cluster: Cluster | None = None
     everything behind it waits; the decisive line is in the pod's status and events, which are easy to
     overlook. This is a generic guess (confidence 0.5): a specific check for the same pod (OP102 image
     pull, a failure class) is ranked above it.
-    How to fix: read the pod's events (`kubectl describe pod`), fix what the decisive line says, then delete
+    How to fix: Read the pod's events (`kubectl describe pod`), fix what the decisive line says, then delete
     the pod so its DaemonSet recreates it.
     References: https://github.com/NVIDIA/gpu-operator/issues/858; https://github.com/NVIDIA/gpu-operator/issues/2511
     """
@@ -633,3 +635,20 @@ def driver_disabled_without_host_driver(logs: Logs, configuration: Configuration
 def _node_of(cluster: Cluster | None, pod: str | None) -> str | None:
     p = cluster.pod(pod) if cluster is not None and pod else None
     return p.node if p is not None else None
+
+
+@check("OP080", "stated-operator-symptom")
+def stated_operator_symptom(prose: Prose | None = None) -> Iterable[Hit]:
+    """A ticket describes GPU Operator pods waiting in Init, or an operator upgrade or reboot before the failure.
+
+    What it does: Reads the sentences of the artifacts that no parser claims (and the prose of Markdown issue
+    bodies) against knowledge/phrases.toml [[symptom]] rows of this layer: operands "stuck in Init:0/1", a driver image that "does not exist" (ImagePullBackOff), or "it worked until we
+    upgraded the GPU operator" / "after the node rebooted". Each match is a finding
+    that cites the sentence, says what it implies, and lists the commands whose output would confirm it.
+    Its confidence is low (0.35): a person's words, not a program's output, so any machine-read cause on the
+    same scope explains it first.
+    Why it matters: A ticket often holds only sentences; operands wait in Init for the component below them; the first one that failed (usually the driver or the toolkit) is the cause.
+    How to fix: Read `kubectl get pods -n gpu-operator -o wide` and the failing operand's log with gpusleuth.
+    References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
+    """
+    yield from stated_hits(prose, Layer.OPERATOR)

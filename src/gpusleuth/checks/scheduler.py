@@ -15,6 +15,9 @@ from gpusleuth.facts.operands import OperandGraph
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import ComponentState, Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.k8s import Event, Node, Pod, Taint
+from gpusleuth.checks.stated_common import stated_hits
+from gpusleuth.facts.prose import Prose
+from gpusleuth.model.layers import Layer
 
 # `0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) had untolerated taint {...}.`
 _INSUFFICIENT = re.compile(r"(\d+) Insufficient (nvidia\.com/[\w.\-]+)")
@@ -274,3 +277,19 @@ def gpu_pod_selector_matches_no_gpu_node(cluster: Cluster) -> Iterable[Hit]:
             confidence=confidence,
             facts={"pod": pod.name, "missing": [f"{k}={v}" for k, v in missing]},
         )
+
+
+@check("SC080", "stated-pending-symptom")
+def stated_pending_symptom(prose: Prose | None = None) -> Iterable[Hit]:
+    """A ticket describes GPU pods staying Pending.
+
+    What it does: Reads the sentences of the artifacts that no parser claims (and the prose of Markdown issue
+    bodies) against knowledge/phrases.toml [[symptom]] rows of this layer: GPU pods "stuck in Pending", `Insufficient nvidia.com/gpu` quoted in a sentence. Each match is a finding
+    that cites the sentence, says what it implies, and lists the commands whose output would confirm it.
+    Its confidence is low (0.35): a person's words, not a program's output, so any machine-read cause on the
+    same scope explains it first.
+    Why it matters: A ticket often holds only sentences; a Pending GPU pod means no node offers a free GPU it may use: none advertised, all in use, or taints and selectors in the way.
+    How to fix: Read `kubectl describe pod` (its Events) and `kubectl describe node` with gpusleuth.
+    References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
+    """
+    yield from stated_hits(prose, Layer.SCHEDULER)

@@ -10,6 +10,7 @@ from datetime import date, timedelta
 from typing import Iterable
 
 from gpusleuth.checks.base import check
+from gpusleuth.errors import NotApplicable
 from gpusleuth.checks.gpu_common import cordon_drain, diag_before_trust, reboot_node
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.gpus import GpuInventory, KernelEvents
@@ -18,6 +19,8 @@ from gpusleuth.facts.host import HostFacts
 from gpusleuth.knowledge import versions
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.layers import Layer
+from gpusleuth.checks.stated_common import stated_hits
+from gpusleuth.facts.prose import STATED_CONFIDENCE, Prose
 
 NEAR_EOL = timedelta(days=180)  # warn this long before a branch's end of life
 _LOST = ("gpu-lost", "unknown-error", "reset-required")
@@ -149,7 +152,7 @@ def access_limited(inventory: GpuInventory) -> Iterable[Hit]:
     What it does: reports fields and GPUs NVML refused to read: permissions (the probe ran unprivileged) or "Not
     Supported" (consumer GPUs have no ECC, row remapping or power readings).
     Why it matters: absent values are not healthy values; the report says what it could not see.
-    How to fix: run the probe as root (or in a privileged pod) for permission errors; "Not Supported" on a
+    How to fix: Run the probe as root (or in a privileged pod) for permission errors; "Not Supported" on a
     consumer GPU needs nothing.
     References: nvidia-ml-py NVMLError_NotSupported / NVMLError_NoPermission
     """
@@ -233,7 +236,7 @@ def persistence_off(inventory: GpuInventory) -> Iterable[Hit]:
     What it does: lists GPUs whose persistence mode is Disabled.
     Why it matters: without it the driver tears the GPU state down when the last client exits, so every job
     start pays the initialisation again and nvidia-smi is slow; NVIDIA recommends nvidia-persistenced.
-    How to fix: run the nvidia-persistenced daemon (the GPU Operator's driver container does), or
+    How to fix: Run the nvidia-persistenced daemon (the GPU Operator's driver container does), or
     `nvidia-smi -pm 1` until the next reboot.
     References: NVIDIA driver persistence documentation (nvidia-persistenced)
     """
@@ -251,45 +254,54 @@ def persistence_off(inventory: GpuInventory) -> Iterable[Hit]:
 
 
 @check("UD010", "driver-branch-end-of-life")
-def driver_eol(inventory: GpuInventory, today: date | None = None) -> Iterable[Hit]:
+def driver_eol(inventory: GpuInventory | None = None, today: date | None = None, prose: Prose | None = None) -> Iterable[Hit]:
     """The node's driver branch is past (or close to) its end of life.
 
     What it does: maps the driver version (nvidia-smi, NVML, dcgm-exporter or GFD's cuda.driver labels) to its
     branch in knowledge/driver_branches.toml and compares the branch's EOL with today's date
-    (GPUSLEUTH_TODAY=YYYY-MM-DD judges it as of another day).
+    (GPUSLEUTH_TODAY=YYYY-MM-DD judges it as of another day). With no machine-read driver version, a version
+    a ticket states ("driver 470.82.01") is judged the same way, marked "stated", at lower confidence.
     Why it matters: an EOL branch gets no more bug or security fixes; R535 LTS ended in June 2026.
     How to fix: plan the move to a supported branch (the current LTS, R580 until June 2028, or the production
     branch), through the GPU Operator's driver.version or the host package.
     References: https://docs.nvidia.com/datacenter/tesla/drivers/615/supported-drivers-and-cuda-toolkit-versions.html; knowledge/driver_branches.toml
     """
     today = today or date.today()
-    for ng in inventory.nodes:
-        if not ng.driver_version:
-            continue
-        b = versions.branch_of(ng.driver_version)
+    read = [ng for ng in (inventory.nodes if inventory else ()) if ng.driver_version]
+    said = [s for s in (prose.stated_of("driver") if prose else ()) if versions.branch_of(s.value)] if not read else []
+    if not read and not said:
+        raise NotApplicable("no driver version in the artifacts (nvidia-smi, NVML, GFD labels) and none stated")
+    candidates = [(ng.driver_version, ng.driver_evidence, ng.node, False) for ng in read] + [(s.value, s.evidence, None, True) for s in said]
+    for version, evidence, node, stated in candidates:
+        b = versions.branch_of(version)
         if b is None or b.eol is None:
             continue
-        ev = (ng.driver_evidence,) if ng.driver_evidence else ()
+        ev = (evidence,) if evidence else ()
+        shown = f"{version} (stated)" if stated else version
+        told = (f"A ticket states driver {version} ({evidence.cite()}); no machine output in the artifacts shows the node's driver. "
+                if stated and evidence else "")
+        weight = STATED_CONFIDENCE / 0.9 if stated else 1.0
+        check_it = (Fix(FixKind.IMMEDIATE, "The version comes from a sentence: confirm it on the node.", ("nvidia-smi --query-gpu=driver_version --format=csv,noheader",)),) if stated else ()
         target = _supported_target(today)
         fix = Fix(FixKind.PERMANENT, f"Move to a supported branch{(': ' + target) if target else ''}, e.g. through the GPU Operator "
                                      "(driver.version) or the host driver package, node by node.", ())
         if b.eol < today:
             yield Hit(
-                title=f"Driver {ng.driver_version} ({b.branch} {b.type}) is past end of life since {b.eol:%B %Y}",
-                explanation=f"{b.branch} ({b.type}) reached end of life on {b.eol.isoformat()}, {(today - b.eol).days} days ago: no more bug or "
+                title=f"Driver {shown} ({b.branch} {b.type}) is past end of life since {b.eol:%B %Y}",
+                explanation=told + f"{b.branch} ({b.type}) reached end of life on {b.eol.isoformat()}, {(today - b.eol).days} days ago: no more bug or "
                             f"security fixes. It supports CUDA up to {b.max_cuda}.",
                 # A risk to plan for, not the cause of what is failing now: it must not read as one.
-                severity=Severity.WARNING, role=Role.CONTRIBUTING, evidence=ev, node=ng.node, component="nvidia-driver",
-                confidence=0.9 if b.verified else 0.7, fixes=(fix,),
-                facts={"branch": b.branch, "eol": b.eol.isoformat(), "days_past": (today - b.eol).days, "today": today.isoformat()},
+                severity=Severity.WARNING, role=Role.CONTRIBUTING, evidence=ev, node=node, component="nvidia-driver",
+                confidence=round((0.9 if b.verified else 0.7) * weight, 2), fixes=(*check_it, fix),
+                facts={"stated": stated, "branch": b.branch, "eol": b.eol.isoformat(), "days_past": (today - b.eol).days, "today": today.isoformat()},
             )
         elif b.eol - today <= NEAR_EOL:
             yield Hit(
-                title=f"Driver {ng.driver_version} ({b.branch} {b.type}) reaches end of life on {b.eol:%d %B %Y}",
-                explanation=f"{(b.eol - today).days} days left on {b.branch}; plan the upgrade before fixes stop.",
-                severity=Severity.INFO, role=Role.INFO, evidence=ev, node=ng.node, component="nvidia-driver",
-                confidence=0.9 if b.verified else 0.7, fixes=(fix,),
-                facts={"branch": b.branch, "eol": b.eol.isoformat(), "days_left": (b.eol - today).days, "today": today.isoformat()},
+                title=f"Driver {shown} ({b.branch} {b.type}) reaches end of life on {b.eol:%d %B %Y}",
+                explanation=told + f"{(b.eol - today).days} days left on {b.branch}; plan the upgrade before fixes stop.",
+                severity=Severity.INFO, role=Role.INFO, evidence=ev, node=node, component="nvidia-driver",
+                confidence=round((0.9 if b.verified else 0.7) * weight, 2), fixes=(*check_it, fix),
+                facts={"stated": stated, "branch": b.branch, "eol": b.eol.isoformat(), "days_left": (b.eol - today).days, "today": today.isoformat()},
             )
 
 
@@ -342,3 +354,19 @@ def cdmm_trap(inventory: GpuInventory, cluster: Cluster | None = None, config: C
             fixes=(Fix(FixKind.WORKAROUND, trap["fix"], (f"kubectl label node {ng.node or '<node>'} nvidia.com/mig.config=all-disabled --overwrite",) if label else ()),),
             facts={"driver": ng.driver_version, "product": product, "mig_config": label, "gds": gds},
         )
+
+
+@check("UD080", "stated-nvml-symptom")
+def stated_nvml_symptom(prose: Prose | None = None) -> Iterable[Hit]:
+    """A ticket describes nvidia-smi failing on the node itself, or a driver package change before the failure.
+
+    What it does: Reads the sentences of the artifacts that no parser claims (and the prose of Markdown issue
+    bodies) against knowledge/phrases.toml [[symptom]] rows of this layer: nvidia-smi failing or hanging on the host, or "it stopped after the driver packages were upgraded" (unattended upgrades). Each match is a finding
+    that cites the sentence, says what it implies, and lists the commands whose output would confirm it.
+    Its confidence is low (0.35): a person's words, not a program's output, so any machine-read cause on the
+    same scope explains it first.
+    Why it matters: A ticket often holds only sentences; a userspace library newer than the loaded module (or no module at all) makes every NVML user fail, the device plugin included.
+    How to fix: Run `nvidia-smi` and `cat /proc/driver/nvidia/version` on the node and read them with gpusleuth; reboot (or reload the module) after a driver package upgrade.
+    References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
+    """
+    yield from stated_hits(prose, Layer.USERSPACE_DRIVER)

@@ -17,9 +17,11 @@ from gpusleuth.facts.configs import CdiSpecs  # noqa: E402,F401
 from gpusleuth.facts.host import HostFacts  # noqa: E402
 from gpusleuth.facts.plugin_config import PluginWiring  # noqa: E402,F401
 from gpusleuth.facts.errors import ErrorLines, HealthSigns  # noqa: E402
+from gpusleuth.facts.prose import Prose  # noqa: E402
+from gpusleuth.facts.platform import Platform  # noqa: E402
 
 from gpusleuth.facts.timeline import Timeline  # noqa: E402
 from gpusleuth.analysis.ordering import Ordering  # noqa: E402,F401  (its combiner reads Timeline)
 
-__all__ = ["COMBINERS", "Cluster", "Configuration", "ErrorLines", "Facts", "GpuInventory", "HealthSigns", "GpuMetrics", "HostFacts", "KernelEvents", "Logs", "Recognised",
+__all__ = ["COMBINERS", "Cluster", "Configuration", "ErrorLines", "Facts", "GpuInventory", "HealthSigns", "GpuMetrics", "HostFacts", "KernelEvents", "Logs", "Platform", "Prose", "Recognised",
            "RuntimeSetup", "SharingConfigs", "Timeline", "combiner"]

@@ -29,8 +29,10 @@ from gpusleuth.model.host import (
     Uptime,
 )
 from gpusleuth.model.runtime import HostPath
+from gpusleuth.parsers.host_facts import SecurityModule
 
-HOST_TYPES = (KernelRelease, ModuleList, ModuleInfo, OsRelease, Uptime, KernelCmdline, SecureBoot, DriverVersion, MofedVersion, ReadyMarker)
+HOST_TYPES = (KernelRelease, ModuleList, ModuleInfo, OsRelease, Uptime, KernelCmdline, SecureBoot, DriverVersion, MofedVersion, ReadyMarker,
+              SecurityModule)
 
 # Host states a failure-class row can name under `host = [...]`: id -> the named values its findings can use
 # as placeholders ({module}, {built}, {kernel}).
@@ -71,6 +73,7 @@ class NodeHost:
     mofed: MofedVersion | None = None
     paths: dict[str, HostPath] = field(default_factory=dict)
     markers: dict[str, ReadyMarker] = field(default_factory=dict)  # readiness markers read with their content
+    security: dict[str, SecurityModule] = field(default_factory=dict)  # selinux / apparmor: its mode
 
     def running_kernel(self) -> tuple[str, Evidence | None] | None:
         """The kernel the node runs: `uname` first, else the Node object's kernelVersion."""
@@ -193,6 +196,8 @@ def build_host_facts(facts: Facts) -> HostFacts:
                 h.modinfo[o.name] = o
         elif isinstance(o, ReadyMarker):
             h.markers.setdefault(o.path, o)
+        elif isinstance(o, SecurityModule):
+            h.security.setdefault(o.name, o)
         else:
             attr = _ATTR[type(o)]
             if getattr(h, attr) is None:

@@ -186,7 +186,19 @@ def _release_from_command(cmd: str) -> tuple[str | None, str | None, bool]:
     return release, namespace, every
 
 
+def _dedent(lines) -> list[str]:
+    """A values fragment pasted at any indentation (inside a Markdown list, cut from a nested file): the
+    indentation its non-blank lines share is removed, line count kept."""
+    body = [ln for ln in lines if ln.strip()]
+    if not body:
+        return list(lines)
+    cut = min(len(ln) - len(ln.lstrip(" ")) for ln in body)
+    return [ln[cut:] if ln.strip() else ln for ln in lines] if cut else list(lines)
+
+
 def sniff_values(doc: Document) -> int:
+    if doc.lines and doc.lines[0][:1] == " " or any(ln[:1] == " " for ln in doc.head(1)):
+        doc = Document(doc.artifact, tuple(_dedent(doc.lines)), doc.first_line, doc.command, doc.path_hint, doc.meta)
     cmd = doc.command or ""
     if re.match(r"^helm\b.*\bget\s+(?:values|all)\b", cmd):
         return SURE
@@ -202,8 +214,9 @@ def sniff_values(doc: Document) -> int:
 
 
 def _values_body(doc: Document) -> tuple[list[str], int, str | None]:
-    """The YAML lines (header and grep separators blanked, count kept), and the header kind."""
-    lines = list(doc.lines)
+    """The YAML lines (header and grep separators blanked, a shared indentation removed, count kept), and the
+    header kind."""
+    lines = _dedent(doc.lines)
     kind = None
     for i, ln in enumerate(lines):
         if not ln.strip():
@@ -242,8 +255,8 @@ def parse_values(doc: Document) -> Iterable[HelmRelease]:
     if not isinstance(data, dict):
         raise UnusableData("Helm values are not a YAML mapping")
     computed = every or header == "COMPUTED"
-    chart = "nvidia-device-plugin" if _plugin_chart(doc.lines) else None
-    install = _install_comment(doc.lines)
+    chart = "nvidia-device-plugin" if _plugin_chart(lines) else None
+    install = _install_comment(lines)
     if install and install[2] == chart:
         release, namespace = release or install[0], namespace or install[1]
     source = "helm get values" + (" --all" if computed else "") if (doc.command or header) else "values file"
@@ -392,3 +405,195 @@ def parse_release_secret(doc: Document) -> Iterable[HelmRelease]:
     if not latest:
         raise UnusableData("no decodable Helm release" + (f" ({'; '.join(skipped)})" if skipped else ""))
     yield from latest.values()
+
+
+# ----------------------------------------------------------------------------------------------- --set flags
+
+_SET_FLAG = re.compile(r"""(?:^|\s)--(?P<kind>set|set-string|set-json)(?:=|\s+)(?P<arg>'[^']*'|"(?:[^"\\]|\\.)*"|\S+)""")
+_HELM_CMD = re.compile(r"^\s*(?:\$\s+|#\s+)?(?:sudo\s+)?(?:microk8s\s+)?helm3?\s+(?:upgrade|install|template)\b")
+_INDEX = re.compile(r"^(?P<key>[^\[\]]*)\[(?P<i>\d+)\]$")
+
+
+def _command_lines(doc: Document) -> list[tuple[int, str]]:
+    """(line number, text) of the helm command: the prompt's command line, then the lines that continue it."""
+    out: list[tuple[int, str]] = []
+    if doc.command and _HELM_CMD.match(doc.command):
+        out.append((doc.first_line - 1, doc.command))
+    for i, ln in enumerate(doc.lines):
+        if not out and not _HELM_CMD.match(ln):
+            if ln.strip():
+                return []
+            continue
+        if out and not ln.strip():
+            break
+        out.append((doc.first_line + i, ln))
+        if not ln.rstrip().endswith("\\") and (i + 1 >= len(doc.lines) or not doc.lines[i + 1].lstrip().startswith("--")):
+            break
+    return out
+
+
+def sniff_set_flags(doc: Document) -> int:
+    lines = _command_lines(doc)
+    if not lines:
+        return NO
+    text = " ".join(t for _, t in lines)
+    return SURE if _SET_FLAG.search(text) else WEAK
+
+
+def _split_assignments(arg: str) -> list[str]:
+    """`a=1,b={x,y},c=d\\,e` -> ["a=1", "b={x,y}", "c=d,e"]: commas outside braces separate assignments."""
+    out, cur, depth, i = [], "", 0, 0
+    while i < len(arg):
+        c = arg[i]
+        if c == "\\" and i + 1 < len(arg):
+            cur += arg[i + 1]
+            i += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        if c == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += c
+        i += 1
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _typed(value: str, kind: str):
+    """The value as Helm reads it: --set guesses bools, ints and null; --set-string never does; --set-json is JSON."""
+    if kind == "set-json":
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    if kind == "set-string":
+        return value
+    if value.startswith("{") and value.endswith("}"):
+        return [_typed(v, kind) for v in _split_assignments(value[1:-1])]
+    if value in ("true", "false"):
+        return value == "true"
+    if value == "null":
+        return None
+    if re.fullmatch(r"-?\d+", value) and not (len(value) > 1 and value.lstrip("-").startswith("0")):
+        return int(value)
+    return value
+
+
+def _assign(root: dict, path: str, value) -> str | None:
+    """Set a Helm path (`toolkit.env[0].name`) in nested values; the dotted key (`toolkit.env.0.name`), or None."""
+    parts = re.split(r"(?<!\\)\.", path)
+    cur = root
+    dotted: list[str] = []
+    for n, raw in enumerate(parts):
+        part = raw.replace("\\.", ".")
+        m = _INDEX.match(part)
+        last = n == len(parts) - 1
+        if m:
+            key, i = m.group("key"), int(m.group("i"))
+            if not isinstance(cur, dict) or i > 1000:
+                return None
+            lst = cur.setdefault(key, [])
+            if not isinstance(lst, list):
+                return None
+            while len(lst) <= i:
+                lst.append({})
+            dotted += [key, str(i)]
+            if last:
+                lst[i] = value
+            else:
+                if not isinstance(lst[i], dict):
+                    lst[i] = {}
+                cur = lst[i]
+            continue
+        if not isinstance(cur, dict):
+            return None
+        dotted.append(part)
+        if last:
+            cur[part] = value
+        else:
+            nxt = cur.get(part)
+            if not isinstance(nxt, dict):
+                nxt = cur[part] = {}
+            cur = nxt
+    return ".".join(dotted)
+
+
+def _release_of_command(text: str) -> tuple[str | None, str | None, str | None, str | None]:
+    """(release, namespace, chart, chart version) of `helm install|upgrade REL CHART -n NS --version V`."""
+    try:
+        tokens = shlex.split(text.replace("\\\n", " ").replace("\\ ", " "))
+    except ValueError:
+        tokens = text.split()
+    tokens = [t for t in tokens if t != "\\"]
+    takes = {"-n", "--namespace", "-f", "--values", "--version", "--set", "--set-string", "--set-json", "--set-file",
+             "--kube-context", "--kubeconfig", "--timeout", "--repo", "-o", "--output", "--description", "--post-renderer"}
+    positional, namespace, version, i = [], None, None, 0
+    while i < len(tokens):
+        t = tokens[i]
+        if t in ("-n", "--namespace") and i + 1 < len(tokens):
+            namespace = tokens[i + 1]
+        elif t == "--version" and i + 1 < len(tokens):
+            version = tokens[i + 1]
+        elif t.startswith("--namespace="):
+            namespace = t.split("=", 1)[1]
+        elif t.startswith("--version="):
+            version = t.split("=", 1)[1]
+        if t in takes:
+            i += 2
+            continue
+        if not t.startswith("-"):
+            positional.append(t)
+        i += 1
+    while positional and positional[0] in ("sudo", "microk8s", "$", "#"):
+        positional.pop(0)
+    args = positional[2:]  # after `helm install|upgrade`
+    generate = "--generate-name" in tokens or "-g" in tokens
+    release = None if generate or len(args) < 2 else args[0]
+    chart_ref = args[0] if generate and args else args[1] if len(args) >= 2 else None
+    chart = chart_ref.rstrip("/").rsplit("/", 1)[-1] if chart_ref else None
+    return release, namespace, chart, version
+
+
+@parser("helm.set-flags", "`helm install|upgrade ... --set/--set-string/--set-json` flags: the chart values they set, typed as Helm types them",
+        sniff=sniff_set_flags)
+def parse_set_flags(doc: Document) -> Iterable[HelmRelease]:
+    lines = _command_lines(doc)
+    if not lines:
+        raise UnusableData("no helm install/upgrade command")
+    values: dict = {}
+    key_lines: dict[str, int] = {}
+    for number, text in lines:
+        for m in _SET_FLAG.finditer(text):
+            arg = m.group("arg")
+            if arg[:1] in ("'", '"') and arg[-1:] == arg[:1]:
+                arg = arg[1:-1]
+            for assignment in _split_assignments(arg) if m.group("kind") != "set-json" else [arg]:
+                path, sep, value = assignment.partition("=")
+                if not sep or not path:
+                    continue
+                dotted = _assign(values, path.strip(), _typed(value, m.group("kind")))
+                if dotted:
+                    key_lines[dotted] = number
+                    parts = dotted.split(".")
+                    for k in range(1, len(parts)):
+                        key_lines.setdefault(".".join(parts[:k]), number)
+    release, namespace, chart, version = _release_of_command("\n".join(t for _, t in lines))
+    if not values and not release:
+        raise UnusableData("a helm command without --set flags")
+    first = lines[0][0]
+    yield HelmRelease(
+        name=release,
+        namespace=namespace,
+        chart=chart,
+        chart_version=version,
+        user_values=values,
+        source="helm --set flags",
+        artifact=doc.artifact,
+        key_lines=key_lines,
+        evidence=Evidence(doc.artifact, first, lines[0][1].strip()[:400]),
+    )

@@ -24,6 +24,8 @@ bundle's record (`doc.meta["node"]`), else it stays None.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import re
 import shlex
 from datetime import datetime
@@ -229,6 +231,106 @@ def parse_modules(doc: Document) -> Iterable[ModuleList]:
     what = doc.command or (f"cat {path}" if path else "lsmod")
     yield ModuleList(tuple(modules), _about(doc, f"{what}: {len(modules)} module(s) listed"), _node(doc), source,
                      pattern if filtered else None, filtered and pattern is None)
+
+
+# ---------------------------------------------------------------------------------------------- SELinux / AppArmor
+
+
+@dataclass(frozen=True, slots=True)
+class SecurityModule:
+    """A Linux security module's state on the node: SELinux (`getenforce`, `sestatus`) or AppArmor (`aa-status`).
+    An enforcing module can deny the driver container's module load or the toolkit's hook what it needs."""
+
+    name: str  # selinux | apparmor
+    mode: str  # enforcing | permissive | disabled | enabled (AppArmor loaded; `profiles` in enforce mode)
+    evidence: Evidence
+    node: str | None = None
+    profiles: int | None = None  # AppArmor: profiles in enforce mode
+
+
+_GETENFORCE = re.compile(r"^(?P<mode>Enforcing|Permissive|Disabled)\s*$")
+_SESTATUS = re.compile(r"^(?:SELinux status|Current mode):\s+(?P<value>enabled|disabled|enforcing|permissive)\s*$")
+_AA_LOADED = re.compile(r"^apparmor module is (?P<state>loaded|not loaded)\.?\s*$")
+_AA_ENFORCE = re.compile(r"^(?P<n>\d+) profiles are in enforce mode\.?\s*$")
+
+
+_SECURITY_PROGRAMS = ("getenforce", "sestatus", "aa-status", "apparmor_status")
+# The prompt line when the source did not split at it (these programs are not among the ones it splits at).
+_SECURITY_PROMPT = re.compile(r"^\s*(?:[\w.@:~/\[\] -]{0,80}[#$]\s+)?(?:sudo\s+)?(?:getenforce|sestatus|aa-status|apparmor_status)\b")
+
+
+def sniff_security(doc: Document) -> int:
+    prog, _, _, _ = command(doc)
+    head = _head(doc, 6)
+    if (prog in _SECURITY_PROGRAMS or (head and _SECURITY_PROMPT.match(head[0]))) and head[1 if not prog else 0:]:
+        return SURE
+    if head and ((_GETENFORCE.match(head[0]) and len(head) == 1) or any(_SESTATUS.match(ln) for ln in head)
+                 or any(_AA_LOADED.match(ln) for ln in head)):
+        return LIKELY
+    return NO
+
+
+@parser("host.security", "`getenforce`, `sestatus`, `aa-status`: whether SELinux or AppArmor enforces on the node", sniff=sniff_security)
+def parse_security(doc: Document) -> Iterable[SecurityModule]:
+    selinux: tuple[str, int] | None = None
+    for i, ln in _lines(doc):
+        s = ln.strip()
+        if m := _GETENFORCE.match(s):
+            selinux = (m.group("mode").lower(), i)
+        elif m := _SESTATUS.match(s):
+            value = m.group("value")
+            if value == "disabled" or value in ("enforcing", "permissive") or selinux is None:
+                selinux = (value, i)
+        elif m := _AA_LOADED.match(s):
+            if m.group("state") == "not loaded":
+                yield SecurityModule("apparmor", "disabled", doc.evidence(i), _node(doc))
+                return
+            n = next((int(a.group("n")) for _, x in _lines(doc) if (a := _AA_ENFORCE.match(x.strip()))), None)
+            yield SecurityModule("apparmor", "enforcing" if n else "enabled", doc.evidence(i), _node(doc), n)
+    if selinux is not None:
+        yield SecurityModule("selinux", selinux[0], doc.evidence(selinux[1]), _node(doc))
+    elif not any(_AA_LOADED.match(ln.strip()) for ln in doc.lines):
+        raise UnusableData("no SELinux or AppArmor state in this output")
+
+
+# ---------------------------------------------------------------------------------------------- lspci -k
+
+# `lspci -nnk`: a device line, then indented Subsystem / Kernel driver in use / Kernel modules lines.
+_PCI_DEVICE = re.compile(r"^(?P<addr>(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+(?P<what>.*)$")
+_PCI_DRIVER = re.compile(r"^\s+Kernel driver in use:\s*(?P<driver>[\w-]+)\s*$")
+_NVIDIA_DEVICE = re.compile(r"\[10de:[0-9a-fA-F]{4}\]|NVIDIA Corporation", re.I)
+
+
+def sniff_lspci(doc: Document) -> int:
+    prog, args, _, _ = command(doc)
+    head = doc.head(40)
+    devices = sum(1 for ln in head if _PCI_DEVICE.match(ln))
+    drivers = any(_PCI_DRIVER.match(ln) for ln in head)
+    if prog == "lspci" and devices:
+        return SURE
+    return LIKELY if devices and drivers else NO
+
+
+@parser("host.lspci", "`lspci -k` / `lspci -nnk`: the kernel driver bound to each NVIDIA device (nouveau, nvidia, vfio-pci)", sniff=sniff_lspci)
+def parse_lspci(doc: Document) -> Iterable[ModuleList]:
+    """The drivers bound to NVIDIA devices, as a module listing that proves only presence: a driver in use is a
+    loaded module; one not shown may still be loaded (lspci lists drivers, not modules)."""
+    modules: dict[str, LoadedModule] = {}
+    nvidia = False
+    for i, ln in enumerate(doc.lines):
+        dev = _PCI_DEVICE.match(ln)
+        if dev:
+            nvidia = bool(_NVIDIA_DEVICE.search(dev.group("what")))
+            continue
+        drv = _PCI_DRIVER.match(ln)
+        if drv and nvidia:
+            name = drv.group("driver").replace("-", "_") if drv.group("driver") != "vfio-pci" else "vfio_pci"
+            modules.setdefault(name, LoadedModule(name, None, (), doc.evidence(i)))
+    if not modules:
+        raise UnusableData("no NVIDIA device with a bound driver in this lspci output")
+    what = doc.command or "lspci -k"
+    yield ModuleList(tuple(modules.values()), _about(doc, f"{what}: drivers in use by NVIDIA devices: {', '.join(modules)}"),
+                     _node(doc), "lspci -k", None, True)
 
 
 # ---------------------------------------------------------------------------------------------- modinfo

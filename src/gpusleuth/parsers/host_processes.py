@@ -24,6 +24,7 @@ from gpusleuth.errors import UnusableData
 from gpusleuth.knowledge import table
 from gpusleuth.model.document import Document
 from gpusleuth.model.evidence import Evidence
+from gpusleuth.model.logs import ContainerLog
 from gpusleuth.model.runtime import (
     ContainerdConfig,
     ContainerdInstance,
@@ -34,6 +35,7 @@ from gpusleuth.model.runtime import (
 )
 from gpusleuth.parsers.base import LIKELY, NO, SURE, WEAK, parser
 from gpusleuth.parsers.containerd_config import normalise_path
+from gpusleuth.parsers.logs import parse_log
 
 # The containerd daemon itself (not containerd-shim-*, not `snap.k8s.containerd.service`, not a flag value).
 _CONTAINERD = re.compile(r"(?<![\w/.=@-])(?P<bin>(?:/[\w.@+-]+)*/containerd|containerd)(?=\s|$)")
@@ -50,6 +52,7 @@ _NOT_DAEMON = re.compile(r"(?:^\s*[$#%>]\s|(?:^|[\s/])(?:e?grep|pgrep|pkill|pido
 _VERSION = re.compile(r"^\s*containerd\s+\S+\s+v?(?P<v>\d+\.\d+\.\d+[\w.+~-]*)")
 _CANNOT = re.compile(r"^(?:ls|stat|test|file): cannot (?:access|stat|statx) ['‘\"]?(?P<path>/[^'’\"]+)['’\"]?: No such file or directory")
 _ENTRY = re.compile(r"^[-lcsbdp][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+[\d,]+\s+\w{3}\s+\d+\s+[\d:]+\s+(?P<name>[^/\s].*)$")
+_TOTAL = re.compile(r"^total \d+[KMG]?\s*$")
 _LS_DIR = re.compile(r"^ls\s+(?:-\S+\s+)*(?P<dir>/\S*?)/?$")
 _LISTED = re.compile(r"^[-lcsbdp][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+[\d,]+\s+\w{3}\s+\d+\s+[\d:]+\s+(?P<path>/\S+)")
 
@@ -114,7 +117,7 @@ def sniff_processes(doc: Document) -> int:
 
 
 @parser("host.processes", "ps / pgrep / systemctl output and kubelet args: containerd instances, kubelet endpoint", sniff=sniff_processes)
-def parse_processes(doc: Document) -> Iterable[ContainerdInstance | KubeletRuntime]:
+def parse_processes(doc: Document) -> Iterable[ContainerdInstance | KubeletRuntime | ContainerLog]:
     unit = None
     found = 0
     for i, ln in enumerate(doc.lines):
@@ -145,8 +148,27 @@ def parse_processes(doc: Document) -> Iterable[ContainerdInstance | KubeletRunti
         if inst:
             found += 1
             yield inst
+    journal = _unit_log(doc) if unit else None
+    if journal is not None:
+        found += 1
+        yield journal
     if not found:
         raise UnusableData("no containerd or kubelet process in this output")
+
+
+# The unit's last log lines under `systemctl status` (journald's short format).
+_UNIT_LOG_LINE = re.compile(r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ [\w@.-]+(?:\[\d+\])?: ")
+
+
+def _unit_log(doc: Document) -> ContainerLog | None:
+    """The log lines `systemctl status` prints under a unit (why it failed), read as that host's journal."""
+    at = [i for i, ln in enumerate(doc.lines) if _UNIT_LOG_LINE.match(ln)]
+    if not at:
+        return None
+    start, end = at[0], at[-1] + 1
+    sub = Document(doc.artifact, tuple(doc.lines[start:end]), doc.first_line + start, meta=doc.meta)
+    log = parse_log(sub)
+    return log if log.lines else None
 
 
 def sniff_crictl(doc: Document) -> int:
@@ -273,6 +295,8 @@ def sniff_probe(doc: Document) -> int:
         return LIKELY if any(_probe_line(ln) for ln in lines) or _bare_names(doc) else NO
     seen = False
     for ln in lines:  # WEAK when every non-blank line is one: the first that is not decides
+        if _TOTAL.match(ln):  # `ls -la`'s first line
+            continue
         if not _probe_line(ln):
             return NO
         seen = True
