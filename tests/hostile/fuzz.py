@@ -6,7 +6,7 @@ exception leaves the pipeline (anything but SourceError from opening it), when a
 bug (the report's "internal error" gaps), when the JSON report does not render, or when it runs past the
 time budget. Failing inputs are kept with --keep.
 
-    PYTHONPATH=src python tests/hostile/fuzz.py --runs 2000 --seed 1 --keep /tmp/fuzz-failures
+    PYTHONPATH=src python tests/hostile/fuzz.py --runs 2000 --start 1 --keep /tmp/fuzz-failures
     PYTHONPATH=src python tests/hostile/fuzz.py --minutes 30
 
 tests/hostile/test_fuzz.py runs a few dozen cases of every generator on each test run.
@@ -194,9 +194,9 @@ GENERATORS: dict[str, Case] = {
 }
 
 
-def run_case(gen: str, seed: int, budget: float = 30.0) -> str | None:
+def run_case(gen: str, number: int, budget: float = 30.0) -> str | None:
     """None when the case passes, else what went wrong (one paragraph)."""
-    rng = random.Random(f"{gen}:{seed}")
+    rng = random.Random(f"{gen}:{number}")  # case N of a generator is always the same input
     work = Path(tempfile.mkdtemp(prefix="gpusleuth-fuzz-"))
     try:
         case = work / "case"
@@ -213,12 +213,12 @@ def run_case(gen: str, seed: int, budget: float = 30.0) -> str | None:
             json.loads(render(report))
         took = time.perf_counter() - t0
         if facts.errors:
-            return f"{gen} seed {seed}: recorded bug: {facts.errors[0]}"
+            return f"{gen} case {number}: recorded bug: {facts.errors[0]}"
         if took > budget:
-            return f"{gen} seed {seed}: took {took:.1f} s (budget {budget:.0f} s)"
+            return f"{gen} case {number}: took {took:.1f} s (budget {budget:.0f} s)"
         return None
     except Exception:  # noqa: BLE001 - what the fuzzer is looking for
-        return f"{gen} seed {seed}: escaped: {traceback.format_exc(limit=-4)}"
+        return f"{gen} case {number}: escaped: {traceback.format_exc(limit=-4)}"
     finally:
         _remove(work)
 
@@ -274,21 +274,21 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=200, help="cases per generator")
     ap.add_argument("--minutes", type=float, default=None, help="run until this much time has passed instead")
-    ap.add_argument("--seed", type=int, default=0, help="first seed")
+    ap.add_argument("--start", type=int, default=0, help="number of the first case (cases are reproducible by number)")
     ap.add_argument("--only", choices=sorted(GENERATORS), action="append", help="only these generators")
     ap.add_argument("--keep", type=Path, default=None, help="write the failures' descriptions here")
     args = ap.parse_args(argv)
     gens = args.only or sorted(GENERATORS)
     deadline = time.monotonic() + args.minutes * 60 if args.minutes else None
-    failures, runs, seed = [], 0, args.seed
-    while (deadline is None and seed < args.seed + args.runs) or (deadline is not None and time.monotonic() < deadline):
+    failures, runs, number = [], 0, args.start
+    while (deadline is None and number < args.start + args.runs) or (deadline is not None and time.monotonic() < deadline):
         for gen in gens:
-            problem = run_case(gen, seed)
+            problem = run_case(gen, number)
             runs += 1
             if problem:
                 failures.append(problem)
                 print(problem, file=sys.stderr)
-        seed += 1
+        number += 1
     print(f"{runs} runs, {len(failures)} failure(s)")
     if args.keep and failures:
         args.keep.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,5 @@
-"""A short run of the structure-aware fuzzer (tests/hostile/fuzz.py) on every test run: fixed seeds, so a
-failure reproduces with `PYTHONPATH=src python tests/hostile/fuzz.py --only GEN --seed N --runs 1`."""
+"""A short run of the structure-aware fuzzer (tests/hostile/fuzz.py) on every test run: fixed case numbers,
+so a failure reproduces with `PYTHONPATH=src python tests/hostile/fuzz.py --only GEN --start N --runs 1`."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import fuzz  # noqa: E402
 
 @pytest.mark.parametrize("gen", sorted(fuzz.GENERATORS))
 def test_a_short_fuzz_run_finds_nothing(gen):
-    failures = [p for seed in range(12) if (p := fuzz.run_case(gen, seed, budget=20.0))]
+    failures = [p for n in range(12) if (p := fuzz.run_case(gen, n, budget=20.0))]
     assert not failures, "\n\n".join(failures)
 
 
