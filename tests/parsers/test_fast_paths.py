@@ -71,7 +71,7 @@ def _normalise_line_by_line(raw: str) -> tuple[list[str], list[str]]:
             ln = text._QUOTE.sub("", ln, count=1)
         if text._FENCE.match(ln):
             ln = ""
-        if len(ln) > text.MAX_LINE:
+        if len(ln) > text.MAX_LINE and not (ln.strip()[:1] in ("{", "[") and ln.strip()[-1:] in ("}", "]")):
             ln, cut = ln[: text.MAX_LINE], cut + 1
         out.append(ln.expandtabs(8) if "\t" in ln and not ln.lstrip().startswith(("{", "[")) else ln)
     if cut:

@@ -19,6 +19,7 @@ import random
 from dataclasses import dataclass
 from datetime import datetime
 from email.utils import parsedate_to_datetime
+from pathlib import Path
 from typing import Any, AsyncIterator
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -107,17 +108,20 @@ class Api:
         from lightkube.config.kubeconfig import KubeConfig
         from lightkube.core.exceptions import ConfigError
 
+        import os
+
         try:
             if server:
                 config = KubeConfig.from_server(server).get()
             elif kubeconfig:
-                config = KubeConfig.from_file(kubeconfig).get(context)
+                config = _kubeconfig_get(kubeconfig, context)
             elif context:
-                import os
-
-                config = KubeConfig.from_file(os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0]).get(context)
+                config = _kubeconfig_get(os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0], context)
             else:
-                config = KubeConfig.from_env().get()
+                try:
+                    config = KubeConfig.from_service_account().get()
+                except ConfigError:
+                    config = _kubeconfig_get(os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0], None)
         except (ConfigError, OSError, KeyError, ValueError) as exc:
             raise ApiFailure(0, f"no usable Kubernetes configuration: {exc}", "kubeconfig") from None
         if config is None:
@@ -195,3 +199,42 @@ class Api:
             token = (doc.get("metadata") or {}).get("continue")
             if not token:
                 return
+
+
+def _kubeconfig_get(path: str, context: str | None):
+    """lightkube's SingleConfig from a kubeconfig file; anything wrong with the file is one ValueError line
+    naming it (malformed YAML, binary, not a mapping, entries missing or of the wrong shape), never a parser
+    traceback."""
+    import yaml
+    from lightkube.config.kubeconfig import KubeConfig
+    from lightkube.core.exceptions import ConfigError
+
+    from gpusleuth.parsers.yamlsafe import AliasBomb, safe_load
+
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise ValueError(f"{p}: no such kubeconfig file")
+    try:
+        text = p.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{p}: not a kubeconfig (binary, not UTF-8 text)") from None
+    except OSError as exc:
+        raise ValueError(f"{p}: cannot read the kubeconfig: {exc.strerror or exc}") from None
+    try:
+        data = safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ValueError(f"{p}: not a kubeconfig: YAML error{where}: {problem}") from None
+    except AliasBomb as exc:
+        raise ValueError(f"{p}: not a kubeconfig: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("clusters"), list) or not isinstance(data.get("contexts"), list):
+        raise ValueError(f"{p}: not a kubeconfig (a YAML mapping with `clusters` and `contexts` lists expected)")
+    try:
+        return KubeConfig.from_dict(data, fname=p).get(context)
+    except ConfigError as exc:
+        raise ValueError(f"{p}: {exc}") from None
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        what = f"missing entry {exc}" if isinstance(exc, KeyError) else str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"{p}: not a usable kubeconfig ({what})") from None

@@ -456,7 +456,7 @@ class Collector:
             "captured_at": _iso(self.server_time) if self.server_time else started,
             "clock": {"source": "the API server's Date header" if self.server_time else "this machine", "local_start": started},
             "finished_at": now_iso(),
-            "cluster": {"server": self.api.server, "context": self.api.context, "version": self.version},
+            "cluster": self.redactor.obj({"server": self.api.server, "context": self.api.context, "version": self.version}, "manifest.json"),
             "options": {
                 "namespaces": list(self.options.namespaces), "logs": self.options.logs, "tail_lines": self.tail,
                 "limit_bytes": self.limit_bytes, "page_size": self.options.page_size, "node_probes": self.options.node_probes,
@@ -465,8 +465,8 @@ class Collector:
             "counts": {"nodes": len(self.nodes), "pods": len(self.pods), "artifacts": len(self.artifacts), "api_requests": self.api.requests},
             "stripped_fields": list(rules().strip_fields),
             "artifacts": [a.record for a in sorted(self.artifacts, key=lambda a: a.name)],
-            "requests": self.requests,
-            "gaps": self.gaps,
+            "requests": self.redactor.obj(self.requests, "manifest.json"),  # API messages are free text too
+            "gaps": self.redactor.obj(self.gaps, "manifest.json"),
             "redaction": self.redactor.report(),
             **({"probes": self.probe_record} if self.probe_record else {}),
         }

@@ -32,12 +32,12 @@ from gpusleuth.errors import UnusableData
 from gpusleuth.model.configs import CdiSpec
 from gpusleuth.model.document import Document
 from gpusleuth.parsers.base import NO, SURE, WEAK, parser
+from gpusleuth.parsers.yamlsafe import safe_load
 
 _CDI_VERSION = re.compile(r"""^\s*[{"]*\s*"?cdiVersion"?\s*:""")
 _KIND = re.compile(r"""["']?kind["']?\s*:\s*["']?(?P<kind>[\w.-]+/[\w.-]+)""")
 _HOST_PATH = re.compile(r"""["']?hostPath["']?\s*:\s*["']?(?P<path>/[^"',\s}]+)""")
 _DEV_PATH = re.compile(r"""["']?path["']?\s*:\s*["']?(?P<path>/dev/[^"',\s}]+)""")
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def sniff(doc: Document) -> int:
@@ -52,7 +52,7 @@ def sniff(doc: Document) -> int:
 @parser("cdi.spec", "CDI specs (/etc/cdi, /var/run/cdi; YAML or JSON): device names and the host files they mount", sniff=sniff)
 def parse(doc: Document) -> Iterable[CdiSpec]:
     try:
-        body = yaml.load(doc.text, Loader=_LOADER)
+        body = safe_load(doc.text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {doc.first_line + mark.line}" if mark is not None else ""

@@ -14,6 +14,7 @@ from gpusleuth.errors import UnusableData
 from gpusleuth.model.document import Document
 from gpusleuth.model.sharing import SharingConfig
 from gpusleuth.parsers.base import NO, SURE, parser
+from gpusleuth.parsers.yamlsafe import AliasBomb, compose_one, node_paths
 
 _PLUGIN_KEYS = ("sharing", "flags", "timeSlicing", "mps", "resources")
 
@@ -30,15 +31,9 @@ def classify(body) -> str | None:
 
 
 def _paths(node, path: tuple, out: dict) -> None:
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            p = path + (key.value if isinstance(key, yaml.ScalarNode) else str(key.start_mark.line),)
-            out[p] = key.start_mark.line
-            _paths(value, p, out)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, value in enumerate(node.value):
-            out[path + (i,)] = value.start_mark.line
-            _paths(value, path + (i,), out)
+    """Key and item lines under ``node``, each node walked once (an alias adds its key's line only)."""
+    for p, line in node_paths(node):
+        out[path + p] = line
 
 
 def from_text(text: str, artifact: str, *, first_line: int = 1, origin: str | None = None,
@@ -46,8 +41,11 @@ def from_text(text: str, artifact: str, *, first_line: int = 1, origin: str | No
     """A SharingConfig from YAML text, or None when it is not one. ``anchor``: cite every key at this line
     (the ConfigMap key holding the text), quoting the embedded line and its number inside the text."""
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        body = yaml.safe_load(text)
+        node, body = compose_one(text)
+    except AliasBomb:
+        if origin is None:
+            raise
+        return None  # text inside a ConfigMap: not a sharing config anyone could apply
     except yaml.YAMLError as exc:
         if origin is None:
             mark = getattr(exc, "problem_mark", None)

@@ -37,11 +37,7 @@ from gpusleuth.model.document import Document
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.runtime import HelmRelease
 from gpusleuth.parsers.base import LIKELY, NO, SURE, WEAK, parser
-
-try:
-    _Loader = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - PyYAML built without libyaml
-    _Loader = yaml.SafeLoader
+from gpusleuth.parsers.yamlsafe import compose_one, node_paths, safe_load_all
 
 # Top-level keys of the GPU Operator chart's values.yaml (deployments/gpu-operator/values.yaml).
 OPERATOR_KEYS = frozenset({
@@ -93,34 +89,21 @@ def deep_merge(base: dict, over: dict) -> dict:
     return out
 
 
-def _key_lines(node, offset: int, prefix: str = "", out: dict | None = None) -> dict[str, int]:
-    """Dotted key ('toolkit.env.0.value') -> line number in the document (1-based, absolute)."""
-    out = {} if out is None else out
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            if not isinstance(key, yaml.ScalarNode):
-                continue
-            path = f"{prefix}.{key.value}" if prefix else str(key.value)
-            out.setdefault(path, offset + key.start_mark.line)
-            _key_lines(value, offset, path, out)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            path = f"{prefix}.{i}"
-            out.setdefault(path, offset + item.start_mark.line)
-            _key_lines(item, offset, path, out)
+def _key_lines(node, offset: int) -> dict[str, int]:
+    """Dotted key ('toolkit.env.0.value') -> line number in the document (1-based, absolute); each node is
+    walked once, so an alias adds the line of its key and nothing more (yamlsafe)."""
+    out: dict[str, int] = {}
+    for path, line in node_paths(node, scalar_keys_only=True):
+        out.setdefault(".".join(str(p) for p in path), offset + line)
     return out
 
 
 def load_yaml_with_lines(lines: list[str], first_line: int) -> tuple[object, dict[str, int]]:
-    """(data, key lines) of one YAML document; raises yaml.YAMLError."""
-    loader = _Loader("\n".join(lines))
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None, {}
-        return loader.construct_document(node), _key_lines(node, first_line)
-    finally:
-        loader.dispose()
+    """(data, key lines) of one YAML document; raises yaml.YAMLError, or AliasBomb (UnusableData)."""
+    node, data = compose_one("\n".join(lines))
+    if node is None:
+        return None, {}
+    return data, _key_lines(node, first_line)
 
 
 def _operator_keys(lines) -> set[str]:
@@ -361,7 +344,7 @@ def _line_of(doc: Document, needle: str) -> int:
 @parser("helm.release-secret", "Helm release Secrets/ConfigMaps (sh.helm.release.v1.*), decoded", sniff=sniff_release_secret)
 def parse_release_secret(doc: Document) -> Iterable[HelmRelease]:
     try:
-        docs = [d for d in yaml.load_all(doc.text, Loader=_Loader) if d is not None]
+        docs = [d for d in safe_load_all(doc.text) if d is not None]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise UnusableData(f"not valid YAML/JSON{f' at line {doc.lineno(mark.line)}' if mark else ''} (truncated paste?)") from None

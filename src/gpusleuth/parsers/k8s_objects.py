@@ -25,8 +25,9 @@ from gpusleuth.model.finding import Gap
 from gpusleuth.model.k8s import ContainerStatus, DaemonSet, Event, K8sObject, Node, NodeCondition, Pod, Taint
 from gpusleuth.parsers.base import LIKELY, NO, SURE, parser
 from gpusleuth.parsers.k8s_common import GPU_RESOURCE, kubectl_status, parse_time, resource_totals
+from gpusleuth.parsers.yamlsafe import AliasBomb, check_aliases, node_paths
+from gpusleuth.parsers.yamlsafe import Loader as _Loader
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _JSON_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*(.*)$')
 _YAML_API = re.compile(r"^(?:- |  )?apiVersion:\s*\S")
 _YAML_KIND = re.compile(r"^(?:- |  )?kind:\s*[A-Z]\w*\s*$")
@@ -393,6 +394,11 @@ def _sniff_json(doc: Document) -> int:
     head = doc.head(40)
     if not head or head[0].lstrip()[:1] not in "{[":
         return NO
+    if len(head[0]) > _MAX_SCAN_LINE:  # minified: one line holds the document, `kind` of a List comes last
+        first = head[0][:_MAX_SCAN_LINE]
+        if '"apiVersion"' in first and ('"kind"' in first or '"kind"' in head[0]):
+            return _KEYED
+        return NO
     api = any(_JSON_API.match(ln) for ln in head)
     kind = any(_JSON_KIND.match(ln) for ln in head)
     if api and kind:
@@ -443,7 +449,10 @@ class _JsonLines:
 
 @parser("k8s.json", "Kubernetes objects as JSON (`kubectl get -o json`: a List, one object, or several)", _sniff_json)
 def parse_json(doc: Document) -> Iterable:
-    values, gap = _json_values("\n".join(doc.lines), doc)
+    try:
+        values, gap = _json_values("\n".join(doc.lines), doc)
+    except RecursionError:  # the json module recurses per level: a hostile document nests deeper than it can go
+        raise UnusableData("JSON nested too deep to read (thousands of levels); not read") from None
     if not any(_is_list(v) or (isinstance(v, dict) and v.get("kind")) for v in values):
         raise UnusableData("JSON without a Kubernetes object (no kind/apiVersion)")
     lines = _JsonLines(doc, {r for r, v in enumerate(values) if _is_list(v)})
@@ -459,16 +468,9 @@ def parse_json(doc: Document) -> Iterable:
 
 
 def _node_lines(node, path: tuple, out: dict[tuple, int]) -> None:
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            p = path + (key.value if isinstance(key, yaml.ScalarNode) else str(key.start_mark.line),)
-            out[p] = key.start_mark.line
-            _node_lines(value, p, out)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, value in enumerate(node.value):
-            p = path + (i,)
-            out[p] = value.start_mark.line
-            _node_lines(value, p, out)
+    """Key and item lines under ``node``; each node walked once, so an alias costs one entry (yamlsafe)."""
+    for p, line in node_paths(node):
+        out[path + p] = line
 
 
 def _yaml_source(node, value) -> LineSource:
@@ -499,13 +501,18 @@ def parse_yaml(doc: Document) -> Iterable:
     loader = _Loader("\n".join(doc.lines))
     out: list = []
     found = 0
+    refused: AliasBomb | None = None
     try:
         while True:
             try:
                 if not loader.check_node():
                     break
                 node = loader.get_node()
+                check_aliases(node)
                 value = loader.construct_document(node)
+            except AliasBomb as exc:
+                refused = exc  # this document alone: the ones around it are still read
+                continue
             except yaml.YAMLError as exc:
                 mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
                 where = f"line {doc.first_line + mark.line}" if mark else "somewhere"
@@ -521,6 +528,10 @@ def parse_yaml(doc: Document) -> Iterable:
             found += len(out) > before
     finally:
         loader.dispose()
+    if refused is not None:
+        if not found:
+            raise refused
+        out.append(Gap("artifact", str(refused), doc.artifact))
     if not found:
         raise UnusableData("YAML without a Kubernetes object (no kind/apiVersion)")
     return out

@@ -26,6 +26,7 @@ YAML (``gpusleuth serve BUNDLE --faults faults.yaml``)::
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from dataclasses import dataclass, field
@@ -33,6 +34,30 @@ from pathlib import Path
 
 _REASONS = {400: "BadRequest", 403: "Forbidden", 404: "NotFound", 409: "Conflict", 410: "Expired", 429: "TooManyRequests",
             500: "InternalError", 502: "BadGateway", 503: "ServiceUnavailable", 504: "Timeout"}
+
+
+MAX_SECONDS = 3600  # a delay or Retry-After longer than an hour is a typo
+
+
+class FaultError(ValueError):
+    """One field of one fault is wrong; ``field`` names it."""
+
+    def __init__(self, field_name: str, problem: str):
+        super().__init__(f"{field_name}: {problem}")
+        self.field = field_name
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)) and math.isfinite(value)
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 @dataclass
@@ -51,11 +76,36 @@ class Fault:
     fired: int = field(default=0, compare=False)
 
     def __post_init__(self) -> None:
-        self._re = re.compile(self.path)
+        """Every field checked once, here: a bad value refuses to start instead of failing each request."""
+        for name in ("path", "method", "query", "message"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise FaultError(name, f"must be text, not {_shown(value)}")
+        if self.path is None:
+            raise FaultError("path", "must be text, not null")
+        try:
+            self._re = re.compile(self.path)
+        except re.error as exc:
+            raise FaultError("path", f"not a regular expression: {exc}") from None
+        if self.status is not None and not (_is_int(self.status) and 100 <= self.status <= 599):
+            raise FaultError("status", f"must be an HTTP status from 100 to 599, not {_shown(self.status)}")
+        if self.retry_after is not None and not (_is_number(self.retry_after) and 0 <= self.retry_after <= MAX_SECONDS):
+            raise FaultError("retry_after", f"must be a number of seconds from 0 to {MAX_SECONDS}, not {_shown(self.retry_after)}")
+        if not (_is_number(self.delay) and 0 <= self.delay <= MAX_SECONDS):
+            raise FaultError("delay", f"must be a number of seconds from 0 to {MAX_SECONDS}, not {_shown(self.delay)}")
+        if not isinstance(self.drop, bool):
+            raise FaultError("drop", f"must be true or false, not {_shown(self.drop)}")
+        if self.times is not None and not (_is_int(self.times) and self.times >= 0):
+            raise FaultError("times", f"must be a whole number of at least 0, not {_shown(self.times)}")
+        if not (_is_int(self.skip) and self.skip >= 0):
+            raise FaultError("skip", f"must be a whole number of at least 0, not {_shown(self.skip)}")
 
     @property
     def reason(self) -> str:
         return _REASONS.get(self.status or 500, "InternalError")
+
+
+_FIELDS = {"path", "method", "query", "status", "message", "retry_after", "delay", "drop", "times", "skip"}
 
 
 class Faults:
@@ -67,19 +117,46 @@ class Faults:
 
     @classmethod
     def load(cls, path: str | Path) -> "Faults":
+        """Faults from a YAML file; every problem is a ValueError of one line naming the file (and the fault
+        and field)."""
         import yaml
 
+        from gpusleuth.parsers.yamlsafe import AliasBomb, safe_load
+
+        if Path(path).exists() and not Path(path).is_file():
+            raise ValueError(f"{path}: not a regular file (a FIFO or device?); refused")
         try:
-            doc = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise ValueError(f"{path}: cannot read faults: {exc}") from None
+            text = Path(path).read_bytes().decode("utf-8")
+        except OSError as exc:
+            raise ValueError(f"{path}: cannot read faults: {exc.strerror or exc}") from None
+        except UnicodeDecodeError:
+            raise ValueError(f"{path}: not a YAML faults file (binary, not UTF-8 text)") from None
+        if "\x00" in text:
+            raise ValueError(f"{path}: not a YAML faults file (binary, NUL bytes)")
+        try:
+            doc = safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}" if mark else ""
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise ValueError(f"{path}: not valid YAML{where}: {problem}") from None
+        except AliasBomb as exc:
+            raise ValueError(f"{path}: {exc}") from None
         rows = doc.get("faults", []) if isinstance(doc, dict) else None
         if not isinstance(rows, list):
             raise ValueError(f"{path}: expected a mapping with a `faults:` list")
-        try:
-            return cls([Fault(**row) for row in rows])
-        except (TypeError, re.error) as exc:
-            raise ValueError(f"{path}: bad fault: {exc}") from None
+        faults = []
+        for i, row in enumerate(rows, 1):
+            if not isinstance(row, dict):
+                raise ValueError(f"{path}: bad fault {i}: must be a mapping of fields, not {_shown(row)}")
+            unknown = sorted(str(k) for k in row if str(k) not in _FIELDS)
+            if unknown:
+                raise ValueError(f"{path}: bad fault {i}: unknown field {unknown[0]!r} (known: {', '.join(sorted(_FIELDS))})")
+            try:
+                faults.append(Fault(**{str(k): v for k, v in row.items()}))
+            except FaultError as exc:
+                raise ValueError(f"{path}: bad fault {i}: {exc}") from None
+        return cls(faults)
 
     def add(self, fault: Fault) -> Fault:
         with self._lock:

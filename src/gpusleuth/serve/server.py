@@ -7,13 +7,14 @@ in, notin) and fieldSelector (=, ==, != on any dotted field). Writes are refused
 started with ``probe_namespace`` accepts creating and deleting pods there: it then emulates node probes
 (their log is the node's files from the source), which is how tests drive the probe lifecycle.
 
-Standard library only (ThreadingHTTPServer): one thread per connection, bound to 127.0.0.1.
+Standard library only (http.server): a fixed pool of handler threads, idle connections dropped, bound to 127.0.0.1.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import queue
 import re
 import threading
 import time
@@ -21,7 +22,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 from gpusleuth.live.probe_format import render
@@ -136,6 +137,7 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "gpusleuth-serve"
     disable_nagle_algorithm = True  # headers and body go out in two writes: without this, 40 ms delayed ACKs
+    timeout = 10  # seconds a connection may stay silent (before its request line, between kept-alive requests)
     app: App  # set on the subclass made per server
 
     def log_message(self, format: str, *args) -> None:  # noqa: A002 - quiet; App.log records requests
@@ -200,6 +202,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
+        if self.server.waiting():  # other connections wait for a worker: let this client reconnect
+            self.send_header("Connection", "close")
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
@@ -430,9 +434,64 @@ def _waiting(pod: dict, container: str) -> str | None:
     return None
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
+class _HTTPServer(HTTPServer):
+    """A bounded pool of handler threads fed by a queue of accepted connections.
+
+    ThreadingHTTPServer starts a thread per connection: 300 idle half-open connections held 302 threads.
+    Here a connection waits in the queue (a socket, no thread) until a worker is free; a worker drops a
+    connection that sends nothing for ``Handler.timeout`` seconds, and answers with `Connection: close` while
+    others wait, so kept-alive clients cannot starve new ones."""
+
+    allow_reuse_address = True
     request_queue_size = 256  # the default 5 drops SYNs of concurrent clients: 1 s retransmits
+    workers = 64
+
+    def __init__(self, address, handler):
+        super().__init__(address, handler)
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._pool: list[threading.Thread] = []
+        self._idle = 0
+        self._lock = threading.Lock()
+
+    def waiting(self) -> bool:
+        return not self._queue.empty()
+
+    def process_request(self, request, client_address) -> None:
+        """Queue the connection (never blocks the accept loop); start a worker while all are busy, up to
+        ``workers``: an idle server holds no handler thread, a flood of connections at most ``workers``."""
+        with self._lock:
+            self._queue.put((request, client_address))
+            if self._queue.qsize() > self._idle and len(self._pool) < self.workers:
+                t = threading.Thread(target=self._work, name=f"serve-worker-{len(self._pool)}", daemon=True)
+                self._pool.append(t)
+                t.start()
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                self._idle += 1
+            item = self._queue.get()
+            with self._lock:
+                self._idle -= 1
+            if item is None:
+                return
+            request, client_address = item
+            try:
+                self.finish_request(request, client_address)
+            except Exception:  # noqa: BLE001 - one bad connection never ends a worker
+                self.handle_error(request, client_address)
+            finally:
+                self.shutdown_request(request)
+
+    def server_close(self) -> None:
+        super().server_close()
+        with self._lock:
+            pool = list(self._pool)
+        for _ in pool:
+            self._queue.put(None)
+        deadline = time.monotonic() + 2  # a worker inside a silent connection leaves within Handler.timeout
+        for t in pool:
+            t.join(timeout=max(0.0, deadline - time.monotonic()))
 
     def handle_error(self, request, client_address) -> None:
         """A client that gave up (timeout, Ctrl-C) is not a server error worth a traceback."""

@@ -13,10 +13,13 @@ gives each file the command that wrote it, anything else is split at its shell p
 
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import os
+import stat
 import tarfile
+import time
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -130,6 +133,8 @@ class _Reader:
                 src.gaps.append(Gap("artifact", got.why or "unreadable", name))
             return
         lines, notes = normalise(got.text)
+        if got.note:
+            notes.insert(0, got.note)
         for note in notes:
             src.gaps.append(Gap("artifact", note, name))
         if got.error is not None:
@@ -204,21 +209,93 @@ def read_artifacts(description: str, kind: str, files, metadata: dict[str, bytes
     return reader.finish()
 
 
+def _special_kind(mode: int) -> str | None:
+    """What a file that is not a regular file is, in words; None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+class NotRegular(OSError):
+    """A path that turned out to be a FIFO, a device, a socket or a link when it was opened."""
+
+
+def _open_regular(path: Path, follow: bool = True) -> BinaryIO:
+    """A regular file opened for reading. Opened without blocking and checked on the open file itself, so a FIFO
+    or device swapped in after a directory listing is refused, never waited on; inside a folder
+    (``follow=False``) a link swapped in is not followed either."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if not follow and exc.errno == errno.ELOOP:
+            raise NotRegular("symbolic link; not followed") from None
+        raise
+    try:
+        kind = _special_kind(os.fstat(fd).st_mode)
+        if kind:
+            raise NotRegular(f"{kind}; refused, not read")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_directory(root: Path, description: str | None = None, kind: str = "directory", max_bytes: int | None = None) -> Source:
+    """Every file under ``root``, sorted, depth first. An explicit stack instead of os.walk's recursion
+    (any depth works); links are listed and not followed; FIFOs, devices and sockets are refused unread;
+    a folder that cannot be listed is a gap naming it."""
     reader = _Reader(description or str(root), kind, max_bytes)
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
-        for fn in sorted(filenames):
-            path = Path(dirpath) / fn
-            rel = path.relative_to(root).as_posix()
-            if path.is_symlink() or not path.is_file():
-                reader.source.gaps.append(Gap("artifact", "not a regular file (symlink or device); not followed", rel))
+    gaps = reader.source.gaps
+    stack: list[tuple[Path, str]] = [(root, "")]
+    while stack:
+        folder, rel_dir = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            gaps.append(Gap(PARTIAL, f"cannot read folder: {exc.strerror or exc}; its files were not read", (rel_dir or ".") + "/"))
+            continue
+        subdirs = []
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError as exc:
+                gaps.append(Gap("artifact", f"cannot read: {exc.strerror or exc}", rel))
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                gaps.append(Gap("artifact", "symbolic link; not followed", rel))
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if entry.name not in _SKIP_DIRS:
+                    subdirs.append((Path(entry.path), rel))
+                continue
+            special = _special_kind(st.st_mode)
+            if special:
+                gaps.append(Gap("artifact", f"{special}; refused, not read", rel))
                 continue
             try:
-                with path.open("rb") as fh:
+                with _open_regular(Path(entry.path), follow=False) as fh:
                     reader.add_stream(rel, fh)
+            except NotRegular as exc:
+                gaps.append(Gap("artifact", str(exc), rel))
             except OSError as exc:
-                reader.source.gaps.append(Gap("artifact", f"cannot read: {exc.strerror or exc}", rel))
+                gaps.append(Gap("artifact", f"cannot read: {exc.strerror or exc}", rel))
+        stack.extend(reversed(subdirs))
     return reader.finish()
 
 
@@ -354,6 +431,34 @@ def read_piped(fh: BinaryIO, name: str = STDIN, description: str | None = None, 
     return read_stream(stream, name, label, max_bytes)
 
 
+FIFO_WAIT_S = 3.0  # how long a named pipe may go without a writer before it is refused
+
+
+def _open_fifo(path: Path, spec: str) -> Prefixed:
+    """A pipe opened for reading once something writes to it (`<(kubectl get pods -A)`, a FIFO a writer has
+    open): opened without blocking, then polled. A FIFO nothing opens for writing within FIFO_WAIT_S is
+    refused instead of waited on for ever."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        deadline = time.monotonic() + FIFO_WAIT_S
+        while True:
+            try:
+                head = os.read(fd, 65536)
+            except BlockingIOError:  # a writer is there, nothing written yet: read as it comes
+                head = b""
+                break
+            if head:
+                break
+            if time.monotonic() >= deadline:
+                raise SourceError(f"{spec}: a FIFO (named pipe) that nothing wrote to within {FIFO_WAIT_S:g} s; refused")
+            time.sleep(0.02)
+        os.set_blocking(fd, True)
+        return Prefixed(head, os.fdopen(fd, "rb"))
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def open_source(spec: str, max_bytes: int | None = None, stdin: BinaryIO | None = None) -> Source:
     """The one entry point: SOURCE as the CLI takes it. ``-`` (and /dev/stdin) is standard input, read as one
     pasted file; a pipe such as ``<(kubectl get pods -A)`` is read the same way under its own name."""
@@ -370,9 +475,15 @@ def open_source(spec: str, max_bytes: int | None = None, stdin: BinaryIO | None 
         return read_directory(path, max_bytes=max_bytes)
     lower = path.name.lower()
     try:
-        if not path.is_file():  # a pipe or a device: read once, as a stream
-            with path.open("rb") as fh:
+        if not path.is_file():  # a pipe: read once, as a stream; a device or socket: refused
+            special = _special_kind(path.stat().st_mode)  # stat, never open: a device may never end
+            if special != "a FIFO (named pipe)":
+                raise SourceError(f"{spec}: {special}, not a file, folder, archive or pipe; refused")
+            fh = _open_fifo(path, spec)
+            try:
                 return read_piped(fh, STDIN if spec in _STDIN_PATHS else path.name, spec, max_bytes)
+            finally:
+                fh.rest.close()
         if lower.endswith((".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz")):
             return read_tar(path, max_bytes)
         if lower.endswith(".zip"):

@@ -12,7 +12,7 @@ from typing import BinaryIO, Iterator
 
 from gpusleuth.model.document import Document
 
-MAX_LINE = 16_384  # longer lines are cut: a minified JSON blob still parses, a 2 GB line cannot hurt us
+MAX_LINE = 16_384  # longer lines are cut (a whole JSON document on one line is not: it would not parse cut)
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _QUOTE = re.compile(r"^ {0,3}> ?")
@@ -43,18 +43,68 @@ _BARE_FIRST = re.compile(r"^\s*(?P<cmd>(?:kubectl|k|oc)\s+(?:get|describe|logs|e
 _CAT = re.compile(r"^(?:sudo\s+)?(?:cat|less|more|tail(?:\s+-\S+)*|head(?:\s+-\S+)*)\s+(?P<path>/[^\s|;&>]+)")
 
 
+_BOMS = (  # longest first: the UTF-32 LE mark starts with the UTF-16 LE one
+    (b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"),
+)
+# control bytes text does not hold (tabs, newlines, form feeds, colour escapes, backspace and bell it does)
+_BINARY_CONTROLS = bytes(b for b in range(32) if b not in b"\t\n\r\x0c\x1b\x08\x07")
+
+
+def _wide_encoding(sample: bytes) -> str | None:
+    """UTF-16/32 without a byte-order mark, told by where the zero bytes of mostly-ASCII text fall:
+    UTF-16 LE text is `N\0A\0M\0E\0`, UTF-32 BE `\0\0\0N\0\0\0A`..."""
+    n = len(sample) - len(sample) % 4
+    if n < 8:
+        return None
+    zeros = [sample[i:n:4].count(0) / (n // 4) for i in range(4)]
+    wide = [z > 0.9 for z in zeros]
+    if wide == [False, True, True, True]:
+        return "utf-32-le"
+    if wide == [True, True, True, False]:
+        return "utf-32-be"
+    even, odd = (zeros[0] + zeros[2]) / 2, (zeros[1] + zeros[3]) / 2
+    if odd > 0.7 and even < 0.1:
+        return "utf-16-le"
+    if even > 0.7 and odd < 0.1:
+        return "utf-16-be"
+    return None
+
+
 def decode(data: bytes) -> tuple[str | None, str | None]:
-    """Text of a file, or (None, why) when it is not text a person could have pasted."""
+    """(text, None), (text, a note on what was dropped), or (None, why) when it is not text a person could
+    have pasted.
+
+    UTF-8 is the default; UTF-16/32 are read with or without a byte-order mark. A few NUL bytes in UTF-8
+    text (a kernel log after a crash, a journal export with a zero-filled block) are dropped and the rest is
+    read: only a file whose NULs or control bytes are a real share of it is binary."""
     if not data:
         return None, "empty file"
     sample = data[:65536]
-    if b"\x00" in sample:
-        if sample.startswith((b"\xff\xfe", b"\xfe\xff")):
+    for bom, codec in _BOMS:
+        if sample.startswith(bom):
             try:
-                return data.decode("utf-16"), None
+                return data[len(bom):].decode(codec), None
             except UnicodeDecodeError:
-                pass
-        return None, "binary file (NUL bytes), not text output"
+                break
+    nuls = sample.count(0)
+    if nuls:
+        codec = _wide_encoding(sample)
+        if codec:
+            try:
+                return data.decode(codec), None
+            except UnicodeDecodeError:
+                pass  # a file cut in the middle of a character: read what decodes
+            text = data.decode(codec, errors="replace")
+            if text.count("\ufffd") <= max(16, len(text) // 50):
+                return text, None
+            return None, f"binary file (not {codec.upper()} text)"
+        rest = sample.replace(b"\x00", b"")
+        controls = len(rest) - len(rest.translate(None, _BINARY_CONTROLS))
+        if len(rest) < len(sample) // 2 or controls > max(8, len(rest) // 100):
+            return None, "binary file (NUL bytes), not text output"
+        dropped = data.count(0)
+        data = data.replace(b"\x00", b"")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -63,12 +113,18 @@ def decode(data: bytes) -> tuple[str | None, str | None]:
             return None, "binary file (not UTF-8 text)"
     if text.startswith("\ufeff"):
         text = text[1:]
-    return text, None
+    return text, (f"{dropped} NUL byte(s) dropped; the rest read as text" if nuls else None)
+
+
+def _json_line(line: str) -> bool:
+    """A whole JSON document on one line (`kubectl get pods -o json | jq -c .`, a minified export): kept
+    uncut, since a cut one cannot be parsed. The file's byte cap still bounds it."""
+    s = line.strip()
+    return s[:1] in ("{", "[") and s[-1:] in ("}", "]")
 
 
 CHUNK = 1 << 20  # bytes per read when a file is streamed
 _SAMPLE = 65536  # what decide text or binary is judged on
-_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 @dataclass
@@ -81,14 +137,36 @@ class StreamRead:
     size: int
     capped: bool = False
     error: Exception | None = None
+    note: str | None = None  # text read, with something dropped (NUL bytes) that the report should say
+
+
+def _judge(sample: bytes) -> tuple[str | None, int, bool, str | None]:
+    """(codec, byte-order-mark length, drop NUL bytes, why it is binary) from a file's first bytes, the way
+    decode() judges a whole file."""
+    for bom, codec in _BOMS:
+        if sample.startswith(bom):
+            return codec, len(bom), False, None
+    if b"\x00" not in sample:
+        return "utf-8", 0, False, None
+    codec = _wide_encoding(sample)
+    if codec:
+        return codec, 0, False, None
+    rest = sample.replace(b"\x00", b"")
+    controls = len(rest) - len(rest.translate(None, _BINARY_CONTROLS))
+    if len(rest) < len(sample) // 2 or controls > max(8, len(rest) // 100):
+        return None, 0, False, "binary file (NUL bytes), not text output"
+    return "utf-8", 0, True, None
 
 
 def decode_stream(fh: BinaryIO, cap: int | None = None) -> StreamRead:
     """Read a file object in chunks and decode it as it comes, as decode() would judge the whole file: the
     bytes are never held beside the text. Reads stop at ``cap`` bytes (None: the whole file); an error from
-    the stream (a cut archive, a corrupt gzip member) ends the read and is returned with what came before it."""
+    the stream (a cut archive, a corrupt gzip member) ends the read and is returned with what came before it.
+    UTF-16/32 are read with or without a byte-order mark; a few NUL bytes in UTF-8 text are dropped (and
+    counted in ``note``)."""
     size, pieces, error, capped = 0, [], None, False
     decoder = None
+    codec, drop_nuls, dropped = "utf-8", False, 0
     read = getattr(fh, "read1", fh.read)  # one read at a time: a stream that fails later keeps what came before
     try:
         while True:
@@ -99,33 +177,34 @@ def decode_stream(fh: BinaryIO, cap: int | None = None) -> StreamRead:
             chunk = read(want)
             if not chunk:
                 break
+            size += len(chunk)
             if decoder is None:
                 while len(chunk) < min(_SAMPLE, want) and (more := read(min(_SAMPLE, want) - len(chunk))):
                     chunk += more  # judge on a full sample even when the stream hands out small reads
-                sample = chunk[:_SAMPLE]
-                if b"\x00" in sample and not sample.startswith(_UTF16_BOMS):
-                    return StreamRead(None, "binary file (NUL bytes), not text output", len(chunk))
-                decoder = codecs.getincrementaldecoder("utf-16" if b"\x00" in sample else "utf-8")(
-                    "strict" if b"\x00" in sample else "replace")
-            size += len(chunk)
+                    size += len(more)
+                judged, bom, drop_nuls, why = _judge(chunk[:_SAMPLE])
+                if judged is None:
+                    return StreamRead(None, why, size)
+                codec, chunk = judged, chunk[bom:]
+                decoder = codecs.getincrementaldecoder(codec)("replace")
+            if drop_nuls and b"\x00" in chunk:
+                dropped += chunk.count(0)
+                chunk = chunk.replace(b"\x00", b"")
             pieces.append(decoder.decode(chunk))
-    except UnicodeDecodeError:
-        return StreamRead(None, "binary file (NUL bytes), not text output", size)
     except Exception as exc:  # noqa: BLE001 - the stream's own errors (EOFError, zlib.error, TarError, ...)
         error = exc
     if decoder is None:
         return StreamRead(None, "empty file", 0, error=error)
-    try:
-        pieces.append(decoder.decode(b"", final=True))
-    except UnicodeDecodeError:
-        pieces.append("\ufffd")
+    pieces.append(decoder.decode(b"", final=True))
     text = "".join(pieces)
     del pieces
-    if decoder.errors == "replace" and text.count("\ufffd") > max(16, len(text) // 50):
-        return StreamRead(None, "binary file (not UTF-8 text)", size, capped, error)
+    if text.count("\ufffd") > max(16, len(text) // 50):
+        what = "UTF-8" if codec == "utf-8" else codec.upper()
+        return StreamRead(None, f"binary file (not {what} text)", size, capped, error)
     if text.startswith("\ufeff"):
         text = text[1:]
-    return StreamRead(text, None, size, capped, error)
+    note = f"{dropped} NUL byte(s) dropped; the rest read as text" if dropped else None
+    return StreamRead(text, None, size, capped, error, note)
 
 
 def normalise(text: str) -> tuple[list[str], list[str]]:
@@ -146,9 +225,10 @@ def normalise(text: str) -> tuple[list[str], list[str]]:
     if ("`" in text and "```" in text) or ("~" in text and "~~~" in text):  # one character first: a memchr scan
         lines = ["" if _FENCE.match(ln) else ln for ln in lines]
     if max(map(len, lines), default=0) > MAX_LINE:
-        cut = sum(1 for ln in lines if len(ln) > MAX_LINE)
-        lines = [ln[:MAX_LINE] for ln in lines]
-        notes.append(f"{cut} line(s) longer than {MAX_LINE} characters were cut")
+        cut = sum(1 for ln in lines if len(ln) > MAX_LINE and not _json_line(ln))
+        lines = [ln if len(ln) <= MAX_LINE or _json_line(ln) else ln[:MAX_LINE] for ln in lines]
+        if cut:
+            notes.append(f"{cut} line(s) longer than {MAX_LINE} characters were cut")
     if "\t" in text:
         lines = [ln.expandtabs(8) if "\t" in ln and not ln.lstrip().startswith(("{", "[")) else ln for ln in lines]
     return lines, notes
