@@ -101,7 +101,7 @@ def decode(data: bytes) -> tuple[str | None, str | None]:
             return None, f"binary file (not {codec.upper()} text)"
         rest = sample.replace(b"\x00", b"")
         controls = len(rest) - len(rest.translate(None, _BINARY_CONTROLS))
-        if len(rest) < len(sample) // 2 or controls > max(8, len(rest) // 100):
+        if _binary(sample, rest, controls):
             return None, "binary file (NUL bytes), not text output"
         dropped = data.count(0)
         data = data.replace(b"\x00", b"")
@@ -153,9 +153,17 @@ def _judge(sample: bytes) -> tuple[str | None, int, bool, str | None]:
         return codec, 0, False, None
     rest = sample.replace(b"\x00", b"")
     controls = len(rest) - len(rest.translate(None, _BINARY_CONTROLS))
-    if len(rest) < len(sample) // 2 or controls > max(8, len(rest) // 100):
+    if _binary(sample, rest, controls):
         return None, 0, False, "binary file (NUL bytes), not text output"
     return "utf-8", 0, True, None
+
+
+def _binary(sample: bytes, rest: bytes, controls: int) -> bool:
+    """Whether NUL and control bytes are a real share of a sample: half of it NULs (a zero-filled file), more
+    control bytes than text has, or, with any control byte, NULs and controls together over 5 % of it (a few
+    NULs in a long log are a crash's leftovers; in nine bytes they are what the file is made of)."""
+    return (len(rest) < len(sample) // 2 or controls > max(8, len(rest) // 100)
+            or bool(controls) and (len(sample) - len(rest) + controls) * 20 > len(sample))
 
 
 def decode_stream(fh: BinaryIO, cap: int | None = None) -> StreamRead:
