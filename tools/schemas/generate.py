@@ -37,18 +37,19 @@ import yaml
 OUT = Path(__file__).resolve().parents[2] / "src" / "gpusleuth" / "knowledge" / "schemas"
 ANY: dict = {}
 _OPEN_VALUES = {"labels", "annotations", "podAnnotations", "podLabels", "nodeSelector", "affinity", "resources",
-                "securityContext", "podSecurityContext", "tolerations", "env", "args", "extraEnv", "config",
+                "securityContext", "podSecurityContext", "tolerations", "env", "args", "extraEnv",
                 "imagePullSecrets", "volumes", "volumeMounts", "nodeAffinity", "priorityClassName", "sharing",
                 "node-feature-discovery", "nfd", "kata-manager", "extraVolumes", "extraVolumeMounts"}
 
-# name -> how to build it. Refs are ordered oldest first; the last one is the "current" schema.
+# name -> how to build it. Refs are ordered oldest first, the newest patch of each minor release (the
+# validator compares versions at major.minor); the last one is the "current" schema.
 SOURCES: dict[str, dict] = {
     "device-plugin-config": {
         "repo": "NVIDIA+k8s-device-plugin", "github": "NVIDIA/k8s-device-plugin", "reader": "go", "tag": "json",
         "files": ["api/config/v1/config.go", "api/config/v1/flags.go", "api/config/v1/sharing.go",
                   "api/config/v1/replicas.go", "api/config/v1/resources.go", "api/config/v1/imex.go"],
         "root": "Config",
-        "refs": ["v0.14.0", "v0.15.0", "v0.16.0", "v0.17.0", "v0.18.0", "v0.19.0", "v0.20.0"],
+        "refs": ["v0.14.5", "v0.15.1", "v0.16.2", "v0.17.4", "v0.18.2", "v0.19.3", "v0.20.0"],
         "aliases": {"ResourceName": {"type": "string"}, "ResourcePattern": {"type": "string"},
                     "Duration": {"type": "string"}, "deviceListStrategyFlag": {"type": ["string", "array"]},
                     "ReplicatedDevices": {"type": ["string", "array"]}, "Flags": "CommandLineFlags"},
@@ -89,17 +90,17 @@ SOURCES: dict[str, dict] = {
     "clusterpolicy-crd": {
         "repo": "NVIDIA+gpu-operator", "github": "NVIDIA/gpu-operator", "reader": "crd",
         "files": ["deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml"],
-        "refs": ["v24.9.0", "v25.3.0", "v25.10.0", "v26.3.0", "v26.7.0"],
+        "refs": ["v24.9.2", "v25.3.4", "v25.10.1", "v26.3.3", "v26.7.0"],
     },
     "gpu-operator-values": {
         "repo": "NVIDIA+gpu-operator", "github": "NVIDIA/gpu-operator", "reader": "values",
         "files": ["deployments/gpu-operator/values.yaml"],
-        "refs": ["v24.9.0", "v25.3.0", "v25.10.0", "v26.3.0", "v26.7.0"],
+        "refs": ["v24.9.2", "v25.3.4", "v25.10.1", "v26.3.3", "v26.7.0"],
     },
     "device-plugin-values": {
         "repo": "NVIDIA+k8s-device-plugin", "github": "NVIDIA/k8s-device-plugin", "reader": "values",
         "files": ["deployments/helm/nvidia-device-plugin/values.yaml"],
-        "refs": ["v0.14.0", "v0.15.0", "v0.16.0", "v0.17.0", "v0.18.0", "v0.19.0", "v0.20.0"],
+        "refs": ["v0.14.5", "v0.15.1", "v0.16.2", "v0.17.4", "v0.18.2", "v0.19.3", "v0.20.0"],
     },
 }
 
@@ -201,10 +202,12 @@ def read_go(repo: Path, ref: str, src: dict) -> dict | None:
 
 # ------------------------------------------------------------------------------------------------ CRD, values
 
-def strip(schema):
-    """An OpenAPI schema without descriptions (they make the file ten times larger)."""
+def strip(schema, names: bool = False):
+    """An OpenAPI schema without descriptions, defaults and examples (they make the file ten times larger);
+    ``names``: schema is a `properties` map, whose keys are field names (a field may be called "default")."""
     if isinstance(schema, dict):
-        return {k: strip(v) for k, v in schema.items() if k not in ("description", "default", "example")}
+        return {k: strip(v, k == "properties" and not names) for k, v in schema.items()
+                if names or k not in ("description", "default", "example")}
     if isinstance(schema, list):
         return [strip(v) for v in schema]
     return schema
@@ -249,9 +252,29 @@ def values_schema(value, key: str | None = None) -> dict:
     return dict(ANY)  # a scalar default does not fix the type a template accepts
 
 
+_VALUES_REF = re.compile(r"\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
+
+
 def read_values(repo: Path, ref: str, src: dict) -> dict | None:
+    """values.yaml's keys, plus every `.Values.a.b` the chart's templates read (keys a template reads but
+    values.yaml leaves out or comments out are still the chart's)."""
     text = show(repo, ref, src["files"][0])
-    return None if text is None else values_schema(yaml.safe_load(text) or {})
+    if text is None:
+        return None
+    schema = values_schema(yaml.safe_load(text) or {})
+    chart = src["files"][0].rsplit("/", 1)[0]
+    try:
+        names = git(repo, "ls-tree", "-r", "--name-only", ref, f"{chart}/templates").split()
+    except subprocess.CalledProcessError:
+        names = []
+    for name in names:
+        for m in _VALUES_REF.finditer(show(repo, ref, name) or ""):
+            node = schema
+            for part in m.group(1).strip(".").split("."):
+                if node.get("type") not in (None, "object") or "properties" not in node:
+                    break  # an open map or a scalar: anything below is accepted
+                node = node["properties"].setdefault(part, {})
+    return schema
 
 
 def read_jsonschema(repo: Path, ref: str, src: dict) -> dict | None:

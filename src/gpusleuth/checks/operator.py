@@ -27,6 +27,8 @@ from gpusleuth.model.finding import (
 from gpusleuth.model.k8s import Pod
 from gpusleuth.model.layers import Layer
 from gpusleuth.parsers.helm import OPERATOR_KEYS
+from gpusleuth.facts.validation import Problem, dotted, fix_snippet, image_version, summary, validate
+from gpusleuth.knowledge.config_schemas import load as load_schema, vkey
 
 
 def _ns(ns: str | None) -> str:
@@ -504,8 +506,10 @@ def helm_values_ignored_or_rejected(configuration: Configuration) -> Iterable[Hi
     What it does: For every GPU Operator values artifact (helm get values, values files, the release
     Secret): top-level keys the chart does not have (with the closest key it does have), keys written at
     the top level that the chart reads elsewhere (knowledge/failure_classes.toml [helm_misplaced], e.g.
-    `migStrategy` for mig.strategy, `rdma` for driver.rdma), and `<component>.env` values that YAML reads
-    as booleans or numbers (toolkit.env is TK002's).
+    `migStrategy` for mig.strategy, `rdma` for driver.rdma), keys below the top level that neither the
+    chart's values.yaml, its templates nor the ClusterPolicy CRD have (knowledge/schemas/gpu-operator-values.json
+    and clusterpolicy-crd.json, with the key meant or the place it belongs: `devicePlugin.migStrategy` belongs
+    under mig.strategy), and `<component>.env` values that YAML reads as booleans or numbers (toolkit.env is TK002's).
     Why it matters: Helm passes unknown keys through without a word, so a typo or a key at the wrong level
     silently leaves the default in force (the setting "does nothing"); an unquoted env value makes the
     rendered ClusterPolicy invalid and the install or upgrade fails.
@@ -542,6 +546,26 @@ def helm_values_ignored_or_rejected(configuration: Configuration) -> Iterable[Hi
                 component="gpu-operator",
                 confidence=0.8 if (target or close) else 0.6,
                 facts={"key": key, "expected": target or (close[0] if close else None)},
+            )
+        for p in _nested_value_problems(values, configuration):
+            dots = ".".join(str(x) for x in p.path)
+            if (rel.artifact, dots) in seen:
+                continue
+            seen.add((rel.artifact, dots))
+            snippet = fix_snippet([p])
+            yield Hit(
+                title=f"Helm value `{dots}` is ignored: {p.message.split(': ', 1)[-1] if p.kind == 'misplaced-key' else p.message}",
+                explanation=(f"{rel.artifact}: {p.message}. Checked against the chart's values.yaml and the keys its templates and "
+                             f"ClusterPolicy read ({load_schema('gpu-operator-values').cite}). Helm keeps unknown keys without a warning, "
+                             "so this setting has no effect and the chart's default applies."),
+                severity=Severity.WARNING,
+                role=Role.ROOT_CAUSE,
+                evidence=(rel.cite(dots, f"{p.key}: {p.value!r}"[:200]),),
+                fixes=(Fix(FixKind.PERMANENT, f"Set it where the chart reads it{f' ({dotted(p.belongs)})' if p.belongs else ''} and upgrade the release.",
+                           snippet=snippet, snippet_language="yaml" if snippet else None),),
+                component="gpu-operator",
+                confidence=0.75,
+                facts={"key": dots, "expected": dotted(p.belongs) if p.belongs else p.closest, "kind": p.kind},
             )
         for path, items in _env_lists(values):
             if path == "toolkit.env":
@@ -633,3 +657,100 @@ def driver_disabled_without_host_driver(logs: Logs, configuration: Configuration
 def _node_of(cluster: Cluster | None, pod: str | None) -> str | None:
     p = cluster.pod(pod) if cluster is not None and pod else None
     return p.node if p is not None else None
+
+
+# ------------------------------------------------------------------------------------------------ OP105 (nested), OP160
+
+
+def _operator_version(configuration: Configuration | None, cluster: Cluster | None = None) -> str | None:
+    """The GPU Operator version in use: the release's chart version, else the operator image's tag."""
+    rel = configuration.release if configuration else None
+    if rel and rel.chart_version and vkey(rel.chart_version):
+        return rel.chart_version
+    images = [i for p in (cluster.pods if cluster else ()) for i in p.images]
+    return image_version(images, "gpu-operator")
+
+
+def _newer_than_schema(version: str | None, schema: str) -> bool:
+    """A version newer than the schema may have keys the schema does not: judge nothing then."""
+    v, s = vkey(version), vkey(schema)
+    return bool(v and s and v[:2] > s[:2])
+
+
+def _crd_spec_has(path: tuple) -> bool:
+    """Whether the ClusterPolicy spec accepts path (the chart copies most component blocks into it)."""
+    node = load_schema("clusterpolicy-crd").schema.get("properties", {}).get("spec", {})
+    for part in path:
+        if isinstance(part, int):
+            node = node.get("items") or {}
+            continue
+        props = node.get("properties")
+        if isinstance(props, dict) and part in props:
+            node = props[part]
+        elif isinstance(node.get("additionalProperties"), dict) or node.get("x-kubernetes-preserve-unknown-fields") or not props:
+            return True
+        else:
+            return False
+    return True
+
+
+def _nested_value_problems(values: dict, configuration: Configuration) -> list[Problem]:
+    cs = load_schema("gpu-operator-values")
+    version = _operator_version(configuration)
+    if _newer_than_schema(version, cs.version):
+        return []
+    out = []
+    for p in validate(values, cs, version=version, skip=lambda path: len(path) == 1 and path[0] not in OPERATOR_KEYS):
+        if len(p.path) < 2 or p.kind not in ("unknown-key", "misplaced-key", "wrong-case", "not-yet"):
+            continue
+        if p.kind != "not-yet" and _crd_spec_has(p.path):
+            continue
+        out.append(p)
+    return out
+
+
+@check("OP160", "clusterpolicy-field-not-in-crd")
+def clusterpolicy_against_crd(configuration: Configuration, cluster: Cluster | None = None) -> Iterable[Hit]:
+    """A ClusterPolicy sets fields its CRD does not have, values of the wrong type, or values outside the allowed set.
+
+    What it does: checks the ClusterPolicy's spec against the CRD's OpenAPI schema as the operator ships it
+    (knowledge/schemas/clusterpolicy-crd.json, from NVIDIA/gpu-operator deployments/gpu-operator/crds at each
+    release): unknown fields (with the nearest field, and the place a field belongs when it exists elsewhere:
+    `spec.driver.migStrategy` belongs under spec.mig.strategy), wrong types, values outside an enum
+    (mig.strategy, driver.kernelModuleType ...), and fields the operator version in use does not have yet or no
+    longer has. A version newer than the stored schema is not judged.
+    Why it matters: the API server prunes fields a structural CRD does not declare (kubectl apply without
+    --validate=strict only warns), so the operator never sees them and the default stays in force; a wrong type or
+    enum value is refused and the edit does not land at all.
+    How to fix: write the field where the CRD has it (the corrected snippet is given) and re-apply with
+    `kubectl apply --validate=strict`, or set it through the chart's values.
+    References: https://github.com/NVIDIA/gpu-operator/blob/main/deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml; https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#field-pruning
+    """
+    cp = configuration.cluster_policy
+    if cp is None or not isinstance(cp.body.get("spec"), dict):
+        return
+    cs = load_schema("clusterpolicy-crd")
+    version = _operator_version(configuration, cluster)
+    if _newer_than_schema(version, cs.version):
+        return
+    problems = [p for p in validate(cp.body["spec"], cs, version=version, root=("spec",), at=("spec",)) if p.kind != "deprecated"]
+    if not problems:
+        return
+    refused = [p for p in problems if p.kind in ("wrong-type", "bad-value")]
+    snippet = fix_snippet(problems)
+    yield Hit(
+        title=f"ClusterPolicy {cp.name}: {problems[0].message}",
+        explanation=(f"Checked against the ClusterPolicy CRD ({cs.cite}" + (f"; the operator in use is {version}" if version else "")
+                     + f"): {summary(problems)}. "
+                     + ("The API server refuses a value of the wrong type or outside the allowed set, so the edit does not land. " if refused else "")
+                     + ("Fields the CRD does not declare are pruned by the API server, so the operator never sees them." if any(p.ignored for p in problems) else "")),
+        severity=Severity.ERROR if refused else Severity.WARNING,
+        role=Role.ROOT_CAUSE,
+        evidence=tuple(dict.fromkeys(cp.evidence(".".join(str(x) for x in p.path), f"{p.dotted}: {p.value!r}"[:200] if p.value is not None else None) for p in problems[:6])),
+        fixes=(Fix(FixKind.PERMANENT, "Write the field where the CRD has it and re-apply with `kubectl apply --validate=strict`.",
+                   snippet=snippet, snippet_language="yaml" if snippet else None),),
+        component="gpu-operator",
+        confidence=0.8,
+        facts={"schema": cs.version, "version": version,
+               "problems": [{"kind": p.kind, "path": p.dotted, "belongs": dotted(p.belongs) if p.belongs else None} for p in problems]},
+    )

@@ -102,7 +102,7 @@ def _child(s: dict, key) -> dict | None:
 
 
 @cache
-def _index(name: str, schema_id: int) -> dict[str, list[tuple]]:
+def _index(name: str, schema_id: int = 0) -> dict[str, list[tuple]]:
     """key -> every schema path that names it (in declaration order)."""
     from gpusleuth.knowledge.config_schemas import load
 
@@ -125,13 +125,24 @@ def _index(name: str, schema_id: int) -> dict[str, list[tuple]]:
     return out
 
 
+@cache
+def _joined(name: str) -> dict[str, tuple]:
+    """`migStrategy` -> ("mig", "strategy"): a setting written as one camel-cased key instead of two levels."""
+    out: dict[str, tuple] = {}
+    for key, paths in _index(name, 0).items():
+        for p in paths:
+            if len(p) >= 2 and p[-2] not in ("*", "[]") and key[:1].isalpha():
+                out.setdefault(p[-2] + key[0].upper() + key[1:], p)
+    return out
+
+
 def _shape(path: tuple) -> tuple:
     return tuple("[]" if isinstance(p, int) else p for p in path)
 
 
 def _belongs(cs: ConfigSchema, key: str, parent: tuple, root: tuple) -> tuple | None:
     """The schema path holding key nearest to where it was written (longest shared prefix), outside parent."""
-    where = [p for p in _index(cs.name, id(cs.schema)).get(key, ()) if p[: len(root)] == root and p[:-1] != parent]
+    where = [p for p in _index(cs.name).get(key, ()) if p[: len(root)] == root and p[:-1] != parent]
     if not where:
         return None
     shape = _shape(parent)
@@ -197,10 +208,12 @@ def _walk(value, s: dict, path: tuple, spath: tuple, cs, in_use, version, out: l
 
 
 def _versioned(s: dict, path: tuple, cs, in_use, version, out) -> None:
+    # at major.minor: the stored refs are the newest patch of each minor release
     since, removed = vkey(s.get("x-since")), vkey(s.get("x-removed"))
+    since, removed, in_use = (since or ())[:2] or None, (removed or ())[:2] or None, (in_use or ())[:2] or None
     if in_use and since and in_use < since:
         out.append(Problem("not-yet", path, f"{dotted(path)} exists only since {s['x-since']}; {version} does not read it"))
-    elif removed and (in_use is None or in_use >= removed):
+    elif removed and in_use and in_use >= removed:
         out.append(Problem("removed", path, f"{dotted(path)} was removed in {s['x-removed']}"
                            + (f"; {version} does not read it" if in_use else " (newest schema: " + cs.version + ")")))
     elif s.get("x-deprecated"):
@@ -219,8 +232,12 @@ def _unknown(key, path: tuple, spath: tuple, s: dict, cs: ConfigSchema, value) -
     if belongs:
         return Problem("misplaced-key", path, f"`{key}` under {where} is not read there: it belongs under {dotted(belongs[:-1]) or 'the top level'}",
                        closest=close[0] if close else None, belongs=belongs, value=value)
-    lowered = {k.lower(): k for k in _index(cs.name, id(cs.schema))}
-    other = _index(cs.name, id(cs.schema)).get(lowered.get(str(key).lower(), ""), ())
+    joined = _joined(cs.name).get(str(key))
+    if joined and not close:
+        return Problem("misplaced-key", path, f"`{key}` under {where} is not read: the setting is {dotted(joined)}",
+                       closest=joined[-1], belongs=joined, value=value)
+    lowered = {k.lower(): k for k in _index(cs.name)}
+    other = _index(cs.name).get(lowered.get(str(key).lower(), ""), ())
     if other and not close:
         b = other[0]
         return Problem("misplaced-key", path, f"`{key}` under {where} is not read there: `{b[-1]}` belongs under {dotted(b[:-1]) or 'the top level'}",
