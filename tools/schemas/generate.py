@@ -87,6 +87,17 @@ SOURCES: dict[str, dict] = {
         "refs": ["v2.0.0", "v2.1.0", "v2.3.4"],
         "aliases": {"Duration": {"type": "string"}},
     },
+    "pod-spec": {  # the Pod spec fields a GPU workload sets wrong most: resources, tolerations, nodeSelector, runtimeClassName
+        "repo": "kubernetes+api", "github": "kubernetes/api", "reader": "go", "tag": "json",
+        "files": ["core/v1/types.go"], "root": "PodSpec",
+        "refs": ["v0.30.0", "v0.32.0", "v0.34.0", "v0.36.0"],
+        "aliases": {"resource.Quantity": {"x-kubernetes-int-or-string": True},
+                    "ResourceList": {"type": "object", "additionalProperties": {"x-kubernetes-int-or-string": True}},
+                    "intstr.IntOrString": {"x-kubernetes-int-or-string": True}},
+        # core/v1/types.go TolerationOperator and TaintEffect constants ("" is allowed: Equal / every effect)
+        "enums": {"tolerations.operator": ["", "Exists", "Equal", "Lt", "Gt"],
+                  "tolerations.effect": ["", "NoSchedule", "PreferNoSchedule", "NoExecute"]},
+    },
     "clusterpolicy-crd": {
         "repo": "NVIDIA+gpu-operator", "github": "NVIDIA/gpu-operator", "reader": "crd",
         "files": ["deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml"],
@@ -143,7 +154,9 @@ def go_structs(text: str, tag: str) -> dict[str, list[dict]]:
             elif depth == 1 and (f := _FIELD.match(ln)):
                 tm = re.search(tag + r':"([^"]*)"', f.group(3))
                 name = tm.group(1).split(",")[0] if tm else None
-                if name and name != "-":
+                if tm and not name and f.group(1) is None and "inline" in tm.group(1):
+                    fields.append({"name": "", "type": f.group(2), "deprecated": None, "inline": True})
+                elif name and name != "-":
                     dep = next((c for c in comment if c.lower().startswith("deprecated")), None)
                     fields.append({"name": name, "type": f.group(2), "deprecated": dep})
                 comment = []
@@ -177,7 +190,12 @@ def go_type(t: str, structs: dict, aliases: dict, seen: tuple = ()) -> dict:
             a["items"] = go_type(a["items"], structs, aliases, seen)
         return a
     if t in structs and t not in seen:
-        props = {f["name"]: _field(f, structs, aliases, seen + (t,)) for f in structs[t]}
+        props: dict = {}
+        for f in structs[t]:
+            if f.get("inline"):  # `json:",inline"`: the embedded struct's fields are this one's
+                props.update(go_type(f["type"], structs, aliases, seen + (t,)).get("properties", {}))
+            else:
+                props[f["name"]] = _field(f, structs, aliases, seen + (t,))
         return {"type": "object", "properties": props, "additionalProperties": False}
     return dict(ANY)
 
@@ -315,8 +333,11 @@ def merge(old: dict, new: dict, ref: str, prev: str) -> dict:
 
 
 def set_enum(schema: dict, path: str, values: list) -> None:
+    """Set the allowed values at a dotted path (a list's items are stepped into)."""
     node = schema
     for part in path.split("."):
+        while "items" in node and part not in node.get("properties", {}):
+            node = node["items"]
         node = node.get("properties", {}).get(part)
         if node is None:
             return

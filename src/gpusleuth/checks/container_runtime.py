@@ -16,6 +16,9 @@ from typing import Iterable
 import yaml
 
 from gpusleuth.checks.base import check
+from gpusleuth.facts.validation import Problem, check_path, dotted, summary
+from gpusleuth.knowledge.config_schemas import load as load_schema
+from gpusleuth.parsers.containerd_config import _knowledge as _runc_knowledge
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.configuration import Configuration, truthy
 from gpusleuth.facts.runtime import HandlerError, HandlerErrors, Instance, RuntimeSetup
@@ -727,3 +730,84 @@ def containerd_config_keys_misread(setup: RuntimeSetup) -> Iterable[Hit]:
                 confidence=0.6,
                 facts={"config": cfg.where, "problems": [p.message for p in misread]},
             )
+
+
+# ------------------------------------------------------------------------------------------------ RT160
+
+_CRI_SCHEMA = {1: "containerd-cri-v2", 2: "containerd-cri-v2", 3: "containerd-cri-v3"}
+
+
+def _cri_problems(cfg: ContainerdConfig) -> list[tuple[Problem, Evidence]]:
+    name = _CRI_SCHEMA.get(cfg.version)
+    if not name or cfg.live or not cfg.cri_plugin:
+        return []
+    cs = load_schema(name)
+    _, _, runc = _runc_knowledge()
+    out, seen = [], set()
+    for key, ev in cfg.cri_settings.items():
+        parts = tuple(key.split("."))
+        p = check_path(parts, cs)
+        if p is None or p.path in seen:
+            continue
+        seen.add(p.path)
+        # a runc option written beside the runtime instead of under its options table
+        if len(p.path) == 4 and p.path[:2] == ("containerd", "runtimes") and p.key.lower() in runc:
+            real = runc[p.key.lower()]
+            p = Problem("misplaced-key", p.path, f"`{p.key}` under containerd.runtimes.{p.path[2]} is not read there: it is a runc option "
+                        f"and belongs under containerd.runtimes.{p.path[2]}.options", closest=real,
+                        belongs=("containerd", "runtimes", p.path[2], "options", real))
+        elif p.kind == "unknown-key" and cfg.version == 3:
+            older = check_path(parts, load_schema("containerd-cri-v2"))
+            if older is None:
+                p = Problem("removed", p.path, f"{p.dotted} is a version 2 (containerd 1.x) key of the CRI plugin; a version 3 file does "
+                            f"not read it under {cfg.cri_plugin!r}")
+        out.append((p, ev))
+    return out
+
+
+@check("RT160", "containerd-cri-key-not-read")
+def containerd_cri_key_not_read(setup: RuntimeSetup) -> Iterable[Hit]:
+    """A containerd config sets keys in its CRI plugin section that containerd's CRI plugin does not have.
+
+    What it does: checks every key of the CRI plugin section of each containerd config (version 1 and 2:
+    `plugins.cri` / `plugins."io.containerd.grpc.v1.cri"`, version 3: `plugins.'io.containerd.cri.v1.runtime'`)
+    against the CRI plugin's config structs (knowledge/schemas/containerd-cri-v2.json from containerd 1.6-1.7
+    pkg/cri/config, containerd-cri-v3.json from containerd 2.x internal/cri/config): keys that are not there
+    (with the key meant), runc options written beside a runtime instead of under its `options` table
+    (`SystemdCgroup` under `runtimes.runc`), and version 2 keys in a version 3 file. runc options themselves
+    are RT009's; runtimes under the wrong plugin key RT005's.
+    Why it matters: containerd decodes its config with go-toml and drops keys its structs do not have without a
+    word: a misplaced `BinaryName` or `SystemdCgroup` leaves runc without the NVIDIA hook or on the wrong cgroup
+    driver while the file looks right.
+    How to fix: move the key to where the CRI plugin reads it (the corrected snippet is given), restart
+    containerd, and check with `containerd config dump`.
+    References: https://github.com/containerd/containerd/blob/main/docs/cri/config.md; https://github.com/containerd/containerd/blob/release/1.7/pkg/cri/config/config.go
+    """
+    for cfg in _relevant_configs(setup):
+        problems = _cri_problems(cfg)
+        if not problems:
+            continue
+        ps = [p for p, _ in problems]
+        first = ps[0]
+        snippet = None
+        if first.belongs or first.closest:
+            target = first.belongs or (*first.path[:-1], first.closest)
+            table = ".".join(f'"{t}"' if "." in str(t) else str(t) for t in (("plugins", cfg.cri_plugin) + tuple(target[:-1])))
+            written = next((ev.text for p, ev in problems if p is first and ev and "=" in ev.text), "")
+            snippet = f"[{table}]\n  {target[-1]} = {written.split('=', 1)[1].strip() if written else '...'}\n"
+        yield Hit(
+            title=f"{cfg.where}: {first.message}",
+            explanation=(f"Checked against containerd's CRI plugin config for a version {cfg.version} file "
+                         f"({load_schema(_CRI_SCHEMA[cfg.version]).cite}): {summary(ps)} containerd drops keys its config structs do "
+                         "not have without a warning, so these settings are not in effect."),
+            severity=Severity.WARNING,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(ev for _, ev in problems[:6] if ev)),
+            fixes=(Fix(FixKind.PERMANENT, "Write the key where the CRI plugin reads it, restart containerd and check what it loaded.",
+                       ("sudo containerd config dump | grep -n -A3 'runtimes'",), snippet=snippet, snippet_language="toml" if snippet else None),),
+            node=setup.node,
+            component="containerd",
+            confidence=0.7,
+            facts={"config": cfg.where, "version": cfg.version,
+                   "problems": [{"kind": p.kind, "path": p.dotted, "belongs": dotted(p.belongs) if p.belongs else None} for p in ps]},
+        )

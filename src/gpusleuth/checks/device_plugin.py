@@ -478,7 +478,7 @@ def plugin_config_against_schema(sharing: SharingConfigs, cluster: Cluster | Non
         yield Hit(
             title=f"Device plugin config {cfg.name}: {problems[0].message}",
             explanation=(f"Checked against the plugin's config schema ({cs.cite}"
-                         + (f"; the cluster runs {version}" if version else "") + f"): {summary(problems)}. "
+                         + (f"; the cluster runs {version}" if version else "") + f"): {summary(problems)} "
                          + ("The plugin cannot load a value of the wrong type or outside the allowed set and stops. " if stops else "")
                          + ("The plugin drops keys it does not know without a warning, so what they say is not in effect." if any(p.ignored for p in problems) else "")),
             severity=Severity.ERROR if stops else Severity.WARNING,
@@ -519,7 +519,7 @@ def plugin_values_against_chart(wiring: PluginWiring, cluster: Cluster | None = 
         yield Hit(
             title=f"nvidia-device-plugin Helm values{f' of {rel.name}' if rel.name else ''}: {problems[0].message}",
             explanation=(f"Checked against the chart's values ({cs.cite}" + (f"; the release uses chart {version}" if version else "")
-                         + f"): {summary(problems)}. Helm passes values no template reads without a warning, so these settings have no effect."),
+                         + f"): {summary(problems)} Helm passes values no template reads without a warning, so these settings have no effect."),
             severity=Severity.WARNING,
             role=Role.ROOT_CAUSE,
             evidence=tuple(dict.fromkeys(rel.cite(_helm_path(p.path)) for p in problems[:6])),

@@ -741,7 +741,7 @@ def clusterpolicy_against_crd(configuration: Configuration, cluster: Cluster | N
     yield Hit(
         title=f"ClusterPolicy {cp.name}: {problems[0].message}",
         explanation=(f"Checked against the ClusterPolicy CRD ({cs.cite}" + (f"; the operator in use is {version}" if version else "")
-                     + f"): {summary(problems)}. "
+                     + f"): {summary(problems)} "
                      + ("The API server refuses a value of the wrong type or outside the allowed set, so the edit does not land. " if refused else "")
                      + ("Fields the CRD does not declare are pruned by the API server, so the operator never sees them." if any(p.ignored for p in problems) else "")),
         severity=Severity.ERROR if refused else Severity.WARNING,

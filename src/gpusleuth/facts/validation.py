@@ -14,7 +14,10 @@ import difflib
 from dataclasses import dataclass, field
 from functools import cache
 
+from gpusleuth.errors import NotApplicable
+from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge.config_schemas import ConfigSchema, vkey
+from gpusleuth.model.k8s import K8sObject, PodManifest
 
 # kinds, most serious first
 KINDS = ("wrong-type", "bad-value", "misplaced-key", "wrong-case", "unknown-key", "removed", "not-yet", "deprecated")
@@ -276,7 +279,9 @@ def image_version(images, *names: str) -> str | None:
 
 
 def summary(problems: list[Problem], limit: int = 6) -> str:
-    return "; ".join(p.message for p in problems[:limit]) + (f"; and {len(problems) - limit} more" if len(problems) > limit else "")
+    """The problems' messages as one sentence, ending in its stop."""
+    text = "; ".join(p.message for p in problems[:limit]) + (f"; and {len(problems) - limit} more" if len(problems) > limit else "")
+    return text if text.endswith(("?", ".")) else text + "."
 
 
 def fix_snippet(problems: list[Problem]) -> str | None:
@@ -286,3 +291,84 @@ def fix_snippet(problems: list[Problem]) -> str | None:
         if s:
             return s
     return None
+
+
+def check_path(parts: tuple[str, ...], cs: ConfigSchema, *, root: tuple = ()) -> Problem | None:
+    """A key path whose values are not at hand (a flattened TOML section): the Problem of its first part
+    the schema does not have, or None. A map key may itself hold dots (`registry.mirrors."docker.io"`): at an
+    open map, the key is as many parts as make the rest fit the map's value schema."""
+    node = cs.schema
+    for part in root:
+        node = _child(node, part) or {}
+    done: tuple = ()
+    i = 0
+    while i < len(parts):
+        props = _props(node)
+        part = parts[i]
+        if part in props:
+            node, done, i = props[part], done + (part,), i + 1
+            continue
+        extra = node.get("additionalProperties")
+        if isinstance(extra, dict):
+            j = i + 1
+            while j < len(parts) and _props(extra) and parts[j] not in _props(extra):
+                j += 1
+            if j == len(parts) and _props(extra):  # nothing after the key fits: the key is one part
+                j = i + 1
+            node, done, i = extra, done + (".".join(parts[i:j]),), j
+            continue
+        if extra is False or props:
+            return _unknown(part, done + (part,), _shape(root + done), node, cs, None)
+        return None
+    return None
+
+
+# ------------------------------------------------------------------------------------------------ pod specs
+
+_TEMPLATES = {"Deployment": ("spec", "template", "spec"), "DaemonSet": ("spec", "template", "spec"),
+              "StatefulSet": ("spec", "template", "spec"), "ReplicaSet": ("spec", "template", "spec"),
+              "Job": ("spec", "template", "spec"), "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+              "Pod": ("spec",)}
+
+
+@dataclass(frozen=True)
+class PodSpecAt:
+    """One pod spec as written: a Pod's, or a workload's pod template's, with where it sits in its object."""
+
+    obj: object  # K8sObject
+    at: tuple  # ("spec", "template", "spec")
+
+    @property
+    def spec(self) -> dict:
+        cur = self.obj.body
+        for p in self.at:
+            cur = cur.get(p) if isinstance(cur, dict) else None
+        return cur if isinstance(cur, dict) else {}
+
+    @property
+    def name(self) -> str:
+        ns = f"{self.obj.namespace}/" if self.obj.namespace else ""
+        return f"{self.obj.kind} {ns}{self.obj.name}"
+
+    def evidence(self, path: tuple, text: str | None = None):
+        return self.obj.evidence(".".join(str(p) for p in path), text)
+
+
+@dataclass
+class PodSpecs:
+    specs: list[PodSpecAt]
+
+
+@combiner(PodSpecs)
+def build_pod_specs(facts: Facts) -> PodSpecs:
+    specs = []
+    for obj in [*facts.all(PodManifest), *facts.all(K8sObject)]:
+        at = _TEMPLATES.get(obj.kind)
+        if at:
+            ps = PodSpecAt(obj, at)
+            if ps.spec:
+                specs.append(ps)
+    if not specs:
+        raise NotApplicable("no Pod or workload manifest with a pod spec in the artifacts")
+    return PodSpecs(specs)
+

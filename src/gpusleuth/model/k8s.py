@@ -177,3 +177,10 @@ class K8sObject:
         line = self.key_lines.get(path, self.line)
         value = self.get(path)
         return Evidence(self.artifact, line, text or (f"{path}: {value}" if value is not None else f"{path} (absent)"))
+
+
+@dataclass(frozen=True, slots=True)
+class PodManifest(K8sObject):
+    """A Pod as written (a manifest, `kubectl get pod -o yaml`), kept whole with the line of every key so its
+    spec can be checked against the API's schema. `Pod` is what the rest of gpusleuth reads; this is a type of
+    its own so that views of K8sObject (ConfigMaps, ClusterPolicy, served objects) never see Pods twice."""

@@ -22,7 +22,7 @@ import yaml
 from gpusleuth.errors import UnusableData
 from gpusleuth.model.document import Document
 from gpusleuth.model.finding import Gap
-from gpusleuth.model.k8s import ContainerStatus, DaemonSet, Event, K8sObject, Node, NodeCondition, Pod, Taint
+from gpusleuth.model.k8s import ContainerStatus, DaemonSet, Event, K8sObject, Node, NodeCondition, Pod, PodManifest, Taint
 from gpusleuth.parsers.base import LIKELY, NO, SURE, parser
 from gpusleuth.parsers.k8s_common import GPU_RESOURCE, kubectl_status, parse_time, resource_totals
 
@@ -70,6 +70,10 @@ def _convert(obj: dict, at: _Lines) -> Iterator:
         return  # the tail of a paste cut short: nothing to attribute it to
     if kind == "Pod":
         yield _pod(obj, at)
+        if isinstance(obj.get("spec"), dict):
+            meta = _d(obj.get("metadata"))
+            yield PodManifest(kind="Pod", name=meta.get("name"), namespace=meta.get("namespace"), body=obj, artifact=at.doc.artifact,
+                              line=at.doc.first_line + at.start, api_version=obj.get("apiVersion"), key_lines=at.key_lines())
     elif kind == "Node":
         yield _node(obj, at)
     elif kind == "Event":
