@@ -171,12 +171,12 @@ def validate(body, cs: ConfigSchema, *, version: str | None = None, root: tuple 
         node = _child(node, part) or {}
     out: list[Problem] = []
     in_use = vkey(version)
-    _walk(body, node, at, root, cs, in_use, version, out, skip)
+    _walk(body, node, at, root, cs, in_use, version, out, skip, at)
     order = {k: i for i, k in enumerate(KINDS)}
     return sorted(out, key=lambda p: order.get(p.kind, 99))
 
 
-def _walk(value, s: dict, path: tuple, spath: tuple, cs, in_use, version, out: list, skip) -> None:
+def _walk(value, s: dict, path: tuple, spath: tuple, cs, in_use, version, out: list, skip, at: tuple = ()) -> None:
     if skip(path):
         return
     if not _type_ok(value, s):
@@ -192,7 +192,7 @@ def _walk(value, s: dict, path: tuple, spath: tuple, cs, in_use, version, out: l
             if not isinstance(v, (dict, list)) and v not in enum and str(v) not in [str(e) for e in enum]:
                 close = difflib.get_close_matches(str(v), [str(e) for e in enum], n=1, cutoff=0.6)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
-                out.append(Problem("bad-value", path, f"{dotted(path)} is {v!r}; the allowed values are {', '.join(map(str, enum))}{hint}",
+                out.append(Problem("bad-value", path, f"{dotted(path)} is {v!r}; the allowed values are {_allowed(enum)}{hint}",
                                    closest=close[0] if close else None, value=v))
     if isinstance(value, dict):
         props = _props(s)
@@ -200,14 +200,18 @@ def _walk(value, s: dict, path: tuple, spath: tuple, cs, in_use, version, out: l
             p = path + (key,)
             child = _child(s, key)
             if child is None:
-                out.append(_unknown(key, p, spath, s, cs, sub))
+                out.append(_unknown(key, p, spath, s, cs, sub, at))
                 continue
             if key in props:
                 _versioned(child, p, cs, in_use, version, out)
-            _walk(sub, child, p, spath + ((key if key in props else "*"),), cs, in_use, version, out, skip)
+            _walk(sub, child, p, spath + ((key if key in props else "*"),), cs, in_use, version, out, skip, at)
     elif isinstance(value, list) and isinstance(s.get("items"), dict):
         for i, item in enumerate(value):
-            _walk(item, s["items"], path + (i,), spath + ("[]",), cs, in_use, version, out, skip)
+            _walk(item, s["items"], path + (i,), spath + ("[]",), cs, in_use, version, out, skip, at)
+
+
+def _allowed(enum: list) -> str:
+    return ", ".join(str(e) if e != "" else '"" (empty)' for e in enum)
 
 
 def _versioned(s: dict, path: tuple, cs, in_use, version, out) -> None:
@@ -223,7 +227,7 @@ def _versioned(s: dict, path: tuple, cs, in_use, version, out) -> None:
         out.append(Problem("deprecated", path, f"{dotted(path)} is deprecated: {s['x-deprecated']}"))
 
 
-def _unknown(key, path: tuple, spath: tuple, s: dict, cs: ConfigSchema, value) -> Problem:
+def _unknown(key, path: tuple, spath: tuple, s: dict, cs: ConfigSchema, value, at: tuple = ()) -> Problem:
     siblings = list(_props(s)) + list(s.get("x-known") or ())
     where = dotted(path[:-1]) or "the top level"
     case = next((k for k in siblings if k.lower() == str(key).lower()), None)
@@ -233,18 +237,18 @@ def _unknown(key, path: tuple, spath: tuple, s: dict, cs: ConfigSchema, value) -
     belongs = _belongs(cs, str(key), spath, ())
     close = difflib.get_close_matches(str(key), siblings, n=1, cutoff=0.75)
     if belongs:
-        return Problem("misplaced-key", path, f"`{key}` under {where} is not read there: it belongs under {dotted(belongs[:-1]) or 'the top level'}",
-                       closest=close[0] if close else None, belongs=belongs, value=value)
+        return Problem("misplaced-key", path, f"`{key}` under {where} is not read there: it belongs under {dotted(at + belongs[:-1]) or 'the top level'}",
+                       closest=close[0] if close else None, belongs=at + belongs, value=value)
     joined = _joined(cs.name).get(str(key))
     if joined and not close:
-        return Problem("misplaced-key", path, f"`{key}` under {where} is not read: the setting is {dotted(joined)}",
-                       closest=joined[-1], belongs=joined, value=value)
+        return Problem("misplaced-key", path, f"`{key}` under {where} is not read: the setting is {dotted(at + joined)}",
+                       closest=joined[-1], belongs=at + joined, value=value)
     lowered = {k.lower(): k for k in _index(cs.name)}
     other = _index(cs.name).get(lowered.get(str(key).lower(), ""), ())
     if other and not close:
         b = other[0]
-        return Problem("misplaced-key", path, f"`{key}` under {where} is not read there: `{b[-1]}` belongs under {dotted(b[:-1]) or 'the top level'}",
-                       closest=b[-1], belongs=b, value=value)
+        return Problem("misplaced-key", path, f"`{key}` under {where} is not read there: `{b[-1]}` belongs under {dotted(at + b[:-1]) or 'the top level'}",
+                       closest=b[-1], belongs=at + b, value=value)
     hint = f"; did you mean `{close[0]}`?" if close else ""
     return Problem("unknown-key", path, f"{where} has no `{key}`{hint}", closest=close[0] if close else None, value=value)
 
@@ -254,8 +258,11 @@ def snippet(problem: Problem, value=None) -> str | None:
     import yaml
 
     value = problem.value if value is None else value
-    if problem.kind in ("misplaced-key",) and problem.belongs:
+    if problem.belongs:
         parts = [("<name>" if p == "*" else p) for p in problem.belongs[:-1]] + [problem.belongs[-1]]
+    elif problem.kind == "bad-value" and problem.closest is not None:
+        parts = [("[]" if isinstance(p, int) else p) for p in problem.path]
+        value = problem.closest
     elif problem.kind in ("wrong-case", "unknown-key") and problem.closest:
         parts = [("[]" if isinstance(p, int) else p) for p in problem.path[:-1]] + [problem.closest]
     else:
@@ -362,7 +369,7 @@ class PodSpecs:
 @combiner(PodSpecs)
 def build_pod_specs(facts: Facts) -> PodSpecs:
     specs = []
-    for obj in [*facts.all(PodManifest), *facts.all(K8sObject)]:
+    for obj in [*(m.obj for m in facts.all(PodManifest)), *facts.all(K8sObject)]:
         at = _TEMPLATES.get(obj.kind)
         if at:
             ps = PodSpecAt(obj, at)

@@ -180,7 +180,10 @@ class K8sObject:
 
 
 @dataclass(frozen=True, slots=True)
-class PodManifest(K8sObject):
+class PodManifest:
     """A Pod as written (a manifest, `kubectl get pod -o yaml`), kept whole with the line of every key so its
-    spec can be checked against the API's schema. `Pod` is what the rest of gpusleuth reads; this is a type of
-    its own so that views of K8sObject (ConfigMaps, ClusterPolicy, served objects) never see Pods twice."""
+    spec can be checked against the API's schema. `Pod` is what the rest of gpusleuth reads; this wraps the
+    object instead of being a K8sObject so that views of K8sObject (ConfigMaps, ClusterPolicy, served objects)
+    never see Pods twice."""
+
+    obj: K8sObject

@@ -72,8 +72,8 @@ def _convert(obj: dict, at: _Lines) -> Iterator:
         yield _pod(obj, at)
         if isinstance(obj.get("spec"), dict):
             meta = _d(obj.get("metadata"))
-            yield PodManifest(kind="Pod", name=meta.get("name"), namespace=meta.get("namespace"), body=obj, artifact=at.doc.artifact,
-                              line=at.doc.first_line + at.start, api_version=obj.get("apiVersion"), key_lines=at.key_lines())
+            yield PodManifest(K8sObject(kind="Pod", name=meta.get("name"), namespace=meta.get("namespace"), body=obj, artifact=at.doc.artifact,
+                                        line=at.doc.first_line + at.start, api_version=obj.get("apiVersion"), key_lines=at.key_lines()))
     elif kind == "Node":
         yield _node(obj, at)
     elif kind == "Event":
