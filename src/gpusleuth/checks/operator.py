@@ -528,6 +528,10 @@ def helm_values_ignored_or_rejected(configuration: Configuration) -> Iterable[Hi
             seen.add((rel.artifact, key))
             target = _misplaced().get(key)
             close = difflib.get_close_matches(key, sorted(OPERATOR_KEYS), n=1, cutoff=0.75)
+            if not target and not close:  # `toolkit-version` for toolkit.version, `driverVersion` for driver.version
+                found = validate({key: values[key]}, load_schema("gpu-operator-values"))
+                if found and found[0].kind == "misplaced-key" and found[0].belongs:
+                    target = dotted(found[0].belongs)
             if target:
                 why = f"the chart reads it as {target}"
             elif close:
@@ -542,7 +546,9 @@ def helm_values_ignored_or_rejected(configuration: Configuration) -> Iterable[Hi
                 role=Role.ROOT_CAUSE,
                 evidence=(rel.cite(key, f"{key}: {values[key]!r}"[:200]),),
                 fixes=(Fix(FixKind.PERMANENT, f"Move the setting to {target or (close[0] if close else 'the key the chart documents')} "
-                           "(helm show values nvidia/gpu-operator) and upgrade the release."),),
+                           "(helm show values nvidia/gpu-operator) and upgrade the release.",
+                           snippet=_nested_yaml(target or (close[0] if close else None), values[key]),
+                           snippet_language="yaml" if (target or close) else None),),
                 component="gpu-operator",
                 confidence=0.8 if (target or close) else 0.6,
                 facts={"key": key, "expected": target or (close[0] if close else None)},
@@ -660,6 +666,18 @@ def _node_of(cluster: Cluster | None, pod: str | None) -> str | None:
 
 
 # ------------------------------------------------------------------------------------------------ OP105 (nested), OP160
+
+
+def _nested_yaml(path: str | None, value) -> str | None:
+    """`mig.strategy`, "mixed" -> "mig:\n  strategy: mixed\n": the value written where the chart reads it."""
+    if not path:
+        return None
+    import yaml
+
+    tree = value
+    for part in reversed(path.split(".")):
+        tree = {part: tree}
+    return yaml.safe_dump(tree, sort_keys=False, default_flow_style=False)
 
 
 def _operator_version(configuration: Configuration | None, cluster: Cluster | None = None) -> str | None:

@@ -128,6 +128,30 @@ def _index(name: str, schema_id: int = 0) -> dict[str, list[tuple]]:
     return out
 
 
+def _split_key(key: str, parent: tuple, cs: ConfigSchema) -> tuple | None:
+    """`toolkit-version`, `toolkit_version`, `toolkit.version` -> ("toolkit", "version") when the schema has that
+    path below the key's parent (or at the top): one key written where the schema nests two."""
+    import re
+
+    parts = tuple(p for p in re.split(r"[-_.]", key) if p)
+    if len(parts) < 2:
+        return None
+    for base in (parent, ()):
+        node = cs.schema
+        for part in base:
+            node = (_props(node).get(part) or (node.get("items") if part == "[]" else None)
+                    or (node.get("additionalProperties") if isinstance(node.get("additionalProperties"), dict) else None) or {})
+        ok = True
+        for part in parts:
+            if part not in _props(node):
+                ok = False
+                break
+            node = _props(node)[part]
+        if ok:
+            return tuple(base) + parts
+    return None
+
+
 @cache
 def _joined(name: str) -> dict[str, tuple]:
     """`migStrategy` -> ("mig", "strategy"): a setting written as one camel-cased key instead of two levels."""
@@ -239,6 +263,10 @@ def _unknown(key, path: tuple, spath: tuple, s: dict, cs: ConfigSchema, value, a
     if belongs:
         return Problem("misplaced-key", path, f"`{key}` under {where} is not read there: it belongs under {dotted(at + belongs[:-1]) or 'the top level'}",
                        closest=close[0] if close else None, belongs=at + belongs, value=value)
+    split = _split_key(str(key), spath, cs)
+    if split:
+        return Problem("misplaced-key", path, f"`{key}` under {where} is not read: the setting is {dotted(at + split)} (one key per level)",
+                       closest=split[-1], belongs=at + split, value=value)
     joined = _joined(cs.name).get(str(key))
     if joined and not close:
         return Problem("misplaced-key", path, f"`{key}` under {where} is not read: the setting is {dotted(at + joined)}",
