@@ -35,6 +35,7 @@ from pathlib import Path
 import yaml
 
 OUT = Path(__file__).resolve().parents[2] / "src" / "gpusleuth" / "knowledge" / "schemas"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "schemas.md"
 ANY: dict = {}
 _OPEN_VALUES = {"labels", "annotations", "podAnnotations", "podLabels", "nodeSelector", "affinity", "resources",
                 "securityContext", "podSecurityContext", "tolerations", "env", "args", "extraEnv",
@@ -374,13 +375,55 @@ def build(name: str, mirror: Path, refs: list[str] | None = None) -> dict:
     return {"provenance": provenance, "schema": merged}
 
 
+READERS_DOC = {"go": "Go config structs (json/toml tags)", "crd": "CRD openAPIV3Schema", "values": "values.yaml + templates' .Values",
+               "jsonschema": "values.schema.json"}
+WHAT = {
+    "device-plugin-config": "device plugin / GFD config file (flags, resources, sharing.timeSlicing, sharing.mps, imex)",
+    "mig-parted-config": "mig-parted config (version, mig-configs entries)",
+    "cdi-spec": "CDI spec (cdiVersion, kind, devices, containerEdits)",
+    "containerd-cri-v2": "containerd CRI plugin section, config version 1 (`plugins.cri`) and 2 (`plugins.\"io.containerd.grpc.v1.cri\"`)",
+    "containerd-cri-v3": "containerd CRI runtime plugin section, config version 3 (`plugins.'io.containerd.cri.v1.runtime'`)",
+    "pod-spec": "Pod spec (resources, runtimeClassName, tolerations, nodeSelector, containers)",
+    "clusterpolicy-crd": "GPU Operator ClusterPolicy CRD",
+    "gpu-operator-values": "GPU Operator Helm chart values",
+    "device-plugin-values": "nvidia-device-plugin Helm chart values",
+}
+
+
+def write_table(out: Path, doc: Path) -> None:
+    """docs/schemas.md: which source version each stored schema came from."""
+    rows = []
+    for path in sorted(out.glob("*.json")):
+        p = json.loads(path.read_text())["provenance"]
+        rows.append(f"| `{path.stem}` | {WHAT.get(path.stem, '')} | {p['source']} | {', '.join(p.get('files') or ())} | "
+                    f"{p['version']} | `{(p.get('commit') or '')[:12]}` | {', '.join(p['refs'])} | {READERS_DOC.get(p.get('reader'), p.get('reader'))} |")
+    doc.write_text(
+        "# Configuration schemas and where they came from\n\n"
+        "gpusleuth checks the configs it reads against the schemas of the components that read them "
+        "(`src/gpusleuth/knowledge/schemas/`, checks DP160, DP161, OP105, OP150, OP160, RT160, SC160). Each schema is "
+        "generated from the component's own source by `python tools/schemas/generate.py NAME` (`all` for every one, "
+        "`table` for this page) and merged over the refs listed, so a field carries the first version that has it "
+        "(`x-since`) and the first that no longer has it (`x-removed`); versions are compared at major.minor. "
+        "A version newer than the newest ref is not judged for the operator's schemas.\n\n"
+        "| schema | what | source | files | version | commit | refs merged | read from |\n"
+        "|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n\n"
+        "Not generated: the allowed values of a few string fields are Go constants, listed as `enums` in the "
+        "generator's SOURCES table beside the file they come from (device plugin consts.go, k8s core/v1 "
+        "TolerationOperator/TaintEffect). Not covered yet: NFD worker config, CRI-O, Docker daemon.json, the "
+        "Network Operator's NicClusterPolicy.\n")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("name", choices=[*SOURCES, "all"])
+    ap.add_argument("name", choices=[*SOURCES, "all", "table"])
     ap.add_argument("--mirror", type=Path, default=Path("/work/.mirror"), help="folder of <owner>+<name>/repo clones")
     ap.add_argument("--refs", nargs="*", help="tags or commits, oldest first (default: the table's)")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
+    if args.name == "table":
+        write_table(args.out, DOCS)
+        print(DOCS)
+        return 0
     for name in SOURCES if args.name == "all" else [args.name]:
         data = build(name, args.mirror, args.refs)
         path = args.out / f"{name}.json"

@@ -747,6 +747,8 @@ def _cri_problems(cfg: ContainerdConfig) -> list[tuple[Problem, Evidence]]:
     for key, ev in cfg.cri_settings.items():
         parts = tuple(key.split("."))
         p = check_path(parts, cs)
+        if p is not None and cfg.version in (1, 2) and check_path(parts, load_schema("containerd-cri-v3")) is None:
+            p = None  # containerd 2.x reads version 2 files too, with its own newer keys (cgroup_writable, sandboxer ...)
         if p is None or p.path in seen:
             continue
         seen.add(p.path)
