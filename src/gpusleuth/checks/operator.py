@@ -522,8 +522,9 @@ def helm_values_ignored_or_rejected(configuration: Configuration) -> Iterable[Hi
         values = rel.user_values if rel.user_values is not None else rel.values
         if not isinstance(values, dict):
             continue
+        chart_keys = load_schema("gpu-operator-values").schema.get("properties", {})
         for key in values:
-            if key in OPERATOR_KEYS or (rel.artifact, key) in seen:
+            if key in OPERATOR_KEYS or key in chart_keys or (rel.artifact, key) in seen:
                 continue
             seen.add((rel.artifact, key))
             target = _misplaced().get(key)

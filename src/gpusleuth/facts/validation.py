@@ -195,12 +195,12 @@ def validate(body, cs: ConfigSchema, *, version: str | None = None, root: tuple 
         node = _child(node, part) or {}
     out: list[Problem] = []
     in_use = vkey(version)
-    _walk(body, node, at, root, cs, in_use, version, out, skip, at)
+    _walk(body, node, at, root, cs, in_use, version, out, skip, (at, root))
     order = {k: i for i, k in enumerate(KINDS)}
     return sorted(out, key=lambda p: order.get(p.kind, 99))
 
 
-def _walk(value, s: dict, path: tuple, spath: tuple, cs, in_use, version, out: list, skip, at: tuple = ()) -> None:
+def _walk(value, s: dict, path: tuple, spath: tuple, cs, in_use, version, out: list, skip, at: tuple = ((), ())) -> None:
     if skip(path):
         return
     if not _type_ok(value, s):
@@ -251,7 +251,13 @@ def _versioned(s: dict, path: tuple, cs, in_use, version, out) -> None:
         out.append(Problem("deprecated", path, f"{dotted(path)} is deprecated: {s['x-deprecated']}"))
 
 
-def _unknown(key, path: tuple, spath: tuple, s: dict, cs: ConfigSchema, value, at: tuple = ()) -> Problem:
+def _unknown(key, path: tuple, spath: tuple, s: dict, cs: ConfigSchema, value, frame: tuple = ((), ())) -> Problem:
+    at, root = frame
+
+    def doc(schema_path: tuple) -> tuple:
+        """A schema path as a path in the document: under the validated root it sits below `at`."""
+        return at + tuple(schema_path[len(root):]) if tuple(schema_path[: len(root)]) == tuple(root) else tuple(schema_path)
+
     siblings = list(_props(s)) + list(s.get("x-known") or ())
     where = dotted(path[:-1]) or "the top level"
     case = next((k for k in siblings if k.lower() == str(key).lower()), None)
@@ -261,22 +267,22 @@ def _unknown(key, path: tuple, spath: tuple, s: dict, cs: ConfigSchema, value, a
     belongs = _belongs(cs, str(key), spath, ())
     close = difflib.get_close_matches(str(key), siblings, n=1, cutoff=0.75)
     if belongs:
-        return Problem("misplaced-key", path, f"`{key}` under {where} is not read there: it belongs under {dotted(at + belongs[:-1]) or 'the top level'}",
-                       closest=close[0] if close else None, belongs=at + belongs, value=value)
+        return Problem("misplaced-key", path, f"`{key}` under {where} is not read there: it belongs under {dotted(doc(belongs)[:-1]) or 'the top level'}",
+                       closest=close[0] if close else None, belongs=doc(belongs), value=value)
     split = _split_key(str(key), spath, cs)
     if split:
-        return Problem("misplaced-key", path, f"`{key}` under {where} is not read: the setting is {dotted(at + split)} (one key per level)",
-                       closest=split[-1], belongs=at + split, value=value)
+        return Problem("misplaced-key", path, f"`{key}` under {where} is not read: the setting is {dotted(doc(split))} (one key per level)",
+                       closest=split[-1], belongs=doc(split), value=value)
     joined = _joined(cs.name).get(str(key))
     if joined and not close:
-        return Problem("misplaced-key", path, f"`{key}` under {where} is not read: the setting is {dotted(at + joined)}",
-                       closest=joined[-1], belongs=at + joined, value=value)
+        return Problem("misplaced-key", path, f"`{key}` under {where} is not read: the setting is {dotted(doc(joined))}",
+                       closest=joined[-1], belongs=doc(joined), value=value)
     lowered = {k.lower(): k for k in _index(cs.name)}
     other = _index(cs.name).get(lowered.get(str(key).lower(), ""), ())
     if other and not close:
         b = other[0]
-        return Problem("misplaced-key", path, f"`{key}` under {where} is not read there: `{b[-1]}` belongs under {dotted(at + b[:-1]) or 'the top level'}",
-                       closest=b[-1], belongs=at + b, value=value)
+        return Problem("misplaced-key", path, f"`{key}` under {where} is not read there: `{b[-1]}` belongs under {dotted(doc(b)[:-1]) or 'the top level'}",
+                       closest=b[-1], belongs=doc(b), value=value)
     hint = f"; did you mean `{close[0]}`?" if close else ""
     return Problem("unknown-key", path, f"{where} has no `{key}`{hint}", closest=close[0] if close else None, value=value)
 
