@@ -533,3 +533,80 @@ def plugin_values_against_chart(wiring: PluginWiring, cluster: Cluster | None = 
 
 def _helm_path(path: tuple) -> str:
     return ".".join(str(p) for p in path)
+
+
+# ------------------------------------------------------------------------------------------------ DP162
+
+
+def _advertised_names(cfg) -> tuple[set[str], list[Evidence]]:
+    """The GPU resource names a device plugin config makes the plugin advertise (time-slicing / MPS renames),
+    with the lines that decide them; empty when the config shares nothing."""
+    body = cfg.body
+    sharing = body.get("sharing") if isinstance(body.get("sharing"), dict) else {}
+    names: set[str] = set()
+    why: list[Evidence] = []
+    for mode in ("timeSlicing", "mps"):
+        block = sharing.get(mode) if isinstance(sharing.get(mode), dict) else {}
+        for i, r in enumerate(block.get("resources") or ()):
+            if not isinstance(r, dict) or not r.get("name"):
+                continue
+            base = str(r["name"])
+            if r.get("rename"):
+                names.add(str(r["rename"]))
+                why.append(cfg.evidence(("sharing", mode, "resources", i, "rename")))
+            elif block.get("renameByDefault") is True:
+                names.add(base + ".shared")
+                why.append(cfg.evidence(("sharing", mode, "renameByDefault")))
+            else:
+                names.add(base)
+                why.append(cfg.evidence(("sharing", mode, "resources", i, "name")))
+    return names, why
+
+
+@check("DP162", "requested-gpu-resource-not-advertised-by-config")
+def requested_resource_not_advertised(sharing: SharingConfigs, cluster: Cluster) -> Iterable[Hit]:
+    """Pods request a shared GPU resource name that the device plugin's sharing config does not advertise.
+
+    What it does: derives the resource names each device plugin sharing config makes the plugin advertise
+    (a time-sliced or MPS resource keeps its name, becomes `<name>.shared` with renameByDefault, or takes its
+    `rename`) and compares them with the `nvidia.com/gpu*` names GPU pods request: a pod asking for
+    `nvidia.com/gpu.shared` while every config advertises `nvidia.com/gpu` (renameByDefault not set, or set where the
+    plugin does not read it), or the other way round. A name some node already advertises is not reported;
+    MIG names are DP104's.
+    Why it matters: the scheduler only places a pod on a node that advertises the exact name it requests; with
+    the names out of step the pods stay Pending with `Insufficient nvidia.com/gpu.shared` although the GPUs are shared.
+    How to fix: make the two agree: set renameByDefault under sharing.timeSlicing (or sharing.mps) to advertise
+    `.shared`, or request the name the plugin advertises.
+    References: https://github.com/NVIDIA/k8s-device-plugin#shared-access-to-gpus; https://github.com/NVIDIA/k8s-device-plugin/issues/1433
+    """
+    configs = [(cfg, *_advertised_names(cfg)) for cfg in sharing.of_kind("device-plugin")]
+    configs = [c for c in configs if c[1]]
+    if not configs:
+        return
+    advertised = set().union(*(names for _, names, _ in configs))
+    on_nodes = {k for n in cluster.nodes.values() for k in (*n.capacity, *n.allocatable)}
+    wanted: dict[str, list] = defaultdict(list)
+    for p in cluster.gpu_pods():
+        for name in p.resource_requests:
+            if name.startswith("nvidia.com/gpu") and name not in advertised and name not in on_nodes:
+                wanted[name].append(p)
+    for name, pods in sorted(wanted.items()):
+        cfg, names, why = configs[0]
+        shown = ", ".join(sorted(advertised))
+        yield Hit(
+            title=f"{len(pods)} pod(s) request {name}, which the sharing config does not advertise ({shown})",
+            explanation=(f"{', '.join(p.name or '?' for p in pods[:5])} request {name}; the device plugin sharing config "
+                         f"{cfg.name} makes the plugin advertise {shown}"
+                         + (", and no node in the artifacts advertises it" if cluster.nodes else "")
+                         + ". The scheduler matches resource names exactly, so these pods stay Pending."),
+            severity=Severity.ERROR,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(e for e in (*(p.evidence for p in pods[:3]), *why[:2]) if e),
+            fixes=(Fix(FixKind.PERMANENT, "Advertise the name the pods request (renameByDefault under the sharing mode), or request the advertised name.",
+                       snippet=("version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"
+                                if name.endswith(".shared") else f"resources:\n  limits:\n    {sorted(advertised)[0]}: 1\n"),
+                       snippet_language="yaml"),),
+            component="nvidia-device-plugin",
+            confidence=0.75,
+            facts={"requested": name, "advertised": sorted(advertised), "pods": [p.name for p in pods]},
+        )

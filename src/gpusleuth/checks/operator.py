@@ -773,3 +773,74 @@ def clusterpolicy_against_crd(configuration: Configuration, cluster: Cluster | N
         facts={"schema": cs.version, "version": version,
                "problems": [{"kind": p.kind, "path": p.dotted, "belongs": dotted(p.belongs) if p.belongs else None} for p in problems]},
     )
+
+
+# ------------------------------------------------------------------------------------------------ OP161
+
+# the GPU stack's DaemonSets (operator operands and the standalone plugin/GFD); NFD's worker is FD102's
+_GPU_DAEMONSETS = re.compile(r"(nvidia-(device-plugin|container-toolkit|driver|dcgm|operator-validator|mig-manager|mps-control|"
+                             r"node-status-exporter|vgpu|sandbox|kata|cc-manager|fabricmanager)|gpu-feature-discovery)")
+
+
+def _tolerated(tolerations, taint) -> bool:
+    for t in tolerations:
+        if not isinstance(t, dict):
+            continue
+        if t.get("effect") not in (None, "", taint.effect):
+            continue
+        if t.get("operator") == "Exists" and t.get("key") in (None, "", taint.key):
+            return True
+        if t.get("key") == taint.key and str(t.get("value") or "") == str(taint.value or ""):
+            return True
+    return False
+
+
+@check("OP161", "gpu-daemonset-does-not-tolerate-gpu-node-taint")
+def gpu_daemonset_taint_not_tolerated(cluster: Cluster) -> Iterable[Hit]:
+    """A GPU DaemonSet's tolerations do not match the taint on the GPU nodes, so it never runs there.
+
+    What it does: compares the NoSchedule / NoExecute taints of the nodes that have GPUs with the tolerations of
+    each GPU stack DaemonSet the artifacts show (driver, toolkit, device plugin, GFD, DCGM, validator, MIG
+    manager ...; NFD's worker is FD102's): the same fact stated twice, once on the nodes and once in each
+    DaemonSet. An `Equal` toleration for another value (`nvidia.com/gpu=present` against a taint
+    `nvidia.com/gpu=true`) does not match.
+    Why it matters: a DaemonSet does not create pods on nodes whose taints it does not tolerate, and says nothing:
+    DESIRED stays below the GPU node count, and whatever that operand provides (the driver, the runtime, the
+    resource) never appears on those nodes.
+    How to fix: add the node's taint to the DaemonSet's tolerations where it is configured (ClusterPolicy
+    `daemonsets.tolerations`, the chart's `tolerations` value), or use `operator: Exists` for the taint key.
+    References: https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/; https://github.com/NVIDIA/k8s-device-plugin/issues/1934; https://github.com/NVIDIA/gpu-operator/issues/2717
+    """
+    gpu_nodes = [n for n in cluster.nodes.values()
+                 if any(k.startswith("nvidia.com/") for k in (*n.capacity, *n.allocatable)) or "nvidia.com/gpu.present" in n.labels]
+    taints: dict[tuple, list] = defaultdict(list)
+    for n in gpu_nodes:
+        for t in n.taints:
+            if t.effect in ("NoSchedule", "NoExecute"):
+                taints[(t.key, t.value, t.effect)].append((n, t))
+    if not taints:
+        return
+    for ds in cluster.daemonsets:
+        if not _GPU_DAEMONSETS.search(ds.name) or not (ds.tolerations or ds.tolerations_evidence):
+            continue
+        missing = [(k, nodes) for k, nodes in taints.items() if not _tolerated(ds.tolerations, nodes[0][1])]
+        if not missing:
+            continue
+        (key, value, effect), nodes = missing[0]
+        shown = f"{key}={value}:{effect}" if value else f"{key}:{effect}"
+        yield Hit(
+            title=f"DaemonSet {ds.name} does not tolerate the GPU nodes' taint {shown}",
+            explanation=(f"{len(nodes)} GPU node(s) ({', '.join(n.name for n, _ in nodes[:4])}) carry the taint {shown}; DaemonSet "
+                         f"{ds.namespace + '/' if ds.namespace else ''}{ds.name} tolerates "
+                         f"{', '.join(str(t.get('key', '*')) + ('=' + str(t['value']) if t.get('value') else '') + ' (' + str(t.get('operator', 'Equal')) + ')' for t in ds.tolerations) or 'nothing'}, "
+                         "so it creates no pod on them."),
+            severity=Severity.ERROR,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(e for e in (nodes[0][1].evidence, ds.tolerations_evidence or ds.evidence) if e),
+            fixes=(Fix(FixKind.PERMANENT, "Tolerate the taint where the DaemonSet's tolerations are configured.",
+                       snippet=f"tolerations:\n- key: {key}\n  operator: Exists\n  effect: {effect}\n", snippet_language="yaml"),),
+            node=nodes[0][0].name,
+            component=ds.name,
+            confidence=0.8,
+            facts={"taint": shown, "daemonset": ds.name, "nodes": [n.name for n, _ in nodes]},
+        )
