@@ -17,7 +17,8 @@ and one or more refs. Three readers:
 With several refs the schemas are merged: a field carries `x-since` (the first ref that has it) and
 `x-removed` (the first ref after that which no longer has it), so the validator can tell "not yet" and
 "no longer" apart from "never". Output: {"provenance": {...}, "schema": {...}}, a JSON Schema subset
-(type, properties, additionalProperties, items, enum, x-since, x-removed, x-deprecated).
+(type, properties, additionalProperties, items, enum, x-since, x-removed, x-deprecated, and x-spec-since: the
+version of a versioned document format, such as CDI's cdiVersion, that a field needs).
 
 Only stdlib and PyYAML. What is not generated (enums read from Go constants, Docker, Pod spec) is in the
 SOURCES table as `enums`/`aliases` or in hand-curated files whose provenance says "curated".
@@ -159,7 +160,8 @@ def go_structs(text: str, tag: str) -> dict[str, list[dict]]:
                     fields.append({"name": "", "type": f.group(2), "deprecated": None, "inline": True})
                 elif name and name != "-":
                     dep = next((c for c in comment if c.lower().startswith("deprecated")), None)
-                    fields.append({"name": name, "type": f.group(2), "deprecated": dep})
+                    added = re.search(r"Added in (v\d+(?:\.\d+)*)", ln + " " + " ".join(comment))
+                    fields.append({"name": name, "type": f.group(2), "deprecated": dep, "added": added.group(1) if added else None})
                 comment = []
             elif not s:
                 comment = []
@@ -205,6 +207,8 @@ def _field(f: dict, structs, aliases, seen) -> dict:
     s = go_type(f["type"], structs, aliases, seen)
     if f["deprecated"]:
         s["x-deprecated"] = f["deprecated"]
+    if f.get("added"):  # the CDI spec's own version in which the field appeared ("// Added in v0.7.0")
+        s["x-spec-since"] = f["added"]
     return s
 
 
@@ -400,7 +404,7 @@ def write_table(out: Path, doc: Path) -> None:
     doc.write_text(
         "# Configuration schemas and where they came from\n\n"
         "gpusleuth checks the configs it reads against the schemas of the components that read them "
-        "(`src/gpusleuth/knowledge/schemas/`, checks DP160, DP161, OP105, OP150, OP160, RT160, SC160; the same fact stated in two configs: DP162, OP161). Each schema is "
+        "(`src/gpusleuth/knowledge/schemas/`, checks DP160, DP161, OP105, OP150, OP160, RT160, SC160, RT161; the same fact stated in two configs: DP162, OP161). Each schema is "
         "generated from the component's own source by `python tools/schemas/generate.py NAME` (`all` for every one, "
         "`table` for this page) and merged over the refs listed, so a field carries the first version that has it "
         "(`x-since`) and the first that no longer has it (`x-removed`); versions are compared at major.minor. "

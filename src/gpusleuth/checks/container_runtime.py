@@ -16,7 +16,8 @@ from typing import Iterable
 import yaml
 
 from gpusleuth.checks.base import check
-from gpusleuth.facts.validation import Problem, check_path, dotted, summary
+from gpusleuth.facts.configs import CdiSpecs
+from gpusleuth.facts.validation import Problem, check_path, dotted, summary, validate
 from gpusleuth.knowledge.config_schemas import load as load_schema
 from gpusleuth.parsers.containerd_config import _knowledge as _runc_knowledge
 from gpusleuth.facts.cluster import Cluster
@@ -812,4 +813,48 @@ def containerd_cri_key_not_read(setup: RuntimeSetup) -> Iterable[Hit]:
             confidence=0.7,
             facts={"config": cfg.where, "version": cfg.version,
                    "problems": [{"kind": p.kind, "path": p.dotted, "belongs": dotted(p.belongs) if p.belongs else None} for p in ps]},
+        )
+
+
+# ------------------------------------------------------------------------------------------------ RT161
+
+
+@check("RT161", "cdi-spec-field-not-read")
+def cdi_spec_field_not_read(specs: CdiSpecs) -> Iterable[Hit]:
+    """A CDI spec has fields the CDI specification does not have, values of the wrong type, or fields its cdiVersion does not allow.
+
+    What it does: checks every CDI spec (/etc/cdi, /var/run/cdi) against the spec's Go types
+    (knowledge/schemas/cdi-spec.json, from cncf-tags/container-device-interface specs-go): unknown or misplaced
+    fields (with the field meant), wrong types, and fields newer than the `cdiVersion` the file declares
+    (`hostPath` in deviceNodes needs 0.5.0, `netDevices` 1.1.0 ...).
+    Why it matters: the runtime's CDI cache (containerd, CRI-O, nvidia-container-runtime in CDI mode) refuses a
+    spec whose fields need a newer cdiVersion than it declares, and drops fields it does not know: devices in the
+    spec cannot be resolved ("unresolvable CDI devices") or come without the mounts and device nodes meant.
+    How to fix: regenerate the spec with the toolkit (`nvidia-ctk cdi generate --output=/var/run/cdi/nvidia.yaml`)
+    rather than editing it, or raise cdiVersion to the version the fields need.
+    References: https://github.com/cncf-tags/container-device-interface/blob/main/SPEC.md; https://github.com/cncf-tags/container-device-interface/blob/main/specs-go/config.go
+    """
+    cs = load_schema("cdi-spec")
+    for spec in specs.specs:
+        if not spec.body:
+            continue
+        problems = [p for p in validate(spec.body, cs, spec_version=spec.cdi_version) if p.kind not in ("deprecated", "removed")]
+        problems = [p for p in problems if not (p.kind == "not-yet" and "needs version" not in p.message)]
+        if not problems:
+            continue
+        refused = [p for p in problems if p.kind in ("wrong-type", "not-yet")]
+        yield Hit(
+            title=f"CDI spec {spec.where}: {problems[0].message}",
+            explanation=(f"Checked against the CDI spec types ({cs.cite}): {summary(problems)} "
+                         + ("The runtime's CDI cache refuses the spec, so its devices cannot be resolved. " if refused else "")
+                         + ("Fields the spec types do not have are dropped." if any(p.ignored for p in problems) else "")),
+            severity=Severity.ERROR if refused else Severity.WARNING,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(spec.key_lines.get(p.path) or spec.evidence for p in problems[:6] if spec.key_lines.get(p.path) or spec.evidence)),
+            fixes=(Fix(FixKind.IMMEDIATE, "Regenerate the spec with the toolkit instead of editing it.",
+                       ("sudo nvidia-ctk cdi generate --output=/var/run/cdi/nvidia.yaml", "nvidia-ctk cdi list")),),
+            component="cdi",
+            confidence=0.7,
+            facts={"spec": spec.where, "cdiVersion": spec.cdi_version,
+                   "problems": [{"kind": p.kind, "path": p.dotted, "belongs": dotted(p.belongs) if p.belongs else None} for p in problems]},
         )

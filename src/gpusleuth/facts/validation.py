@@ -186,7 +186,7 @@ def _belongs(cs: ConfigSchema, key: str, parent: tuple, root: tuple) -> tuple | 
 
 
 def validate(body, cs: ConfigSchema, *, version: str | None = None, root: tuple = (), at: tuple = (),
-             skip=lambda path: False) -> list[Problem]:
+             skip=lambda path: False, spec_version: str | None = None) -> list[Problem]:
     """Every Problem of body against the schema node at `root` (a path into cs.schema's properties).
     ``at``: the path body sits at in the document (prefixed to every Problem's path). ``version``: the
     component version in use, for x-since / x-removed; None judges against the newest schema."""
@@ -196,6 +196,8 @@ def validate(body, cs: ConfigSchema, *, version: str | None = None, root: tuple 
     out: list[Problem] = []
     in_use = vkey(version)
     _walk(body, node, at, root, cs, in_use, version, out, skip, (at, root))
+    if spec_version and vkey(spec_version):
+        out += _spec_versioned(body, node, at, spec_version)
     order = {k: i for i, k in enumerate(KINDS)}
     return sorted(out, key=lambda p: order.get(p.kind, 99))
 
@@ -232,6 +234,25 @@ def _walk(value, s: dict, path: tuple, spath: tuple, cs, in_use, version, out: l
     elif isinstance(value, list) and isinstance(s.get("items"), dict):
         for i, item in enumerate(value):
             _walk(item, s["items"], path + (i,), spath + ("[]",), cs, in_use, version, out, skip, at)
+
+
+def _spec_versioned(value, s: dict, path: tuple, declared: str) -> list[Problem]:
+    """Fields a versioned document uses that need a newer version than it declares (CDI: cdiVersion)."""
+    out = []
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            child = _props(s).get(key) or (s.get("additionalProperties") if isinstance(s.get("additionalProperties"), dict) else None)
+            if not isinstance(child, dict):
+                continue
+            need = child.get("x-spec-since")
+            if need and vkey(need) > vkey(declared):
+                out.append(Problem("not-yet", path + (key,), f"{dotted(path + (key,))} needs version {need.lstrip('v')} of the format; "
+                                   f"the document declares {declared}", value=sub))
+            out += _spec_versioned(sub, child, path + (key,), declared)
+    elif isinstance(value, list) and isinstance(s.get("items"), dict):
+        for i, item in enumerate(value):
+            out += _spec_versioned(item, s["items"], path + (i,), declared)
+    return out
 
 
 def _allowed(enum: list) -> str:
