@@ -100,6 +100,12 @@ SOURCES: dict[str, dict] = {
         "enums": {"tolerations.operator": ["", "Exists", "Equal", "Lt", "Gt"],
                   "tolerations.effect": ["", "NoSchedule", "PreferNoSchedule", "NoExecute"]},
     },
+    "docker-daemon-runtimes": {  # daemon.json's runtimes table; the other top-level keys are not described here
+        "repo": "moby+moby", "github": "moby/moby", "reader": "go", "tag": "json",
+        "files": ["api/types/system/runtime.go"], "root": "Runtime", "refs": ["v28.5.2"],
+        "wrap": {"type": "object", "properties": {"runtimes": {"type": "object", "additionalProperties": "$root"},
+                                                  "default-runtime": {"type": "string"}}},
+    },
     "clusterpolicy-crd": {
         "repo": "NVIDIA+gpu-operator", "github": "NVIDIA/gpu-operator", "reader": "crd",
         "files": ["deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml"],
@@ -359,6 +365,8 @@ def build(name: str, mirror: Path, refs: list[str] | None = None) -> dict:
         if schema is None:
             print(f"{name}: {ref} has none of {src['files']}; skipped", file=sys.stderr)
             continue
+        if src.get("wrap"):
+            schema = json.loads(json.dumps(src["wrap"]).replace('"$root"', json.dumps(schema)))
         for path, values in src.get("enums", {}).items():
             set_enum(schema, path, values)
         merged = schema if merged is None else merge(merged, schema, ref, prev)
@@ -391,6 +399,7 @@ WHAT = {
     "clusterpolicy-crd": "GPU Operator ClusterPolicy CRD",
     "gpu-operator-values": "GPU Operator Helm chart values",
     "device-plugin-values": "nvidia-device-plugin Helm chart values",
+    "docker-daemon-runtimes": "Docker daemon.json `runtimes` entries and `default-runtime` (other keys not described)",
 }
 
 
@@ -404,7 +413,7 @@ def write_table(out: Path, doc: Path) -> None:
     doc.write_text(
         "# Configuration schemas and where they came from\n\n"
         "gpusleuth checks the configs it reads against the schemas of the components that read them "
-        "(`src/gpusleuth/knowledge/schemas/`, checks DP160, DP161, OP105, OP150, OP160, RT160, SC160, RT161; the same fact stated in two configs: DP162, OP161). Each schema is "
+        "(`src/gpusleuth/knowledge/schemas/`, checks DP160, DP161, OP105, OP150, OP160, RT160, SC160, RT161, RT162; the same fact stated in two configs: DP162, OP161). Each schema is "
         "generated from the component's own source by `python tools/schemas/generate.py NAME` (`all` for every one, "
         "`table` for this page) and merged over the refs listed, so a field carries the first version that has it "
         "(`x-since`) and the first that no longer has it (`x-removed`); versions are compared at major.minor. "
@@ -413,8 +422,8 @@ def write_table(out: Path, doc: Path) -> None:
         "|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n\n"
         "Not generated: the allowed values of a few string fields are Go constants, listed as `enums` in the "
         "generator's SOURCES table beside the file they come from (device plugin consts.go, k8s core/v1 "
-        "TolerationOperator/TaintEffect). Not covered yet: NFD worker config, CRI-O, Docker daemon.json, the "
-        "Network Operator's NicClusterPolicy.\n")
+        "TolerationOperator/TaintEffect). Not covered yet: NFD worker config, CRI-O, daemon.json beyond its runtimes, "
+        "the Network Operator's NicClusterPolicy.\n")
 
 
 def main(argv=None) -> int:

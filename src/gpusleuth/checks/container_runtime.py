@@ -858,3 +858,45 @@ def cdi_spec_field_not_read(specs: CdiSpecs) -> Iterable[Hit]:
             facts={"spec": spec.where, "cdiVersion": spec.cdi_version,
                    "problems": [{"kind": p.kind, "path": p.dotted, "belongs": dotted(p.belongs) if p.belongs else None} for p in problems]},
         )
+
+
+# ------------------------------------------------------------------------------------------------ RT162
+
+
+@check("RT162", "docker-runtime-key-not-read")
+def docker_runtime_key_not_read(setup: RuntimeSetup) -> Iterable[Hit]:
+    """A Docker daemon.json runtime entry has keys dockerd does not read (`args` for `runtimeArgs`).
+
+    What it does: checks each `runtimes.<name>` entry of daemon.json against moby's runtime type
+    (knowledge/schemas/docker-daemon-runtimes.json: path, runtimeArgs, runtimeType, options), with the key meant.
+    Why it matters: dockerd refuses unknown keys only at the top level of daemon.json; inside a runtime entry it
+    drops them, so arguments written as `args` never reach nvidia-container-runtime. An empty list dropped this way
+    changes nothing and is reported as information.
+    How to fix: use the key dockerd reads (`runtimeArgs`), or let `nvidia-ctk runtime configure --runtime=docker`
+    write the entry, then restart dockerd.
+    References: https://github.com/moby/moby/blob/master/api/types/system/runtime.go; https://github.com/NVIDIA/nvidia-container-toolkit/issues/56
+    """
+    cs = load_schema("docker-daemon-runtimes")
+    for cfg in setup.other_engines:
+        if cfg.engine != "docker":
+            continue
+        for name, h in cfg.runtimes.items():
+            entry = {**({"path": h.binary} if h.binary else {}), **h.options}
+            problems = [p for p in validate({"runtimes": {name: entry}}, cs) if p.kind != "deprecated"]
+            if not problems:
+                continue
+            matters = [p for p in problems if p.value not in ([], {}, "", None)]
+            yield Hit(
+                title=f"{cfg.where} runtime {name!r}: {problems[0].message}",
+                explanation=(f"Checked against moby's runtime type ({cs.cite}): {summary(problems)} dockerd drops keys it does not know "
+                             "inside a runtime entry" + (", so what they say does not reach the runtime." if matters else "; these are empty, so nothing is lost.")),
+                severity=Severity.WARNING if matters else Severity.INFO,
+                role=Role.ROOT_CAUSE if matters else Role.SYMPTOM,
+                evidence=tuple(e for e in (h.evidence,) if e),
+                fixes=(Fix(FixKind.PERMANENT, "Use the key dockerd reads and restart dockerd.",
+                           ("sudo nvidia-ctk runtime configure --runtime=docker", "sudo systemctl restart docker")),),
+                component="dockerd",
+                confidence=0.7 if matters else 0.4,
+                facts={"config": cfg.where, "runtime": name,
+                       "problems": [{"kind": p.kind, "path": p.dotted, "closest": p.closest} for p in problems]},
+            )
