@@ -68,3 +68,37 @@ def test_the_charts_own_defaults_are_silent():
 
 def _by_key(values: str):
     return {f.facts.get("key"): f for f in run("OP105", facts_from({"values.txt": values}))}
+
+
+def test_driver_setting_written_at_the_top_level():
+    # https://github.com/NVIDIA/cloud-native-docs/pull/165: the GPUDirect RDMA page told readers to pass
+    # `--set useOpenKernelModules=true`; the chart read driver.useOpenKernelModules, today driver.kernelModuleType
+    values = "$ helm get values gpu-operator -n gpu-operator\nUSER-SUPPLIED VALUES:\ndriver:\n  rdma:\n    enabled: true\nuseOpenKernelModules: true\n"
+    found = _by_key(values)
+    assert found["useOpenKernelModules"].facts["expected"] == "driver.kernelModuleType"
+    assert cites(found["useOpenKernelModules"]) == ["values.txt:6"]
+
+
+def test_real_values_from_a_thread_are_silent():
+    # https://github.com/NVIDIA/gpu-operator/issues/1795 (GPU Operator v25.3.4): every key is the chart's
+    values = """\
+$ helm get values gpu-operator -n gpu-operator
+USER-SUPPLIED VALUES:
+driver:
+  enabled: false
+  version: "570.148.08"
+  usePrecompiled: true
+  kernelModuleType: "auto"
+  nvidiaDriverCRD:
+    enabled: true
+    deployDefaultCR: true
+    nodeSelector: {}
+  upgradePolicy:
+    autoUpgrade: true
+    maxParallelUpgrades: 1
+    gpuPodDeletion:
+      force: false
+      timeoutSeconds: 600
+      deleteEmptyDir: true
+"""
+    assert run("OP105", facts_from({"values.txt": values})) == []
