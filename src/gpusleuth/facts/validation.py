@@ -17,7 +17,7 @@ from functools import cache
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge.config_schemas import ConfigSchema, vkey
-from gpusleuth.model.k8s import K8sObject, PodManifest
+from gpusleuth.model.k8s import K8sObject, Pod
 
 # kinds, most serious first
 KINDS = ("wrong-type", "bad-value", "misplaced-key", "wrong-case", "unknown-key", "removed", "not-yet", "deprecated")
@@ -427,7 +427,7 @@ class PodSpecs:
 @combiner(PodSpecs)
 def build_pod_specs(facts: Facts) -> PodSpecs:
     specs = []
-    for obj in [*(m.obj for m in facts.all(PodManifest)), *facts.all(K8sObject)]:
+    for obj in [*(p.manifest for p in facts.all(Pod) if p.manifest is not None), *facts.all(K8sObject)]:
         at = _TEMPLATES.get(obj.kind)
         if at:
             ps = PodSpecAt(obj, at)

@@ -59,6 +59,9 @@ class Pod:
     start_time: datetime | None = None
     start_evidence: Evidence | None = None
     evidence: Evidence | None = None
+    # the Pod as written (a manifest, `kubectl get pod -o yaml`) with the line of every key, so its spec can be
+    # checked against the API's schema (facts/validation.py PodSpecs); None when read from a table or describe
+    manifest: "K8sObject | None" = field(default=None, hash=False, compare=False, repr=False)
 
     @property
     def key(self) -> tuple[str | None, str]:
@@ -177,13 +180,3 @@ class K8sObject:
         line = self.key_lines.get(path, self.line)
         value = self.get(path)
         return Evidence(self.artifact, line, text or (f"{path}: {value}" if value is not None else f"{path} (absent)"))
-
-
-@dataclass(frozen=True, slots=True)
-class PodManifest:
-    """A Pod as written (a manifest, `kubectl get pod -o yaml`), kept whole with the line of every key so its
-    spec can be checked against the API's schema. `Pod` is what the rest of gpusleuth reads; this wraps the
-    object instead of being a K8sObject so that views of K8sObject (ConfigMaps, ClusterPolicy, served objects)
-    never see Pods twice."""
-
-    obj: K8sObject

@@ -13,6 +13,8 @@ says where it stopped; anything else malformed is unusable, with the line of the
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 import re
 from typing import Callable, Iterable, Iterator
@@ -22,7 +24,7 @@ import yaml
 from gpusleuth.errors import UnusableData
 from gpusleuth.model.document import Document
 from gpusleuth.model.finding import Gap
-from gpusleuth.model.k8s import ContainerStatus, DaemonSet, Event, K8sObject, Node, NodeCondition, Pod, PodManifest, Taint
+from gpusleuth.model.k8s import ContainerStatus, DaemonSet, Event, K8sObject, Node, NodeCondition, Pod, Taint
 from gpusleuth.parsers.base import LIKELY, NO, SURE, parser
 from gpusleuth.parsers.k8s_common import GPU_RESOURCE, kubectl_status, parse_time, resource_totals
 
@@ -69,11 +71,13 @@ def _convert(obj: dict, at: _Lines) -> Iterator:
     if kind in ("Pod", "Node", "DaemonSet") and not _d(obj.get("metadata")).get("name"):
         return  # the tail of a paste cut short: nothing to attribute it to
     if kind == "Pod":
-        yield _pod(obj, at)
+        pod = _pod(obj, at)
         if isinstance(obj.get("spec"), dict):
             meta = _d(obj.get("metadata"))
-            yield PodManifest(K8sObject(kind="Pod", name=meta.get("name"), namespace=meta.get("namespace"), body=obj, artifact=at.doc.artifact,
-                                        line=at.doc.first_line + at.start, api_version=obj.get("apiVersion"), key_lines=at.key_lines()))
+            pod = replace(pod, manifest=K8sObject(kind="Pod", name=meta.get("name"), namespace=meta.get("namespace"), body=obj,
+                                                  artifact=at.doc.artifact, line=at.doc.first_line + at.start,
+                                                  api_version=obj.get("apiVersion"), key_lines=at.key_lines()))
+        yield pod
     elif kind == "Node":
         yield _node(obj, at)
     elif kind == "Event":
