@@ -413,7 +413,7 @@ def write_table(out: Path, doc: Path) -> None:
     doc.write_text(
         "# Configuration schemas and where they came from\n\n"
         "gpusleuth checks the configs it reads against the schemas of the components that read them "
-        "(`src/gpusleuth/knowledge/schemas/`, checks DP160, DP161, OP105, OP150, OP160, RT160, SC160, RT161, RT162; the same fact stated in two configs: DP162, OP161). Each schema is "
+        "(`src/gpusleuth/knowledge/schemas/`, checks DP160, DP161, OP105, OP150, OP160, RT160, SC160, RT161, RT162; the same fact stated in two configs: DP162, OP161, RT163). Each schema is "
         "generated from the component's own source by `python tools/schemas/generate.py NAME` (`all` for every one, "
         "`table` for this page) and merged over the refs listed, so a field carries the first version that has it "
         "(`x-since`) and the first that no longer has it (`x-removed`); versions are compared at major.minor. "

@@ -17,7 +17,7 @@ import yaml
 
 from gpusleuth.checks.base import check
 from gpusleuth.facts.configs import CdiSpecs
-from gpusleuth.facts.validation import Problem, check_path, dotted, summary, validate
+from gpusleuth.facts.validation import Problem, RuntimeClasses, check_path, dotted, summary, validate
 from gpusleuth.knowledge.config_schemas import load as load_schema
 from gpusleuth.parsers.containerd_config import _knowledge as _runc_knowledge
 from gpusleuth.facts.cluster import Cluster
@@ -900,3 +900,64 @@ def docker_runtime_key_not_read(setup: RuntimeSetup) -> Iterable[Hit]:
                 facts={"config": cfg.where, "runtime": name,
                        "problems": [{"kind": p.kind, "path": p.dotted, "closest": p.closest} for p in problems]},
             )
+
+
+# ------------------------------------------------------------------------------------------------ RT163
+
+
+def _complete(cfg: ContainerdConfig) -> bool:
+    return not (cfg.fragment or cfg.template or cfg.live) and "default" not in (cfg.path_source or "")
+
+
+@check("RT163", "runtimeclass-handler-not-in-runtime-table")
+def runtimeclass_handler_not_in_runtime_table(classes: RuntimeClasses, setup: RuntimeSetup | None = None) -> Iterable[Hit]:
+    """An NVIDIA RuntimeClass names a handler that the containerd config or the toolkit's setting calls by another name.
+
+    What it does: the runtime name is stated three times: the RuntimeClass's `handler`, the runtime table of
+    the containerd config kubelet's containerd reads (`runtimes.<name>`, with its drop-ins), and the toolkit's
+    CONTAINERD_RUNTIME_CLASS (the name the toolkit writes into that table). For each RuntimeClass whose handler
+    names an NVIDIA runtime it reports a containerd config shown whole that has NVIDIA runtimes but not this one,
+    and an explicit toolkit setting that writes another name. Configs shown in part (a grep, a template) are not judged.
+    Why it matters: containerd looks the handler up by exact name; a pod with that runtimeClassName fails to start
+    with `no runtime for "<handler>" is configured` although an NVIDIA runtime is configured under another name.
+    How to fix: make the names agree: set the RuntimeClass handler to the runtime's name in the containerd config,
+    or set the toolkit's CONTAINERD_RUNTIME_CLASS (toolkit.env in the GPU Operator's values) to the handler and let
+    the toolkit rewrite the config.
+    References: https://kubernetes.io/docs/concepts/containers/runtime-class/; https://github.com/NVIDIA/gpu-operator/blob/main/deployments/gpu-operator/values.yaml (operator.runtimeClass)
+    """
+    configs = [c for c in (_relevant_configs(setup) if setup else []) if c.engine == "containerd" and _complete(c)]
+    nvidia_in = {n for c in configs for n, h in c.runtimes.items() if "nvidia" in n or "nvidia" in (h.binary or "")}
+    all_in = {n for c in configs for n in c.runtimes}
+    toolkit = setup.toolkit.runtime_class if setup and setup.toolkit else None
+    for rc in classes.objects:
+        handler = rc.body["handler"]
+        if "nvidia" not in handler and "nvidia" not in (rc.name or ""):
+            continue
+        problems, evidence = [], [rc.evidence("handler", f"handler: {handler}")]
+        if configs and nvidia_in and handler not in all_in:
+            problems.append(f"the containerd config ({', '.join(c.where for c in configs[:2])}) has NVIDIA runtime(s) "
+                            f"{', '.join(sorted(nvidia_in))} but no {handler!r}")
+            evidence += [h.evidence for c in configs for n, h in c.runtimes.items() if n in nvidia_in and h.evidence][:2]
+        if toolkit and not toolkit.default and toolkit.value and toolkit.value != handler:
+            problems.append(f"the toolkit writes its runtime as {toolkit.value!r} ({toolkit.cite()})")
+            if toolkit.evidence:
+                evidence.append(toolkit.evidence)
+        if not problems:
+            continue
+        target = sorted(nvidia_in)[0] if nvidia_in and handler not in all_in else (toolkit.value if toolkit else handler)
+        yield Hit(
+            title=f"RuntimeClass {rc.name} has handler {handler!r}, but " + problems[0],
+            explanation=(f"RuntimeClass {rc.name} sends its pods to the runtime {handler!r}; " + "; ".join(problems)
+                         + ". containerd looks the handler up by its exact name, so these pods cannot start."),
+            severity=Severity.ERROR,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(e for e in evidence if e)),
+            fixes=(Fix(FixKind.PERMANENT, "Make the RuntimeClass handler and the runtime's name agree.",
+                       snippet=f"apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata:\n  name: {rc.name}\nhandler: {target}\n",
+                       snippet_language="yaml"),),
+            node=setup.node if setup else None,
+            component="containerd",
+            confidence=0.75,
+            facts={"runtimeclass": rc.name, "handler": handler, "containerd_runtimes": sorted(all_in),
+                   "toolkit_runtime_class": toolkit.value if toolkit and not toolkit.default else None},
+        )

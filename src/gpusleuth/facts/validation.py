@@ -437,3 +437,19 @@ def build_pod_specs(facts: Facts) -> PodSpecs:
         raise NotApplicable("no Pod or workload manifest with a pod spec in the artifacts")
     return PodSpecs(specs)
 
+
+
+@dataclass
+class RuntimeClasses:
+    """The RuntimeClass objects in the artifacts (name -> handler), for checks that compare the handler name
+    with the container runtime's table and the toolkit's setting."""
+
+    objects: list  # K8sObject
+
+
+@combiner(RuntimeClasses)
+def build_runtime_classes(facts: Facts) -> RuntimeClasses:
+    found = [o for o in facts.all(K8sObject) if o.kind == "RuntimeClass" and isinstance(o.body.get("handler"), str)]
+    if not found:
+        raise NotApplicable("no RuntimeClass object in the artifacts")
+    return RuntimeClasses(found)
