@@ -81,3 +81,11 @@ def test_fields_the_running_plugin_does_not_have_yet():
 
 def test_valid_real_config_is_silent():
     assert run("DP160", {"cm.yaml": ISSUE_615}) == []
+
+
+def test_mps_on_a_plugin_older_than_mps():
+    cfg = "version: v1\nsharing:\n  mps:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 2\n"
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: nvidia-device-plugin-daemonset-x1\n  namespace: kube-system\nspec:\n  containers:\n"
+           "  - name: nvidia-device-plugin-ctr\n    image: nvcr.io/nvidia/k8s-device-plugin:v0.14.5-ubi8\n")
+    (f,) = run("DP160", {"plugin-config.yaml": cfg, "pod.yaml": pod})
+    assert f.facts["version"] == "v0.14.5" and f.facts["problems"][0]["path"] == "sharing.mps" and [e.line for e in f.evidence] == [3]

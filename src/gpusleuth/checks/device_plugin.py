@@ -445,9 +445,11 @@ def _in_use(cluster: Cluster | None, wiring: PluginWiring | None, image: str, ch
     return str(s.value) if s and s.value and vkey(str(s.value)) else None
 
 
-def _dp150_reports(path: tuple) -> bool:
-    """DP150 already judges the top level's keys and the sharing block's keys and values."""
-    return len(path) == 1 and path[0] != "flags" and path[0] != "resources" and path[0] != "imex" or (path[:1] == ("sharing",))
+def _dp150_reports(p) -> bool:
+    """DP150 already judges the top level's keys and the sharing block's keys and values (not versions)."""
+    if p.kind in ("not-yet", "removed", "deprecated"):
+        return False
+    return (len(p.path) == 1 and p.path[0] not in ("flags", "resources", "imex")) or p.path[:1] == ("sharing",)
 
 
 @check("DP160", "device-plugin-config-key-not-read")
@@ -470,7 +472,7 @@ def plugin_config_against_schema(sharing: SharingConfigs, cluster: Cluster | Non
     cs = load_schema("device-plugin-config")
     version = _in_use(cluster, wiring, "k8s-device-plugin", "nvidia-device-plugin")
     for cfg in sharing.of_kind("device-plugin"):
-        problems = [p for p in validate(cfg.body, cs, version=version) if not _dp150_reports(p.path)]
+        problems = [p for p in validate(cfg.body, cs, version=version) if not _dp150_reports(p)]
         if not problems:
             continue
         stops = [p for p in problems if p.kind in ("wrong-type", "bad-value")]
