@@ -42,3 +42,9 @@ def test_unknown_misplaced_and_enum():
 
 def test_the_operators_own_sample_is_silent():
     assert run("OP160", {"cp.yaml": SAMPLE}) == []
+
+
+def test_fields_of_a_clusterpolicy_read_back_from_the_api_server_are_a_newer_crds():
+    live = BAD.replace("  name: cluster-policy\n", "  name: cluster-policy\n  resourceVersion: \"123\"\n")
+    (f,) = run("OP160", {"cp.yaml": live})
+    assert {p["kind"] for p in f.facts["problems"]} == {"bad-value"}

@@ -669,6 +669,13 @@ def _node_of(cluster: Cluster | None, pod: str | None) -> str | None:
 # ------------------------------------------------------------------------------------------------ OP105 (nested), OP160
 
 
+def _from_the_api_server(body: dict) -> bool:
+    """An object read back from the API server (`kubectl get -o yaml`), not a manifest: it has a
+    resourceVersion or a status."""
+    meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+    return bool(meta.get("resourceVersion") or meta.get("uid") or body.get("status"))
+
+
 def _nested_yaml(path: str | None, value) -> str | None:
     """`mig.strategy`, "mixed" -> "mig:\n  strategy: mixed\n": the value written where the chart reads it."""
     if not path:
@@ -737,7 +744,8 @@ def clusterpolicy_against_crd(configuration: Configuration, cluster: Cluster | N
     release): unknown fields (with the nearest field, and the place a field belongs when it exists elsewhere:
     `spec.driver.migStrategy` belongs under spec.mig.strategy), wrong types, values outside an enum
     (mig.strategy, driver.kernelModuleType ...), and fields the operator version in use does not have yet or no
-    longer has. A version newer than the stored schema is not judged.
+    longer has. A version newer than the stored schema is not judged, nor are unknown fields of a ClusterPolicy
+    read back from the API server (it prunes what its CRD lacks, so what is left is a newer CRD's).
     Why it matters: the API server prunes fields a structural CRD does not declare (kubectl apply without
     --validate=strict only warns), so the operator never sees them and the default stays in force; a wrong type or
     enum value is refused and the edit does not land at all.
@@ -753,6 +761,9 @@ def clusterpolicy_against_crd(configuration: Configuration, cluster: Cluster | N
     if _newer_than_schema(version, cs.version):
         return
     problems = [p for p in validate(cp.body["spec"], cs, version=version, root=("spec",), at=("spec",)) if p.kind != "deprecated"]
+    if _from_the_api_server(cp.body):
+        # the API server prunes fields its CRD lacks: any field still here is one a newer CRD than ours has
+        problems = [p for p in problems if p.kind not in ("unknown-key", "misplaced-key", "wrong-case")]
     if not problems:
         return
     refused = [p for p in problems if p.kind in ("wrong-type", "bad-value")]
