@@ -36,3 +36,69 @@ def test_misplaced_typo_and_non_string_env():
 def test_silent_on_valid_values():
     ok = VALUES.replace("    value: true\n", '    value: "true"\n').replace("migStrategy: mixed\n", "mig:\n  strategy: mixed\n").replace("devicePlugins:", "devicePlugin:")
     assert run("OP105", facts_from({"values.txt": ok})) == []
+
+
+def test_nested_keys_the_chart_does_not_have():
+    # https://github.com/NVIDIA/gpu-operator/issues/861: `--set toolkit-version=...` for toolkit.version
+    values = """\
+$ helm get values gpu-operator -n gpu-operator
+USER-SUPPLIED VALUES:
+toolkit-version: 1.15.0-ubi8
+driver:
+  enabled: true
+  migStrategy: mixed
+devicePlugin:
+  config:
+    name: time-slicing-config
+    defualt: any
+"""
+    found = _by_key(values)
+    assert found["toolkit-version"].facts["expected"] == "toolkit.version"
+    assert found["toolkit-version"].fixes[0].snippet == "toolkit:\n  version: 1.15.0-ubi8\n"
+    assert found["driver.migStrategy"].facts["expected"] == "mig.strategy" and cites(found["driver.migStrategy"]) == ["values.txt:6"]
+    assert found["devicePlugin.config.defualt"].facts["expected"] == "default"
+
+
+def test_the_charts_own_defaults_are_silent():
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "fixtures" / "schemas" / "gpu-operator-values-v26.7.0.yaml").read_text()
+    assert run("OP105", facts_from({"values.yaml": text})) == []
+
+
+def _by_key(values: str):
+    return {f.facts.get("key"): f for f in run("OP105", facts_from({"values.txt": values}))}
+
+
+def test_driver_setting_written_at_the_top_level():
+    # https://github.com/NVIDIA/cloud-native-docs/pull/165: the GPUDirect RDMA page told readers to pass
+    # `--set useOpenKernelModules=true`; the chart read driver.useOpenKernelModules, today driver.kernelModuleType
+    values = "$ helm get values gpu-operator -n gpu-operator\nUSER-SUPPLIED VALUES:\ndriver:\n  rdma:\n    enabled: true\nuseOpenKernelModules: true\n"
+    found = _by_key(values)
+    assert found["useOpenKernelModules"].facts["expected"] == "driver.kernelModuleType"
+    assert cites(found["useOpenKernelModules"]) == ["values.txt:6"]
+
+
+def test_real_values_from_a_thread_are_silent():
+    # https://github.com/NVIDIA/gpu-operator/issues/1795 (GPU Operator v25.3.4): every key is the chart's
+    values = """\
+$ helm get values gpu-operator -n gpu-operator
+USER-SUPPLIED VALUES:
+driver:
+  enabled: false
+  version: "570.148.08"
+  usePrecompiled: true
+  kernelModuleType: "auto"
+  nvidiaDriverCRD:
+    enabled: true
+    deployDefaultCR: true
+    nodeSelector: {}
+  upgradePolicy:
+    autoUpgrade: true
+    maxParallelUpgrades: 1
+    gpuPodDeletion:
+      force: false
+      timeoutSeconds: 600
+      deleteEmptyDir: true
+"""
+    assert run("OP105", facts_from({"values.txt": values})) == []

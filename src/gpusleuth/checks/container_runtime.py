@@ -16,6 +16,10 @@ from typing import Iterable
 import yaml
 
 from gpusleuth.checks.base import check
+from gpusleuth.facts.configs import CdiSpecs
+from gpusleuth.facts.validation import Problem, RuntimeClasses, check_path, dotted, summary, validate
+from gpusleuth.knowledge.config_schemas import load as load_schema
+from gpusleuth.parsers.containerd_config import _knowledge as _runc_knowledge
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.configuration import Configuration, truthy
 from gpusleuth.facts.runtime import HandlerError, HandlerErrors, Instance, RuntimeSetup
@@ -762,3 +766,233 @@ def stated_runtime_symptom(prose: Prose | None = None, platform: Platform | None
     References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
     """
     yield from stated_hits(prose, Layer.CONTAINER_RUNTIME, platform)
+
+
+# ------------------------------------------------------------------------------------------------ RT160
+
+_CRI_SCHEMA = {1: "containerd-cri-v2", 2: "containerd-cri-v2", 3: "containerd-cri-v3"}
+
+
+def _cri_problems(cfg: ContainerdConfig) -> list[tuple[Problem, Evidence]]:
+    name = _CRI_SCHEMA.get(cfg.version)
+    if not name or cfg.live or not cfg.cri_plugin:
+        return []
+    cs = load_schema(name)
+    _, _, runc = _runc_knowledge()
+    out, seen = [], set()
+    for key, ev in cfg.cri_settings.items():
+        parts = tuple(key.split("."))
+        p = check_path(parts, cs)
+        if p is not None and cfg.version in (1, 2) and check_path(parts, load_schema("containerd-cri-v3")) is None:
+            p = None  # containerd 2.x reads version 2 files too, with its own newer keys (cgroup_writable, sandboxer ...)
+        if p is None or p.path in seen:
+            continue
+        seen.add(p.path)
+        # a runc option written beside the runtime instead of under its options table
+        if len(p.path) == 4 and p.path[:2] == ("containerd", "runtimes") and p.key.lower() in runc:
+            real = runc[p.key.lower()]
+            p = Problem("misplaced-key", p.path, f"`{p.key}` under containerd.runtimes.{p.path[2]} is not read there: it is a runc option "
+                        f"and belongs under containerd.runtimes.{p.path[2]}.options", closest=real,
+                        belongs=("containerd", "runtimes", p.path[2], "options", real))
+        elif p.kind == "unknown-key" and cfg.version == 3:
+            older = check_path(parts, load_schema("containerd-cri-v2"))
+            if older is None:
+                p = Problem("removed", p.path, f"{p.dotted} is a version 2 (containerd 1.x) key of the CRI plugin; a version 3 file does "
+                            f"not read it under {cfg.cri_plugin!r}")
+        out.append((p, ev))
+    return out
+
+
+@check("RT160", "containerd-cri-key-not-read")
+def containerd_cri_key_not_read(setup: RuntimeSetup) -> Iterable[Hit]:
+    """A containerd config sets keys in its CRI plugin section that containerd's CRI plugin does not have.
+
+    What it does: checks every key of the CRI plugin section of each containerd config (version 1 and 2:
+    `plugins.cri` / `plugins."io.containerd.grpc.v1.cri"`, version 3: `plugins.'io.containerd.cri.v1.runtime'`)
+    against the CRI plugin's config structs (knowledge/schemas/containerd-cri-v2.json from containerd 1.6-1.7
+    pkg/cri/config, containerd-cri-v3.json from containerd 2.x internal/cri/config): keys that are not there
+    (with the key meant), runc options written beside a runtime instead of under its `options` table
+    (`SystemdCgroup` under `runtimes.runc`), and version 2 keys in a version 3 file. runc options themselves
+    are RT009's; runtimes under the wrong plugin key RT005's.
+    Why it matters: containerd decodes its config with go-toml and drops keys its structs do not have without a
+    word: a misplaced `BinaryName` or `SystemdCgroup` leaves runc without the NVIDIA hook or on the wrong cgroup
+    driver while the file looks right.
+    How to fix: move the key to where the CRI plugin reads it (the corrected snippet is given), restart
+    containerd, and check with `containerd config dump`.
+    References: https://github.com/containerd/containerd/blob/main/docs/cri/config.md; https://github.com/containerd/containerd/blob/release/1.7/pkg/cri/config/config.go
+    """
+    for cfg in _relevant_configs(setup):
+        problems = _cri_problems(cfg)
+        if not problems:
+            continue
+        ps = [p for p, _ in problems]
+        first = ps[0]
+        snippet = None
+        if first.belongs or first.closest:
+            target = first.belongs or (*first.path[:-1], first.closest)
+            table = ".".join(f'"{t}"' if "." in str(t) else str(t) for t in (("plugins", cfg.cri_plugin) + tuple(target[:-1])))
+            written = next((ev.text for p, ev in problems if p is first and ev and "=" in ev.text), "")
+            snippet = f"[{table}]\n  {target[-1]} = {written.split('=', 1)[1].strip() if written else '...'}\n"
+        yield Hit(
+            title=f"{cfg.where}: {first.message}",
+            explanation=(f"Checked against containerd's CRI plugin config for a version {cfg.version} file "
+                         f"({load_schema(_CRI_SCHEMA[cfg.version]).cite}): {summary(ps)} containerd drops keys its config structs do "
+                         "not have without a warning, so these settings are not in effect."),
+            severity=Severity.WARNING,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(ev for _, ev in problems[:6] if ev)),
+            fixes=(Fix(FixKind.PERMANENT, "Write the key where the CRI plugin reads it, restart containerd and check what it loaded.",
+                       ("sudo containerd config dump | grep -n -A3 'runtimes'",), snippet=snippet, snippet_language="toml" if snippet else None),),
+            node=setup.node,
+            component="containerd",
+            confidence=0.7,
+            facts={"config": cfg.where, "version": cfg.version,
+                   "problems": [{"kind": p.kind, "path": p.dotted, "belongs": dotted(p.belongs) if p.belongs else None} for p in ps]},
+        )
+
+
+# ------------------------------------------------------------------------------------------------ RT161
+
+
+@check("RT161", "cdi-spec-field-not-read")
+def cdi_spec_field_not_read(specs: CdiSpecs) -> Iterable[Hit]:
+    """A CDI spec has fields the CDI specification does not have, values of the wrong type, or fields its cdiVersion does not allow.
+
+    What it does: checks every CDI spec (/etc/cdi, /var/run/cdi) against the spec's Go types
+    (knowledge/schemas/cdi-spec.json, from cncf-tags/container-device-interface specs-go): unknown or misplaced
+    fields (with the field meant), wrong types, and fields newer than the `cdiVersion` the file declares
+    (`hostPath` in deviceNodes needs 0.5.0, `netDevices` 1.1.0 ...).
+    Why it matters: the runtime's CDI cache (containerd, CRI-O, nvidia-container-runtime in CDI mode) refuses a
+    spec whose fields need a newer cdiVersion than it declares, and drops fields it does not know: devices in the
+    spec cannot be resolved ("unresolvable CDI devices") or come without the mounts and device nodes meant.
+    How to fix: regenerate the spec with the toolkit (`nvidia-ctk cdi generate --output=/var/run/cdi/nvidia.yaml`)
+    rather than editing it, or raise cdiVersion to the version the fields need.
+    References: https://github.com/cncf-tags/container-device-interface/blob/main/SPEC.md; https://github.com/cncf-tags/container-device-interface/blob/main/specs-go/config.go
+    """
+    cs = load_schema("cdi-spec")
+    for spec in specs.specs:
+        if not spec.body:
+            continue
+        problems = [p for p in validate(spec.body, cs, spec_version=spec.cdi_version) if p.kind not in ("deprecated", "removed")]
+        problems = [p for p in problems if not (p.kind == "not-yet" and "needs version" not in p.message)]
+        if not problems:
+            continue
+        refused = [p for p in problems if p.kind in ("wrong-type", "not-yet")]
+        yield Hit(
+            title=f"CDI spec {spec.where}: {problems[0].message}",
+            explanation=(f"Checked against the CDI spec types ({cs.cite}): {summary(problems)} "
+                         + ("The runtime's CDI cache refuses the spec, so its devices cannot be resolved. " if refused else "")
+                         + ("Fields the spec types do not have are dropped." if any(p.ignored for p in problems) else "")),
+            severity=Severity.ERROR if refused else Severity.WARNING,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(spec.key_lines.get(p.path) or spec.evidence for p in problems[:6] if spec.key_lines.get(p.path) or spec.evidence)),
+            fixes=(Fix(FixKind.IMMEDIATE, "Regenerate the spec with the toolkit instead of editing it.",
+                       ("sudo nvidia-ctk cdi generate --output=/var/run/cdi/nvidia.yaml", "nvidia-ctk cdi list")),),
+            component="cdi",
+            confidence=0.7,
+            facts={"spec": spec.where, "cdiVersion": spec.cdi_version,
+                   "problems": [{"kind": p.kind, "path": p.dotted, "belongs": dotted(p.belongs) if p.belongs else None} for p in problems]},
+        )
+
+
+# ------------------------------------------------------------------------------------------------ RT162
+
+
+@check("RT162", "docker-runtime-key-not-read")
+def docker_runtime_key_not_read(setup: RuntimeSetup) -> Iterable[Hit]:
+    """A Docker daemon.json runtime entry has keys dockerd does not read (`args` for `runtimeArgs`).
+
+    What it does: checks each `runtimes.<name>` entry of daemon.json against moby's runtime type
+    (knowledge/schemas/docker-daemon-runtimes.json: path, runtimeArgs, runtimeType, options), with the key meant.
+    Why it matters: dockerd refuses unknown keys only at the top level of daemon.json; inside a runtime entry it
+    drops them, so arguments written as `args` never reach nvidia-container-runtime. An empty list dropped this way
+    changes nothing and is reported as information.
+    How to fix: use the key dockerd reads (`runtimeArgs`), or let `nvidia-ctk runtime configure --runtime=docker`
+    write the entry, then restart dockerd.
+    References: https://github.com/moby/moby/blob/master/api/types/system/runtime.go; https://github.com/NVIDIA/nvidia-container-toolkit/issues/56
+    """
+    cs = load_schema("docker-daemon-runtimes")
+    for cfg in setup.other_engines:
+        if cfg.engine != "docker":
+            continue
+        for name, h in cfg.runtimes.items():
+            entry = {**({"path": h.binary} if h.binary else {}), **h.options}
+            problems = [p for p in validate({"runtimes": {name: entry}}, cs) if p.kind != "deprecated"]
+            if not problems:
+                continue
+            matters = [p for p in problems if p.value not in ([], {}, "", None)]
+            yield Hit(
+                title=f"{cfg.where} runtime {name!r}: {problems[0].message}",
+                explanation=(f"Checked against moby's runtime type ({cs.cite}): {summary(problems)} dockerd drops keys it does not know "
+                             "inside a runtime entry" + (", so what they say does not reach the runtime." if matters else "; these are empty, so nothing is lost.")),
+                severity=Severity.WARNING if matters else Severity.INFO,
+                role=Role.ROOT_CAUSE if matters else Role.SYMPTOM,
+                evidence=tuple(e for e in (h.evidence,) if e),
+                fixes=(Fix(FixKind.PERMANENT, "Use the key dockerd reads and restart dockerd.",
+                           ("sudo nvidia-ctk runtime configure --runtime=docker", "sudo systemctl restart docker")),),
+                component="dockerd",
+                confidence=0.7 if matters else 0.4,
+                facts={"config": cfg.where, "runtime": name,
+                       "problems": [{"kind": p.kind, "path": p.dotted, "closest": p.closest} for p in problems]},
+            )
+
+
+# ------------------------------------------------------------------------------------------------ RT163
+
+
+def _complete(cfg: ContainerdConfig) -> bool:
+    return not (cfg.fragment or cfg.template or cfg.live) and "default" not in (cfg.path_source or "")
+
+
+@check("RT163", "runtimeclass-handler-not-in-runtime-table")
+def runtimeclass_handler_not_in_runtime_table(classes: RuntimeClasses, setup: RuntimeSetup | None = None) -> Iterable[Hit]:
+    """An NVIDIA RuntimeClass names a handler that the containerd config or the toolkit's setting calls by another name.
+
+    What it does: the runtime name is stated three times: the RuntimeClass's `handler`, the runtime table of
+    the containerd config kubelet's containerd reads (`runtimes.<name>`, with its drop-ins), and the toolkit's
+    CONTAINERD_RUNTIME_CLASS (the name the toolkit writes into that table). For each RuntimeClass whose handler
+    names an NVIDIA runtime it reports a containerd config shown whole that has NVIDIA runtimes but not this one,
+    and an explicit toolkit setting that writes another name. Configs shown in part (a grep, a template) are not judged.
+    Why it matters: containerd looks the handler up by exact name; a pod with that runtimeClassName fails to start
+    with `no runtime for "<handler>" is configured` although an NVIDIA runtime is configured under another name.
+    How to fix: make the names agree: set the RuntimeClass handler to the runtime's name in the containerd config,
+    or set the toolkit's CONTAINERD_RUNTIME_CLASS (toolkit.env in the GPU Operator's values) to the handler and let
+    the toolkit rewrite the config.
+    References: https://kubernetes.io/docs/concepts/containers/runtime-class/; https://github.com/NVIDIA/gpu-operator/blob/main/deployments/gpu-operator/values.yaml (operator.runtimeClass)
+    """
+    configs = [c for c in (_relevant_configs(setup) if setup else []) if c.engine == "containerd" and _complete(c)]
+    nvidia_in = {n for c in configs for n, h in c.runtimes.items() if "nvidia" in n or "nvidia" in (h.binary or "")}
+    all_in = {n for c in configs for n in c.runtimes}
+    toolkit = setup.toolkit.runtime_class if setup and setup.toolkit else None
+    for rc in classes.objects:
+        handler = rc.body["handler"]
+        if "nvidia" not in handler and "nvidia" not in (rc.name or ""):
+            continue
+        problems, evidence = [], [rc.evidence("handler", f"handler: {handler}")]
+        if configs and nvidia_in and handler not in all_in:
+            problems.append(f"the containerd config ({', '.join(c.where for c in configs[:2])}) has NVIDIA runtime(s) "
+                            f"{', '.join(sorted(nvidia_in))} but no {handler!r}")
+            evidence += [h.evidence for c in configs for n, h in c.runtimes.items() if n in nvidia_in and h.evidence][:2]
+        if toolkit and not toolkit.default and toolkit.value and toolkit.value != handler:
+            problems.append(f"the toolkit writes its runtime as {toolkit.value!r} ({toolkit.cite()})")
+            if toolkit.evidence:
+                evidence.append(toolkit.evidence)
+        if not problems:
+            continue
+        target = sorted(nvidia_in)[0] if nvidia_in and handler not in all_in else (toolkit.value if toolkit else handler)
+        yield Hit(
+            title=f"RuntimeClass {rc.name} has handler {handler!r}, but " + problems[0],
+            explanation=(f"RuntimeClass {rc.name} sends its pods to the runtime {handler!r}; " + "; ".join(problems)
+                         + ". containerd looks the handler up by its exact name, so these pods cannot start."),
+            severity=Severity.ERROR,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(e for e in evidence if e)),
+            fixes=(Fix(FixKind.PERMANENT, "Make the RuntimeClass handler and the runtime's name agree.",
+                       snippet=f"apiVersion: node.k8s.io/v1\nkind: RuntimeClass\nmetadata:\n  name: {rc.name}\nhandler: {target}\n",
+                       snippet_language="yaml"),),
+            node=setup.node if setup else None,
+            component="containerd",
+            confidence=0.75,
+            facts={"runtimeclass": rc.name, "handler": handler, "containerd_runtimes": sorted(all_in),
+                   "toolkit_runtime_class": toolkit.value if toolkit and not toolkit.default else None},
+        )

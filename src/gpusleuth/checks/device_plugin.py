@@ -12,6 +12,9 @@ from gpusleuth.facts.gpus import COUNT_LABEL, PCI_PRESENT_LABEL, GpuCount, NodeG
 from gpusleuth.facts.operands import OperandGraph
 from gpusleuth.facts.plugin_config import PluginWiring
 from gpusleuth.facts.runtime import RuntimeSetup
+from gpusleuth.facts.sharing import SharingConfigs
+from gpusleuth.facts.validation import dotted, fix_snippet, image_version, summary, validate
+from gpusleuth.knowledge.config_schemas import load as load_schema, vkey
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import (
     Component,
@@ -441,3 +444,190 @@ def stated_plugin_symptom(prose: Prose | None = None) -> Iterable[Hit]:
     References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
     """
     yield from stated_hits(prose, Layer.DEVICE_PLUGIN)
+
+
+# ------------------------------------------------------------------------------------------------ DP160, DP161
+
+
+def _in_use(cluster: Cluster | None, wiring: PluginWiring | None, image: str, chart: str) -> str | None:
+    """The device plugin version the cluster runs: a pod's image tag, else the standalone chart's version,
+    else ClusterPolicy devicePlugin.version."""
+    images = [i for p in (cluster.pods if cluster else ()) for i in p.images]
+    found = image_version(images, image)
+    if found:
+        return found
+    for rel in (wiring.releases if wiring else ()):
+        if rel.chart == chart and rel.chart_version:
+            return rel.chart_version
+    cfg = wiring.configuration if wiring else None
+    s = cfg.setting("devicePlugin.version") if cfg else None
+    return str(s.value) if s and s.value and vkey(str(s.value)) else None
+
+
+def _dp150_reports(p) -> bool:
+    """DP150 already judges the top level's keys and the sharing block's keys and values (not versions)."""
+    if p.kind in ("not-yet", "removed", "deprecated"):
+        return False
+    return (len(p.path) == 1 and p.path[0] not in ("flags", "resources", "imex")) or p.path[:1] == ("sharing",)
+
+
+@check("DP160", "device-plugin-config-key-not-read")
+def plugin_config_against_schema(sharing: SharingConfigs, cluster: Cluster | None = None, wiring: PluginWiring | None = None) -> Iterable[Hit]:
+    """The device plugin / GFD config file has keys the plugin does not read, values it does not accept, or fields its version lacks.
+
+    What it does: checks every device plugin config (a file, or YAML in a ConfigMap) against the plugin's own
+    config types (knowledge/schemas/device-plugin-config.json, read from NVIDIA/k8s-device-plugin api/config/v1
+    at each release): keys under `flags`, `flags.plugin`, `flags.gfd`, `resources` and `imex` that do not exist
+    there (with the key meant and, when the key exists elsewhere, the place it belongs: `renameByDefault` under
+    `flags` belongs under `sharing.timeSlicing`), wrong value types, values outside the allowed set (migStrategy,
+    deviceListStrategy, deviceIDStrategy), and fields newer or older than the plugin version the cluster runs.
+    The top level and the `sharing` block are DP150's.
+    Why it matters: the plugin reads the file with sigs.k8s.io/yaml, which drops unknown keys without a word, so
+    a misplaced or misspelt flag leaves the default in force; a value outside the allowed set stops the plugin.
+    How to fix: write the key where the plugin reads it (the corrected snippet is given), update the ConfigMap
+    and restart the plugin pods.
+    References: https://github.com/NVIDIA/k8s-device-plugin/blob/main/api/config/v1/flags.go; https://github.com/NVIDIA/k8s-device-plugin/issues/1433
+    """
+    cs = load_schema("device-plugin-config")
+    version = _in_use(cluster, wiring, "k8s-device-plugin", "nvidia-device-plugin")
+    for cfg in sharing.of_kind("device-plugin"):
+        problems = [p for p in validate(cfg.body, cs, version=version) if not _dp150_reports(p)]
+        if not problems:
+            continue
+        stops = [p for p in problems if p.kind in ("wrong-type", "bad-value")]
+        snippet = fix_snippet(problems)
+        yield Hit(
+            title=f"Device plugin config {cfg.name}: {problems[0].message}",
+            explanation=(f"Checked against the plugin's config schema ({cs.cite}"
+                         + (f"; the cluster runs {version}" if version else "") + f"): {summary(problems)} "
+                         + ("The plugin cannot load a value of the wrong type or outside the allowed set and stops. " if stops else "")
+                         + ("The plugin drops keys it does not know without a warning, so what they say is not in effect." if any(p.ignored for p in problems) else "")),
+            severity=Severity.ERROR if stops else Severity.WARNING,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(cfg.evidence(p.path) for p in problems[:6])),
+            fixes=(Fix(FixKind.PERMANENT, "Write the setting where the plugin reads it, update the ConfigMap and restart the device plugin.",
+                       snippet=snippet, snippet_language="yaml" if snippet else None),),
+            component="nvidia-device-plugin",
+            confidence=0.8,
+            facts={"schema": cs.version, "version": version, "problems": [{"kind": p.kind, "path": p.dotted, "belongs": dotted(p.belongs) if p.belongs else None} for p in problems]},
+        )
+
+
+@check("DP161", "device-plugin-helm-value-not-read")
+def plugin_values_against_chart(wiring: PluginWiring, cluster: Cluster | None = None) -> Iterable[Hit]:
+    """Helm values of the standalone nvidia-device-plugin chart that the chart does not have.
+
+    What it does: checks the values of every nvidia-device-plugin release (helm get values, values files, the
+    release Secret) against the chart's values.yaml at each release (knowledge/schemas/device-plugin-values.json):
+    keys the chart has nowhere (with the nearest key), keys written at one level that the chart reads at another
+    (`devicePlugin.migStrategy` for `migStrategy`), and keys the chart version in use does not have yet or no longer has.
+    Why it matters: Helm keeps values the templates never read without a warning, so the setting does nothing and
+    the chart's default applies: the plugin runs without the config or strategy the user meant.
+    How to fix: move the value to the key the chart reads (`helm show values nvidia/nvidia-device-plugin --version X`)
+    and `helm upgrade` the release.
+    References: https://github.com/NVIDIA/k8s-device-plugin/blob/main/deployments/helm/nvidia-device-plugin/values.yaml
+    """
+    cs = load_schema("device-plugin-values")
+    for rel in wiring.releases:
+        values = rel.user_values if rel.user_values is not None else rel.values
+        if not isinstance(values, dict):
+            continue
+        version = rel.chart_version
+        problems = [p for p in validate(values, cs, version=version) if p.kind != "deprecated"]
+        if not problems:
+            continue
+        snippet = fix_snippet(problems)
+        yield Hit(
+            title=f"nvidia-device-plugin Helm values{f' of {rel.name}' if rel.name else ''}: {problems[0].message}",
+            explanation=(f"Checked against the chart's values ({cs.cite}" + (f"; the release uses chart {version}" if version else "")
+                         + f"): {summary(problems)} Helm passes values no template reads without a warning, so these settings have no effect."),
+            severity=Severity.WARNING,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(rel.cite(_helm_path(p.path)) for p in problems[:6])),
+            fixes=(Fix(FixKind.PERMANENT, "Set the value where the chart reads it and upgrade the release.",
+                       snippet=snippet, snippet_language="yaml" if snippet else None),),
+            component="nvidia-device-plugin",
+            confidence=0.75,
+            facts={"schema": cs.version, "chart": version, "problems": [{"kind": p.kind, "path": p.dotted, "belongs": dotted(p.belongs) if p.belongs else None} for p in problems]},
+        )
+
+
+def _helm_path(path: tuple) -> str:
+    return ".".join(str(p) for p in path)
+
+
+# ------------------------------------------------------------------------------------------------ DP162
+
+
+def _advertised_names(cfg) -> tuple[set[str], list[Evidence]]:
+    """The GPU resource names a device plugin config makes the plugin advertise (time-slicing / MPS renames),
+    with the lines that decide them; empty when the config shares nothing."""
+    body = cfg.body
+    sharing = body.get("sharing") if isinstance(body.get("sharing"), dict) else {}
+    names: set[str] = set()
+    why: list[Evidence] = []
+    for mode in ("timeSlicing", "mps"):
+        block = sharing.get(mode) if isinstance(sharing.get(mode), dict) else {}
+        for i, r in enumerate(block.get("resources") or ()):
+            if not isinstance(r, dict) or not r.get("name"):
+                continue
+            base = str(r["name"])
+            if r.get("rename"):
+                names.add(str(r["rename"]))
+                why.append(cfg.evidence(("sharing", mode, "resources", i, "rename")))
+            elif block.get("renameByDefault") is True:
+                names.add(base + ".shared")
+                why.append(cfg.evidence(("sharing", mode, "renameByDefault")))
+            else:
+                names.add(base)
+                why.append(cfg.evidence(("sharing", mode, "resources", i, "name")))
+    return names, why
+
+
+@check("DP162", "requested-gpu-resource-not-advertised-by-config")
+def requested_resource_not_advertised(sharing: SharingConfigs, cluster: Cluster) -> Iterable[Hit]:
+    """Pods request a shared GPU resource name that the device plugin's sharing config does not advertise.
+
+    What it does: derives the resource names each device plugin sharing config makes the plugin advertise
+    (a time-sliced or MPS resource keeps its name, becomes `<name>.shared` with renameByDefault, or takes its
+    `rename`) and compares them with the `nvidia.com/gpu*` names GPU pods request: a pod asking for
+    `nvidia.com/gpu.shared` while every config advertises `nvidia.com/gpu` (renameByDefault not set, or set where the
+    plugin does not read it), or the other way round. A name some node already advertises is not reported;
+    MIG names are DP104's.
+    Why it matters: the scheduler only places a pod on a node that advertises the exact name it requests; with
+    the names out of step the pods stay Pending with `Insufficient nvidia.com/gpu.shared` although the GPUs are shared.
+    How to fix: make the two agree: set renameByDefault under sharing.timeSlicing (or sharing.mps) to advertise
+    `.shared`, or request the name the plugin advertises.
+    References: https://github.com/NVIDIA/k8s-device-plugin#shared-access-to-gpus; https://github.com/NVIDIA/k8s-device-plugin/issues/1433
+    """
+    configs = [(cfg, *_advertised_names(cfg)) for cfg in sharing.of_kind("device-plugin")]
+    configs = [c for c in configs if c[1]]
+    if not configs:
+        return
+    advertised = set().union(*(names for _, names, _ in configs))
+    on_nodes = {k for n in cluster.nodes.values() for k in (*n.capacity, *n.allocatable)}
+    wanted: dict[str, list] = defaultdict(list)
+    for p in cluster.gpu_pods():
+        for name in p.resource_requests:
+            if name.startswith("nvidia.com/gpu") and name not in advertised and name not in on_nodes:
+                wanted[name].append(p)
+    for name, pods in sorted(wanted.items()):
+        cfg, names, why = configs[0]
+        shown = ", ".join(sorted(advertised))
+        yield Hit(
+            title=f"{len(pods)} pod(s) request {name}, which the sharing config does not advertise ({shown})",
+            explanation=(f"{', '.join(p.name or '?' for p in pods[:5])} request {name}; the device plugin sharing config "
+                         f"{cfg.name} makes the plugin advertise {shown}"
+                         + (", and no node in the artifacts advertises it" if cluster.nodes else "")
+                         + ". The scheduler matches resource names exactly, so these pods stay Pending."),
+            severity=Severity.ERROR,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(e for e in (*(p.evidence for p in pods[:3]), *why[:2]) if e),
+            fixes=(Fix(FixKind.PERMANENT, "Advertise the name the pods request (renameByDefault under the sharing mode), or request the advertised name.",
+                       snippet=("version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"
+                                if name.endswith(".shared") else f"resources:\n  limits:\n    {sorted(advertised)[0]}: 1\n"),
+                       snippet_language="yaml"),),
+            component="nvidia-device-plugin",
+            confidence=0.75,
+            facts={"requested": name, "advertised": sorted(advertised), "pods": [p.name for p in pods]},
+        )

@@ -8,6 +8,10 @@ table live in knowledge/mig_profiles.toml.
 
 from __future__ import annotations
 
+import difflib
+
+from gpusleuth.knowledge.config_schemas import load as load_schema
+
 import re
 from collections import Counter
 from typing import Iterable
@@ -23,7 +27,8 @@ from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.sharing import SharingConfig
 
 _PROFILE = re.compile(r"^(?P<c>\d+)g\.(?P<m>\d+)gb(?P<me>\+me)?$")
-_ENTRY_KEYS = {"devices", "device-filter", "mig-enabled", "mig-devices"}
+# the keys of one mig-configs entry, from mig-parted's api/spec/v1 MigConfigSpec (knowledge/schemas/mig-parted-config.json)
+_ENTRY_KEYS = set(load_schema("mig-parted-config").schema["properties"]["mig-configs"]["additionalProperties"]["items"]["properties"])
 _MIG_LABEL = "nvidia.com/mig.config"
 
 
@@ -54,7 +59,9 @@ def _entry_problems(cfg: SharingConfig, path: tuple, entry, models: list[mig_tab
         return [("an entry must be a mapping with devices / mig-enabled / mig-devices", ev(path))]
     for key in entry:
         if key not in _ENTRY_KEYS:
-            out.append((f"unknown key '{key}' (mig-parted knows {', '.join(sorted(_ENTRY_KEYS))})", ev(path + (key,))))
+            close = difflib.get_close_matches(str(key).replace("_", "-").lower(), sorted(_ENTRY_KEYS), n=1, cutoff=0.7)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            out.append((f"unknown key '{key}' ({hint}mig-parted knows {', '.join(sorted(_ENTRY_KEYS))})", ev(path + (key,))))
     devices = entry.get("devices")
     if not (devices == "all" or (isinstance(devices, list) and all(isinstance(d, int) for d in devices))):
         out.append((f"devices must be 'all' or a list of GPU indices, not {devices!r}", ev(path + ("devices",))))

@@ -29,6 +29,8 @@ from gpusleuth.model.layers import Layer
 from gpusleuth.parsers.helm import OPERATOR_KEYS
 from gpusleuth.checks.stated_common import stated_hits
 from gpusleuth.facts.prose import Prose
+from gpusleuth.facts.validation import Problem, dotted, fix_snippet, image_version, summary, validate
+from gpusleuth.knowledge.config_schemas import load as load_schema, vkey
 
 
 def _ns(ns: str | None) -> str:
@@ -506,8 +508,10 @@ def helm_values_ignored_or_rejected(configuration: Configuration) -> Iterable[Hi
     What it does: For every GPU Operator values artifact (helm get values, values files, the release
     Secret): top-level keys the chart does not have (with the closest key it does have), keys written at
     the top level that the chart reads elsewhere (knowledge/failure_classes.toml [helm_misplaced], e.g.
-    `migStrategy` for mig.strategy, `rdma` for driver.rdma), and `<component>.env` values that YAML reads
-    as booleans or numbers (toolkit.env is TK002's).
+    `migStrategy` for mig.strategy, `rdma` for driver.rdma), keys below the top level that neither the
+    chart's values.yaml, its templates nor the ClusterPolicy CRD have (knowledge/schemas/gpu-operator-values.json
+    and clusterpolicy-crd.json, with the key meant or the place it belongs: `devicePlugin.migStrategy` belongs
+    under mig.strategy), and `<component>.env` values that YAML reads as booleans or numbers (toolkit.env is TK002's).
     Why it matters: Helm passes unknown keys through without a word, so a typo or a key at the wrong level
     silently leaves the default in force (the setting "does nothing"); an unquoted env value makes the
     rendered ClusterPolicy invalid and the install or upgrade fails.
@@ -520,12 +524,17 @@ def helm_values_ignored_or_rejected(configuration: Configuration) -> Iterable[Hi
         values = rel.user_values if rel.user_values is not None else rel.values
         if not isinstance(values, dict):
             continue
+        chart_keys = load_schema("gpu-operator-values").schema.get("properties", {})
         for key in values:
-            if key in OPERATOR_KEYS or (rel.artifact, key) in seen:
+            if key in OPERATOR_KEYS or key in chart_keys or (rel.artifact, key) in seen:
                 continue
             seen.add((rel.artifact, key))
             target = _misplaced().get(key)
             close = difflib.get_close_matches(key, sorted(OPERATOR_KEYS), n=1, cutoff=0.75)
+            if not target and not close:  # `toolkit-version` for toolkit.version, `driverVersion` for driver.version
+                found = validate({key: values[key]}, load_schema("gpu-operator-values"))
+                if found and found[0].kind == "misplaced-key" and found[0].belongs:
+                    target = dotted(found[0].belongs)
             if target:
                 why = f"the chart reads it as {target}"
             elif close:
@@ -540,10 +549,32 @@ def helm_values_ignored_or_rejected(configuration: Configuration) -> Iterable[Hi
                 role=Role.ROOT_CAUSE,
                 evidence=(rel.cite(key, f"{key}: {values[key]!r}"[:200]),),
                 fixes=(Fix(FixKind.PERMANENT, f"Move the setting to {target or (close[0] if close else 'the key the chart documents')} "
-                           "(helm show values nvidia/gpu-operator) and upgrade the release."),),
+                           "(helm show values nvidia/gpu-operator) and upgrade the release.",
+                           snippet=_nested_yaml(target or (close[0] if close else None), values[key]),
+                           snippet_language="yaml" if (target or close) else None),),
                 component="gpu-operator",
                 confidence=0.8 if (target or close) else 0.6,
                 facts={"key": key, "expected": target or (close[0] if close else None)},
+            )
+        for p in _nested_value_problems(values, configuration):
+            dots = ".".join(str(x) for x in p.path)
+            if (rel.artifact, dots) in seen:
+                continue
+            seen.add((rel.artifact, dots))
+            snippet = fix_snippet([p])
+            yield Hit(
+                title=f"Helm value `{dots}` is ignored: {p.message.split(': ', 1)[-1] if p.kind == 'misplaced-key' else p.message}",
+                explanation=(f"{rel.artifact}: {p.message}. Checked against the chart's values.yaml and the keys its templates and "
+                             f"ClusterPolicy read ({load_schema('gpu-operator-values').cite}). Helm keeps unknown keys without a warning, "
+                             "so this setting has no effect and the chart's default applies."),
+                severity=Severity.WARNING,
+                role=Role.ROOT_CAUSE,
+                evidence=(rel.cite(dots, f"{p.key}: {p.value!r}"[:200]),),
+                fixes=(Fix(FixKind.PERMANENT, f"Set it where the chart reads it{f' ({dotted(p.belongs)})' if p.belongs else ''} and upgrade the release.",
+                           snippet=snippet, snippet_language="yaml" if snippet else None),),
+                component="gpu-operator",
+                confidence=0.75,
+                facts={"key": dots, "expected": dotted(p.belongs) if p.belongs else p.closest, "kind": p.kind},
             )
         for path, items in _env_lists(values):
             if path == "toolkit.env":
@@ -652,3 +683,194 @@ def stated_operator_symptom(prose: Prose | None = None) -> Iterable[Hit]:
     References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
     """
     yield from stated_hits(prose, Layer.OPERATOR)
+
+
+# ------------------------------------------------------------------------------------------------ OP105 (nested), OP160
+
+
+def _from_the_api_server(body: dict) -> bool:
+    """An object read back from the API server (`kubectl get -o yaml`), not a manifest: it has a
+    resourceVersion or a status."""
+    meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+    return bool(meta.get("resourceVersion") or meta.get("uid") or body.get("status"))
+
+
+def _nested_yaml(path: str | None, value) -> str | None:
+    """`mig.strategy`, "mixed" -> "mig:\n  strategy: mixed\n": the value written where the chart reads it."""
+    if not path:
+        return None
+    import yaml
+
+    tree = value
+    for part in reversed(path.split(".")):
+        tree = {part: tree}
+    return yaml.safe_dump(tree, sort_keys=False, default_flow_style=False)
+
+
+def _operator_version(configuration: Configuration | None, cluster: Cluster | None = None) -> str | None:
+    """The GPU Operator version in use: the release's chart version, else the operator image's tag."""
+    rel = configuration.release if configuration else None
+    if rel and rel.chart_version and vkey(rel.chart_version):
+        return rel.chart_version
+    images = [i for p in (cluster.pods if cluster else ()) for i in p.images]
+    return image_version(images, "gpu-operator")
+
+
+def _newer_than_schema(version: str | None, schema: str) -> bool:
+    """A version newer than the schema may have keys the schema does not: judge nothing then."""
+    v, s = vkey(version), vkey(schema)
+    return bool(v and s and v[:2] > s[:2])
+
+
+def _crd_spec_has(path: tuple) -> bool:
+    """Whether the ClusterPolicy spec accepts path (the chart copies most component blocks into it)."""
+    node = load_schema("clusterpolicy-crd").schema.get("properties", {}).get("spec", {})
+    for part in path:
+        if isinstance(part, int):
+            node = node.get("items") or {}
+            continue
+        props = node.get("properties")
+        if isinstance(props, dict) and part in props:
+            node = props[part]
+        elif isinstance(node.get("additionalProperties"), dict) or node.get("x-kubernetes-preserve-unknown-fields") or not props:
+            return True
+        else:
+            return False
+    return True
+
+
+def _nested_value_problems(values: dict, configuration: Configuration) -> list[Problem]:
+    cs = load_schema("gpu-operator-values")
+    version = _operator_version(configuration)
+    if _newer_than_schema(version, cs.version):
+        return []
+    out = []
+    for p in validate(values, cs, version=version, skip=lambda path: len(path) == 1 and path[0] not in OPERATOR_KEYS):
+        if len(p.path) < 2 or p.kind not in ("unknown-key", "misplaced-key", "wrong-case", "not-yet"):
+            continue
+        if p.kind != "not-yet" and _crd_spec_has(p.path):
+            continue
+        out.append(p)
+    return out
+
+
+@check("OP160", "clusterpolicy-field-not-in-crd")
+def clusterpolicy_against_crd(configuration: Configuration, cluster: Cluster | None = None) -> Iterable[Hit]:
+    """A ClusterPolicy sets fields its CRD does not have, values of the wrong type, or values outside the allowed set.
+
+    What it does: checks the ClusterPolicy's spec against the CRD's OpenAPI schema as the operator ships it
+    (knowledge/schemas/clusterpolicy-crd.json, from NVIDIA/gpu-operator deployments/gpu-operator/crds at each
+    release): unknown fields (with the nearest field, and the place a field belongs when it exists elsewhere:
+    `spec.driver.migStrategy` belongs under spec.mig.strategy), wrong types, values outside an enum
+    (mig.strategy, driver.kernelModuleType ...), and fields the operator version in use does not have yet or no
+    longer has. A version newer than the stored schema is not judged, nor are unknown fields of a ClusterPolicy
+    read back from the API server (it prunes what its CRD lacks, so what is left is a newer CRD's).
+    Why it matters: the API server prunes fields a structural CRD does not declare (kubectl apply without
+    --validate=strict only warns), so the operator never sees them and the default stays in force; a wrong type or
+    enum value is refused and the edit does not land at all.
+    How to fix: write the field where the CRD has it (the corrected snippet is given) and re-apply with
+    `kubectl apply --validate=strict`, or set it through the chart's values.
+    References: https://github.com/NVIDIA/gpu-operator/blob/main/deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml; https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#field-pruning
+    """
+    cp = configuration.cluster_policy
+    if cp is None or not isinstance(cp.body.get("spec"), dict):
+        return
+    cs = load_schema("clusterpolicy-crd")
+    version = _operator_version(configuration, cluster)
+    if _newer_than_schema(version, cs.version):
+        return
+    problems = [p for p in validate(cp.body["spec"], cs, version=version, root=("spec",), at=("spec",)) if p.kind != "deprecated"]
+    if _from_the_api_server(cp.body):
+        # the API server prunes fields its CRD lacks: any field still here is one a newer CRD than ours has
+        problems = [p for p in problems if p.kind not in ("unknown-key", "misplaced-key", "wrong-case")]
+    if not problems:
+        return
+    refused = [p for p in problems if p.kind in ("wrong-type", "bad-value")]
+    snippet = fix_snippet(problems)
+    yield Hit(
+        title=f"ClusterPolicy {cp.name}: {problems[0].message}",
+        explanation=(f"Checked against the ClusterPolicy CRD ({cs.cite}" + (f"; the operator in use is {version}" if version else "")
+                     + f"): {summary(problems)} "
+                     + ("The API server refuses a value of the wrong type or outside the allowed set, so the edit does not land. " if refused else "")
+                     + ("Fields the CRD does not declare are pruned by the API server, so the operator never sees them." if any(p.ignored for p in problems) else "")),
+        severity=Severity.ERROR if refused else Severity.WARNING,
+        role=Role.ROOT_CAUSE,
+        evidence=tuple(dict.fromkeys(cp.evidence(".".join(str(x) for x in p.path), f"{p.dotted}: {p.value!r}"[:200] if p.value is not None else None) for p in problems[:6])),
+        fixes=(Fix(FixKind.PERMANENT, "Write the field where the CRD has it and re-apply with `kubectl apply --validate=strict`.",
+                   snippet=snippet, snippet_language="yaml" if snippet else None),),
+        component="gpu-operator",
+        confidence=0.8,
+        facts={"schema": cs.version, "version": version,
+               "problems": [{"kind": p.kind, "path": p.dotted, "belongs": dotted(p.belongs) if p.belongs else None} for p in problems]},
+    )
+
+
+# ------------------------------------------------------------------------------------------------ OP161
+
+# the GPU stack's DaemonSets (operator operands and the standalone plugin/GFD); NFD's worker is FD102's
+_GPU_DAEMONSETS = re.compile(r"(nvidia-(device-plugin|container-toolkit|driver|dcgm|operator-validator|mig-manager|mps-control|"
+                             r"node-status-exporter|vgpu|sandbox|kata|cc-manager|fabricmanager)|gpu-feature-discovery)")
+
+
+def _tolerated(tolerations, taint) -> bool:
+    for t in tolerations:
+        if not isinstance(t, dict):
+            continue
+        if t.get("effect") not in (None, "", taint.effect):
+            continue
+        if t.get("operator") == "Exists" and t.get("key") in (None, "", taint.key):
+            return True
+        if t.get("key") == taint.key and str(t.get("value") or "") == str(taint.value or ""):
+            return True
+    return False
+
+
+@check("OP161", "gpu-daemonset-does-not-tolerate-gpu-node-taint")
+def gpu_daemonset_taint_not_tolerated(cluster: Cluster) -> Iterable[Hit]:
+    """A GPU DaemonSet's tolerations do not match the taint on the GPU nodes, so it never runs there.
+
+    What it does: compares the NoSchedule / NoExecute taints of the nodes that have GPUs with the tolerations of
+    each GPU stack DaemonSet the artifacts show (driver, toolkit, device plugin, GFD, DCGM, validator, MIG
+    manager ...; NFD's worker is FD102's): the same fact stated twice, once on the nodes and once in each
+    DaemonSet. An `Equal` toleration for another value (`nvidia.com/gpu=present` against a taint
+    `nvidia.com/gpu=true`) does not match.
+    Why it matters: a DaemonSet does not create pods on nodes whose taints it does not tolerate, and says nothing:
+    DESIRED stays below the GPU node count, and whatever that operand provides (the driver, the runtime, the
+    resource) never appears on those nodes.
+    How to fix: add the node's taint to the DaemonSet's tolerations where it is configured (ClusterPolicy
+    `daemonsets.tolerations`, the chart's `tolerations` value), or use `operator: Exists` for the taint key.
+    References: https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/; https://github.com/NVIDIA/k8s-device-plugin/issues/1934; https://github.com/NVIDIA/gpu-operator/issues/2717
+    """
+    gpu_nodes = [n for n in cluster.nodes.values()
+                 if any(k.startswith("nvidia.com/") for k in (*n.capacity, *n.allocatable)) or "nvidia.com/gpu.present" in n.labels]
+    taints: dict[tuple, list] = defaultdict(list)
+    for n in gpu_nodes:
+        for t in n.taints:
+            if t.effect in ("NoSchedule", "NoExecute"):
+                taints[(t.key, t.value, t.effect)].append((n, t))
+    if not taints:
+        return
+    for ds in cluster.daemonsets:
+        if not _GPU_DAEMONSETS.search(ds.name) or not (ds.tolerations or ds.tolerations_evidence):
+            continue
+        missing = [(k, nodes) for k, nodes in taints.items() if not _tolerated(ds.tolerations, nodes[0][1])]
+        if not missing:
+            continue
+        (key, value, effect), nodes = missing[0]
+        shown = f"{key}={value}:{effect}" if value else f"{key}:{effect}"
+        yield Hit(
+            title=f"DaemonSet {ds.name} does not tolerate the GPU nodes' taint {shown}",
+            explanation=(f"{len(nodes)} GPU node(s) ({', '.join(n.name for n, _ in nodes[:4])}) carry the taint {shown}; DaemonSet "
+                         f"{ds.namespace + '/' if ds.namespace else ''}{ds.name} tolerates "
+                         f"{', '.join(str(t.get('key', '*')) + ('=' + str(t['value']) if t.get('value') else '') + ' (' + str(t.get('operator', 'Equal')) + ')' for t in ds.tolerations) or 'nothing'}, "
+                         "so it creates no pod on them."),
+            severity=Severity.ERROR,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(e for e in (nodes[0][1].evidence, ds.tolerations_evidence or ds.evidence) if e),
+            fixes=(Fix(FixKind.PERMANENT, "Tolerate the taint where the DaemonSet's tolerations are configured.",
+                       snippet=f"tolerations:\n- key: {key}\n  operator: Exists\n  effect: {effect}\n", snippet_language="yaml"),),
+            node=nodes[0][0].name,
+            component=ds.name,
+            confidence=0.8,
+            facts={"taint": shown, "daemonset": ds.name, "nodes": [n.name for n, _ in nodes]},
+        )

@@ -18,6 +18,8 @@ from gpusleuth.model.k8s import Event, Node, Pod, Taint
 from gpusleuth.checks.stated_common import stated_hits
 from gpusleuth.facts.prose import Prose
 from gpusleuth.model.layers import Layer
+from gpusleuth.facts.validation import PodSpecAt, PodSpecs, Problem, dotted, fix_snippet, summary, validate
+from gpusleuth.knowledge.config_schemas import load as load_schema
 
 # `0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) had untolerated taint {...}.`
 _INSUFFICIENT = re.compile(r"(\d+) Insufficient (nvidia\.com/[\w.\-]+)")
@@ -293,3 +295,119 @@ def stated_pending_symptom(prose: Prose | None = None) -> Iterable[Hit]:
     References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
     """
     yield from stated_hits(prose, Layer.SCHEDULER)
+
+
+# ------------------------------------------------------------------------------------------------ SC160
+
+_GPU_PREFIXES = ("nvidia.com/", "amd.com/", "gpu.intel.com/")
+_CONTAINERS = ("containers", "initContainers")
+
+
+def _gpu_relevant(spec: dict) -> bool:
+    """A pod spec that asks for a GPU: a GPU resource anywhere in its containers, a GPU toleration, or an nvidia runtime class."""
+    for group in _CONTAINERS:
+        for c in spec.get(group) or ():
+            if isinstance(c, dict) and any(str(k).startswith(_GPU_PREFIXES) for k in _resource_names(c)):
+                return True
+    if "nvidia" in str(spec.get("runtimeClassName") or ""):
+        return True
+    return any(isinstance(t, dict) and str(t.get("key", "")).startswith(_GPU_PREFIXES) for t in spec.get("tolerations") or ())
+
+
+def _resource_names(c: dict) -> list[str]:
+    res = c.get("resources") if isinstance(c.get("resources"), dict) else {}
+    out = [k for k in res if "/" in str(k)]
+    for part in ("limits", "requests"):
+        if isinstance(res.get(part), dict):
+            out += list(res[part])
+    return out
+
+
+def _gpu_parts(path: tuple) -> bool:
+    """The parts of a pod spec that decide where a GPU pod runs and what it gets."""
+    if len(path) <= 1:
+        return True
+    if path[0] in ("tolerations", "nodeSelector", "runtimeClassName", "resources"):
+        return True
+    return path[0] in _CONTAINERS and (len(path) <= 3 or path[2] == "resources")
+
+
+def _pod_spec_problems(ps: PodSpecAt) -> list[Problem]:
+    cs = load_schema("pod-spec")
+    spec = ps.spec
+    out = [p for p in validate(spec, cs, at=ps.at) if _gpu_parts(p.path[len(ps.at):]) and p.kind != "deprecated"]
+    meta = ps.obj.body.get("metadata") if isinstance(ps.obj.body.get("metadata"), dict) else {}
+    if meta.get("resourceVersion") or meta.get("uid") or ps.obj.body.get("status"):
+        # read back from the API server, which drops unknown fields: what is left is a newer API's field
+        out = [p for p in out if p.kind not in ("unknown-key", "misplaced-key", "wrong-case")]
+    fixed = []
+    for p in out:
+        rel = p.path[len(ps.at):]
+        # `resources: {nvidia.com/gpu: 1}`: a resource name straight under resources
+        if p.kind in ("unknown-key", "misplaced-key") and len(rel) == 4 and rel[0] in _CONTAINERS and rel[2] == "resources" and "/" in str(rel[3]):
+            p = Problem("misplaced-key", p.path, f"`{rel[3]}` straight under {dotted(p.path[:-1])} is not read: resource names go under "
+                        f"{dotted(p.path[:-1])}.limits", belongs=ps.at + ("containers", "[]", "resources", "limits", rel[3]), value=p.value)
+        fixed.append(p)
+    # extended resources: a limit is required, and a request must equal it, in whole units
+    for group in _CONTAINERS:
+        for i, c in enumerate(spec.get(group) or ()):
+            res = c.get("resources") if isinstance(c, dict) and isinstance(c.get("resources"), dict) else {}
+            limits = res.get("limits") if isinstance(res.get("limits"), dict) else {}
+            requests = res.get("requests") if isinstance(res.get("requests"), dict) else {}
+            base = ps.at + (group, i, "resources")
+            for name in set(limits) | set(requests):
+                if not str(name).startswith(_GPU_PREFIXES):
+                    continue
+                if name not in limits:
+                    fixed.append(Problem("bad-value", base + ("requests", name), f"{dotted(base)}.requests sets {name} without a limit: "
+                                         "an extended resource must be set in limits (the API server refuses the pod)",
+                                         belongs=ps.at + (group, "[]", "resources", "limits", name), value=requests[name]))
+                elif name in requests and str(requests[name]) != str(limits[name]):
+                    fixed.append(Problem("bad-value", base + ("requests", name), f"{name}: request {requests[name]} differs from limit {limits[name]}; "
+                                         "for an extended resource they must be equal", value=requests[name]))
+                value = limits.get(name, requests.get(name))
+                if not (isinstance(value, int) or (isinstance(value, str) and value.isdigit())):
+                    fixed.append(Problem("wrong-type", base + ("limits" if name in limits else "requests", name),
+                                         f"{name} is {value!r}: GPUs are counted in whole units (the API server refuses fractions)", value=value))
+    return fixed
+
+
+@check("SC160", "gpu-pod-spec-field-not-read")
+def gpu_pod_spec_against_schema(specs: PodSpecs) -> Iterable[Hit]:
+    """A GPU pod's spec puts resources, tolerations, nodeSelector or runtimeClassName where Kubernetes does not read them.
+
+    What it does: checks the spec of every GPU pod and GPU workload template (Pod, Deployment, Job, DaemonSet ...)
+    against the Pod API types (knowledge/schemas/pod-spec.json, from k8s.io/api core/v1 PodSpec): unknown or
+    misplaced fields in the pod spec and its containers (`runtimeClassName` inside a container belongs to the pod
+    spec; `nvidia.com/gpu` straight under `resources` belongs under `resources.limits`), toleration operators and
+    effects outside the allowed set (`operator: exists`), and GPU resources the API server refuses (a request
+    without a limit, a request that differs from its limit, a fraction of a GPU).
+    Why it matters: a field Kubernetes does not have is dropped (kubectl's strict validation refuses the manifest;
+    Helm and older clients only warn), so the pod runs without the GPU, toleration or runtime class it was meant to
+    have and lands on a node without GPUs, or stays Pending, or starts without the NVIDIA runtime.
+    How to fix: write the field where the Pod API has it (the corrected snippet is given) and apply with
+    `kubectl apply --validate=strict`.
+    References: https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/; https://github.com/kubernetes/api/blob/master/core/v1/types.go
+    """
+    for ps in specs.specs:
+        if not _gpu_relevant(ps.spec):
+            continue
+        problems = _pod_spec_problems(ps)
+        if not problems:
+            continue
+        refused = [p for p in problems if p.kind in ("wrong-type", "bad-value")]
+        snippet = fix_snippet(problems)
+        yield Hit(
+            title=f"{ps.name}: {problems[0].message}",
+            explanation=(f"Checked against the Pod API ({load_schema('pod-spec').cite}): {summary(problems)} "
+                         + ("The API server refuses these values, so the pod is not created as written. " if refused else "")
+                         + ("Kubernetes drops fields it does not have (kubectl --validate=strict refuses them), so they are not in effect." if any(p.ignored for p in problems) else "")),
+            severity=Severity.ERROR if refused else Severity.WARNING,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(ps.evidence(p.path, f"{p.key}: {p.value}"[:200] if p.value is not None and not isinstance(p.value, (dict, list)) else None) for p in problems[:6])),
+            fixes=(Fix(FixKind.PERMANENT, "Write the field where the Pod API reads it and re-apply with `kubectl apply --validate=strict`.",
+                       snippet=snippet, snippet_language="yaml" if snippet else None),),
+            component=ps.obj.name,
+            confidence=0.75,
+            facts={"object": ps.name, "problems": [{"kind": p.kind, "path": p.dotted, "belongs": dotted(p.belongs) if p.belongs else None} for p in problems]},
+        )

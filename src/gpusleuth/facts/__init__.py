@@ -19,6 +19,7 @@ from gpusleuth.facts.plugin_config import PluginWiring  # noqa: E402,F401
 from gpusleuth.facts.errors import ErrorLines, HealthSigns  # noqa: E402
 from gpusleuth.facts.prose import Prose  # noqa: E402
 from gpusleuth.facts.platform import Platform  # noqa: E402
+from gpusleuth.facts.validation import PodSpecs, RuntimeClasses  # noqa: E402,F401  (pod specs, RuntimeClasses as written)
 
 from gpusleuth.facts.timeline import Timeline  # noqa: E402
 from gpusleuth.analysis.ordering import Ordering  # noqa: E402,F401  (its combiner reads Timeline)

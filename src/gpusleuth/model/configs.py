@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gpusleuth.model.evidence import Evidence
 
@@ -19,6 +19,8 @@ class CdiSpec:
     host_paths: tuple[tuple[str, Evidence], ...]  # every mounted hostPath, with its line
     device_nodes: tuple[tuple[str, Evidence], ...]  # every deviceNodes path
     evidence: Evidence | None = None  # the cdiVersion / kind line
+    body: dict = field(default_factory=dict, hash=False, compare=False)  # the spec as read, for its schema check
+    key_lines: dict = field(default_factory=dict, hash=False, compare=False)  # key path (tuple) -> Evidence of its line
 
     @property
     def where(self) -> str:

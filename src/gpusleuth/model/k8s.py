@@ -59,6 +59,9 @@ class Pod:
     start_time: datetime | None = None
     start_evidence: Evidence | None = None
     evidence: Evidence | None = None
+    # the Pod as written (a manifest, `kubectl get pod -o yaml`) with the line of every key, so its spec can be
+    # checked against the API's schema (facts/validation.py PodSpecs); None when read from a table or describe
+    manifest: "K8sObject | None" = field(default=None, hash=False, compare=False, repr=False)
 
     @property
     def key(self) -> tuple[str | None, str]:

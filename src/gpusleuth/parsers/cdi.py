@@ -40,6 +40,34 @@ _HOST_PATH = re.compile(r"""["']?hostPath["']?\s*:\s*["']?(?P<path>/[^"',\s}]+)"
 _DEV_PATH = re.compile(r"""["']?path["']?\s*:\s*["']?(?P<path>/dev/[^"',\s}]+)""")
 
 
+_MAX_LINES_TEXT = 4_000_000  # a spec this large is cited at its start, not key by key
+
+
+def _key_lines(doc: Document) -> dict:
+    """key path (list items as ints) -> Evidence of every key, from the YAML/JSON node marks."""
+    if len(doc.text) > _MAX_LINES_TEXT:
+        return {}
+    try:
+        root = yaml.compose(doc.text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return {}
+    out: dict = {}
+
+    def walk(node, path):
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                p = path + (k.value,)
+                out[p] = k.start_mark.line
+                walk(v, p)
+        elif isinstance(node, yaml.SequenceNode):
+            for i, v in enumerate(node.value):
+                out[path + (i,)] = v.start_mark.line
+                walk(v, path + (i,))
+
+    walk(root, ())
+    return {p: doc.evidence(i) for p, i in out.items() if i < len(doc.lines)}
+
+
 def sniff(doc: Document) -> int:
     head = doc.head(60)
     if any(_CDI_VERSION.match(ln) or '"cdiVersion"' in ln for ln in head):
@@ -70,6 +98,8 @@ def parse(doc: Document) -> Iterable[CdiSpec]:
         for m in _DEV_PATH.finditer(line):
             nodes.append((m.group("path"), doc.evidence(i, m.group(0))))
     yield CdiSpec(
+        body=body,
+        key_lines=_key_lines(doc),
         artifact=doc.artifact,
         path=doc.path_hint,
         kind=str(body.get("kind")) if body.get("kind") else None,

@@ -13,6 +13,8 @@ says where it stopped; anything else malformed is unusable, with the line of the
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 import re
 from typing import Callable, Iterable, Iterator
@@ -70,7 +72,13 @@ def _convert(obj: dict, at: _Lines) -> Iterator:
     if kind in ("Pod", "Node", "DaemonSet") and not _d(obj.get("metadata")).get("name"):
         return  # the tail of a paste cut short: nothing to attribute it to
     if kind == "Pod":
-        yield _pod(obj, at)
+        pod = _pod(obj, at)
+        if isinstance(obj.get("spec"), dict):
+            meta = _d(obj.get("metadata"))
+            pod = replace(pod, manifest=K8sObject(kind="Pod", name=meta.get("name"), namespace=meta.get("namespace"), body=obj,
+                                                  artifact=at.doc.artifact, line=at.doc.first_line + at.start,
+                                                  api_version=obj.get("apiVersion"), key_lines=at.key_lines()))
+        yield pod
     elif kind == "Node":
         yield _node(obj, at)
     elif kind == "Event":
