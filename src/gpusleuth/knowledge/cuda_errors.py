@@ -125,3 +125,26 @@ def find_in(line: str) -> list[tuple[CudaError, str]]:
                 if e:
                     found.setdefault(e.code, m.group(0).strip())
     return [(catalog()[c], how) for c, how in found.items()]
+
+
+@dataclass(frozen=True, slots=True)
+class Capability:
+    cc: str  # "8.6"
+    arch: str
+
+    @property
+    def sm(self) -> str:
+        return "sm_" + self.cc.replace(".", "")
+
+
+@cache
+def _capabilities() -> tuple[tuple[re.Pattern, Capability], ...]:
+    return tuple((re.compile(r["match"], re.I), Capability(r["cc"], r["arch"])) for r in table("compute_capability")["gpu"])
+
+
+def capability_of(product: str | None) -> Capability | None:
+    """The compute capability of a GPU model (knowledge/compute_capability.toml), None for a model it lacks."""
+    if not product:
+        return None
+    name = product.replace("-", " ")
+    return next((c for rx, c in _capabilities() if rx.search(product) or rx.search(name)), None)
