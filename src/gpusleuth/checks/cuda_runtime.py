@@ -364,7 +364,7 @@ def cuda_error_in_log(logs: Logs, cluster: Cluster | None = None, kernel: Kernel
                         why += f" The kernel log shows only application Xids ({', '.join(sorted({str(x.code) for x in app}))}): the code, not the GPU."
                         evidence += [x.evidence for x in app[:1]]
             fixes = tuple(
-                Fix(FixKind.IMMEDIATE, f"If {c.when}: look at the {c.layer} layer.",
+                Fix(FixKind.IMMEDIATE, f"{c.layer}: {c.when}.",
                     (_fill(c.confirm, pod_name, ns, node),) if c.confirm else ())
                 for c in err.causes
             ) or (Fix(FixKind.IMMEDIATE, "Read the first CUDA error in the log (later ones often follow from it); rerun with "
