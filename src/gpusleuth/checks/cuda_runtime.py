@@ -25,6 +25,8 @@ _IMAGE_CUDA = re.compile(r"cuda[:\-_]?(?P<maj>\d{2})\.(?P<min>\d)(?!\d)", re.I)
 _CU_TAG = re.compile(r"(?:^|[+\-_.])cu(?P<maj>1\d)(?P<min>\d)\b")
 _TORCH = re.compile(r"\btorch\b[^\n]{0,40}?\+cu(?P<maj>1\d)(?P<min>\d)\b|PyTorch version: \S+\+cu(?P<maj2>1\d)(?P<min2>\d)\b")
 _BANNER = re.compile(r"^CUDA Version (?P<maj>\d{2})\.(?P<min>\d+)(?:\.\d+)?\s*$")
+# torch's collect_env ("CUDA used to build PyTorch: 12.1") and nvcc --version ("Cuda compilation tools, release 12.1, V12.1.105")
+_BUILT_WITH = re.compile(r"^(?:CUDA used to build PyTorch|Cuda compilation tools, release)\s*:?\s*(?P<maj>1\d)\.(?P<min>\d+)")
 _REQUIRE_TERM = re.compile(r"(?P<what>cuda|driver)\s*(?P<op>>=|<=|==|=|>|<)\s*(?P<ver>[\d.]+)")
 _INSUFFICIENT = "CUDA driver version is insufficient for CUDA runtime version"
 _OPS = {">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt, "=": operator.eq, "==": operator.eq}
@@ -34,7 +36,7 @@ _CONSUMER = re.compile(r"GeForce|TITAN|RTX \d{4}(?! Ada)|Quadro", re.I)
 @dataclass(frozen=True)
 class CudaNeed:
     version: tuple[int, int]
-    how: str  # NVIDIA_REQUIRE_CUDA | CUDA_VERSION | image tag | framework wheel | CUDA banner
+    how: str  # NVIDIA_REQUIRE_CUDA | CUDA_VERSION | image tag | framework wheel | CUDA banner | framework build | nvcc in the image
     text: str
     evidence: Evidence
     require: str | None = None  # the whole NVIDIA_REQUIRE_CUDA expression
@@ -70,8 +72,8 @@ def needs_of(pod: Pod, logs: Logs | None) -> list[CudaNeed]:
             out.append(CudaNeed((int(m.group("maj")), int(m.group("min"))), "image tag", image, ev))
     for log in (logs.for_pod(pod.name) if logs else []):
         text = messages_text(log)
-        if "torch" not in text and "PyTorch version: " not in text and "CUDA Version " not in text:
-            continue  # what _TORCH and _BANNER need: most logs are skipped without a regex per line
+        if "torch" not in text and "PyTorch" not in text and "CUDA Version " not in text and "Cuda compilation tools" not in text:
+            continue  # what _TORCH, _BANNER and _BUILT_WITH need: most logs are skipped without a regex per line
         for ln in log.lines:
             m = _TORCH.search(ln.message)
             if m:
@@ -81,6 +83,10 @@ def needs_of(pod: Pod, logs: Logs | None) -> list[CudaNeed]:
             b = _BANNER.match(ln.message.strip())
             if b:
                 out.append(CudaNeed((int(b.group("maj")), int(b.group("min"))), "CUDA banner", ln.message.strip(), ln.evidence()))
+            w = _BUILT_WITH.match(ln.message.strip())
+            if w:
+                how = "framework build" if w.group(0).startswith("CUDA used") else "nvcc in the image"
+                out.append(CudaNeed((int(w.group("maj")), int(w.group("min"))), how, ln.message.strip(), ln.evidence()))
     return out
 
 
