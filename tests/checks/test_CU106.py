@@ -47,3 +47,15 @@ def test_lines_a_dedicated_check_reads_and_clean_logs_are_left_alone():
     assert run("CU106", {"nb.log": "RuntimeError: No CUDA GPUs are available\n"}) == []  # CU102
     assert run("CU106", {"v.log": "Error 802: system not yet initialized\n"}) == []  # UD102
     assert run("CU106", {"ok.log": "cuda available: True, device: NVIDIA A100-SXM4-80GB\nepoch 1 loss 0.31\n"}) == []
+
+
+def test_802_by_name_only_points_at_the_fabric_manager():
+    # https://github.com/pytorch/pytorch/issues/35710 (a CUDA sample names the code and the runtime name only)
+    log = ("$ kubectl logs -n bench bandwidth-test\n"
+           "cudaGetDeviceProperties returned 802\n"
+           "CUDA error at bandwidthTest.cu:256 code=802(cudaErrorSystemNotReady) \"cudaSetDevice(currentDevice)\"\n")
+    hits = run("CU106", {"bw.log": log})
+    [f] = [h for h in hits if h.facts["code"] == 802]
+    assert f.layer.value == "userspace-driver" and f.facts["lines"] == 2
+    assert any("systemctl status nvidia-fabricmanager" in c for fx in f.fixes for c in fx.commands)
+    assert f.fixes[0].commands[0].startswith("kubectl debug node/<node>")
