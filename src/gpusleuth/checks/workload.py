@@ -246,3 +246,63 @@ def _time_slicing_replicas(sharing) -> dict[str, int]:
                 if name:
                     out[name if "/" in name else f"nvidia.com/{name}"] = r["replicas"]
     return out
+
+
+_GPU = "nvidia.com/gpu"
+
+
+@check("WL109", "gpu-request-name-not-offered-shared")
+def shared_resource_name(cluster: Cluster) -> Iterable[Hit]:
+    """A Pending pod asks for nvidia.com/gpu where time-slicing renamed it (nvidia.com/gpu.shared), or the reverse.
+
+    What it does: for each Pending pod requesting nvidia.com/gpu or nvidia.com/gpu.shared, reads the GPU nodes'
+    allocatable: with time-slicing or MPS and `renameByDefault: true` the device plugin advertises the shared
+    replicas as nvidia.com/gpu.shared and nvidia.com/gpu disappears; without it there is no .shared resource.
+    Fires when the name the pod asks for is offered by no node while the other one is.
+    Why it matters: the scheduler only says `Insufficient nvidia.com/gpu`; the GPUs are there under another name,
+    so adding nodes or restarting the device plugin does not help.
+    How to fix: request the name the sharing configuration offers (nvidia.com/gpu.shared when renameByDefault is
+    true), or set renameByDefault to match what the workloads request.
+    References: https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-sharing.html; https://github.com/NVIDIA/k8s-device-plugin#shared-access-to-gpus
+    """
+    from gpusleuth.parsers.k8s_common import to_int
+
+    offered: dict[str, list] = {}
+    for n in cluster.nodes.values():
+        for k, v in n.allocatable.items():
+            if k.startswith("nvidia.com/gpu") and (to_int(v) or 0) > 0:
+                offered.setdefault(k, []).append(n)
+    if not offered:
+        return
+    for pod in cluster.pods:
+        if (pod.status or pod.phase) != "Pending":
+            continue
+        asks = [k for k in pod.resource_requests if k == _GPU or (k.startswith("nvidia.com/") and k.endswith(".shared"))]
+        if not asks and pod.gpu_request:
+            asks = [_GPU]
+        for res in asks:
+            if offered.get(res):
+                continue
+            other = f"{_GPU}.shared" if res == _GPU else _GPU
+            nodes = offered.get(other) or ([] if res != _GPU else [n for k, ns in offered.items() if k.endswith(".shared") for n in ns])
+            if not nodes:
+                continue
+            other = next(k for k in offered if offered[k] and (k == other or (res == _GPU and k.endswith(".shared"))))
+            events = [e for e in cluster.events_for(pod.name) if e.reason == "FailedScheduling"]
+            evidence = [pod.evidence, *(e.evidence for e in events[-1:]), *(n.evidence.get(f"allocatable:{other}") for n in nodes[:2])]
+            why = (f"the GPU nodes offer {other}: the device plugin's sharing configuration renames shared GPUs (renameByDefault), "
+                   f"so {res} is not advertised" if res == _GPU else
+                   f"the GPU nodes offer only {other}: the sharing configuration does not rename shared GPUs")
+            nsf = f" -n {pod.namespace}" if pod.namespace else ""
+            yield Hit(
+                title=f"{pod.name} asks for {res}, which no node offers; the GPUs are advertised as {other}",
+                explanation=f"Pod {pod.name} requests {res} and stays Pending: {why}.",
+                severity=Severity.ERROR, role=Role.ROOT_CAUSE,
+                evidence=tuple(dict.fromkeys(e for e in evidence if e)),
+                fixes=(Fix(FixKind.IMMEDIATE, f"Request {other} instead of {res}.", (f"kubectl get pod {pod.name}{nsf} -o yaml",),
+                           snippet=f"resources:\n  limits:\n    {other}: 1\n", snippet_language="yaml"),
+                       Fix(FixKind.PERMANENT, "Or set sharing.timeSlicing.renameByDefault in the device plugin configuration to the name "
+                                              "the workloads request, consistently across the cluster.", ())),
+                node=nodes[0].name if len(nodes) == 1 else None, component=pod.name, confidence=0.8,
+                facts={"pod": pod.name, "requested": res, "offered": sorted(offered)},
+            )
