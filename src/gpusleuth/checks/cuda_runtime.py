@@ -399,7 +399,6 @@ def cuda_error_in_log(logs: Logs, cluster: Cluster | None = None, kernel: Kernel
 
 _TORCH_CAP = re.compile(r"(?P<gpu>\S.*?) with CUDA capability (?P<sm>sm_\d+) is not compatible with the current PyTorch installation")
 _TORCH_ARCHS = re.compile(r"(?:current PyTorch install supports CUDA capabilities|PyTorch install supports CUDA capabilities)\s+(?P<archs>(?:sm_\d+\s*)+)")
-_ARCH_LIST = re.compile(r"(?i)(?:arch list|TORCH_CUDA_ARCH_LIST)\W+(?P<archs>(?:(?:sm_|compute_)?\d+(?:\.\d)?[;, ]*)+)")
 
 
 def _sm_of(cc: str) -> str:
@@ -450,14 +449,6 @@ def no_kernel_image(logs: Logs, cluster: Cluster | None = None, inventory: GpuIn
             a = _TORCH_ARCHS.search(ln.message)
             if a:
                 built = a.group("archs").split()
-        if not built:  # the list is often on the line after the warning
-            for log in logs.logs:
-                for ln in log.lines:
-                    if warns and ln.artifact == warns[0].artifact and 0 < ln.line - warns[0].line <= 3:
-                        a = _TORCH_ARCHS.search(ln.message)
-                        if a:
-                            built = a.group("archs").split()
-                            warns.append(ln)
         product_ev = None
         if sm is None and inventory is not None:
             ng = inventory.for_node(node) if node else (inventory.nodes[0] if len(inventory.nodes) == 1 else None)
