@@ -59,3 +59,7 @@ def test_802_by_name_only_points_at_the_fabric_manager():
     assert f.layer.value == "userspace-driver" and f.facts["lines"] == 2
     assert any("systemctl status nvidia-fabricmanager" in c for fx in f.fixes for c in fx.commands)
     assert f.fixes[0].commands[0].startswith("kubectl debug node/<node>")
+
+
+def test_routine_results_are_not_failures():
+    assert run("CU106", {"job.log": "cudaEventQuery returned cudaErrorNotReady, polling again\n"}) == []

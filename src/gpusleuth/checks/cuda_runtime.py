@@ -254,6 +254,8 @@ _ARCH_CODES = {209, 98}
 # Xids that mean the GPU (memory, bus, firmware, NVLink) rather than the application.
 _ECC_XIDS = {48, 63, 64, 92, 94, 95, 140}
 _HW_REFINED = {3, 214, 220, 226, 700, 719, 999}
+# Codes that are normal results, not failures: 600 (a query says "not ready yet"), 4 (CUDA called during exit).
+_ROUTINE = {4, 600}
 
 
 @dataclass
@@ -282,7 +284,11 @@ def _cuda_lines(logs: Logs) -> dict[tuple, dict[int, _Seen]]:
             sigs = owned.get((ln.artifact, ln.line), ())
             if any(s.id.startswith(_OWN_SIGNATURES) for s in sigs):
                 continue
+            if ln.level in ("info", "debug") and "error" not in msg.lower():
+                continue  # a library's debug trace naming a code is not a failure
             for err, how in cuda_errors.find_in(msg):
+                if err.code in _ROUTINE:
+                    continue
                 key = (log.namespace, ln.pod or log.pod or log.artifact, log.node)
                 seen = out.setdefault(key, {}).setdefault(err.code, _Seen(err.code, how, []))
                 seen.matches.append((log, ln))
