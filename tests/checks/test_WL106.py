@@ -20,7 +20,7 @@ sharing:
 def test_oom_on_a_mig_slice():
     p = pod("bert-ft-0", ns="ml", resource_requests={"nvidia.com/mig-1g.10gb": 1}, gpu_request=0)
     [f] = run("WL106", facts_from({"bert.log": OOM}, p))
-    assert f.facts["sharing"] == "mig" and "10 GB" in f.title and "14.76 GiB" in f.explanation
+    assert f.facts["sharing"] == "mig" and "10 GB" in f.title and "total capacity of 14.76 GiB" in f.explanation
 
 
 def test_oom_on_a_time_sliced_gpu():
@@ -32,3 +32,12 @@ def test_oom_on_a_time_sliced_gpu():
 def test_silent_on_a_whole_gpu():
     p = pod("bert-ft-0", ns="ml", resource_requests={"nvidia.com/gpu": 1}, gpu_request=1)
     assert run("WL106", facts_from({"bert.log": OOM}, p)) == []
+
+
+def test_vllm_start_on_a_time_sliced_gpu():
+    # https://github.com/vllm-project/vllm/issues/20305
+    log = ("$ kubectl logs -n ml bert-ft-0\n[multiproc_executor.py:492] ValueError: Free memory on device (31.44/47.38 GiB) on startup is "
+           "less than desired GPU memory utilization (0.95, 45.01 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.\n")
+    p = pod("bert-ft-0", ns="ml", resource_requests={"nvidia.com/gpu": 1}, gpu_request=1)
+    [f] = run("WL106", facts_from({"vllm.log": log, "time-slicing.yaml": SHARING}, p))
+    assert f.facts["sharing"] == "time-slicing" and "47.38 GiB" in f.explanation

@@ -176,14 +176,15 @@ def visible_devices_by_hand(cluster: Cluster) -> Iterable[Hit]:
 
 
 _MIG_RESOURCE = re.compile(r"nvidia\.com/mig-(?P<g>\d+)g\.(?P<gb>\d+)gb")
-_OOM_TOTAL = re.compile(r"(?:total capacity of|GPU \d+; )\s*(?P<n>[\d.]+) (?P<u>[MG])iB(?: total capacity)?")
+_OOM_TOTAL = re.compile(r"(?:total capacity of|GPU \d+; )\s*(?P<n>[\d.]+) (?P<u>[MG])iB(?: total capacity)?|/(?P<n2>[\d.]+) (?P<u2>G)iB\) on startup")
 
 
 @check("WL106", "gpu-oom-on-a-slice-or-shared-gpu")
 def oom_on_shared_gpu(logs: Logs, cluster: Cluster, sharing: SharingConfigs | None = None) -> Iterable[Hit]:
     """CUDA out of memory in a pod that has a MIG slice or a time-sliced share, not a whole GPU.
 
-    What it does: for pods whose log shows CUDA out of memory (cuda.oom), reads what the pod was given: a MIG
+    What it does: for pods whose log shows CUDA out of memory (cuda.oom) or vLLM finding less free memory than it
+    reserves at start, reads what the pod was given: a MIG
     resource (nvidia.com/mig-1g.10gb: a slice with its own, fixed memory), a shared resource
     (nvidia.com/gpu.shared) or nvidia.com/gpu on a device plugin configured for time-slicing (replicas > 1):
     there every pod on the GPU allocates from the same memory. It says which, with the slice's size or the
@@ -196,7 +197,7 @@ def oom_on_shared_gpu(logs: Logs, cluster: Cluster, sharing: SharingConfigs | No
     """
     seen = set()
     replicas = _time_slicing_replicas(sharing)
-    for m in logs.matches("cuda.oom"):
+    for m in [*logs.matches("cuda.oom"), *logs.matches("vllm.free-memory-below-utilization")]:
         name = m.line.pod or m.log.pod
         pod = cluster.pod(name) if name else None
         if pod is None or pod.key in seen:
@@ -209,7 +210,8 @@ def oom_on_shared_gpu(logs: Logs, cluster: Cluster, sharing: SharingConfigs | No
         seen.add(pod.key)
         where = f"{pod.namespace + '/' if pod.namespace else ''}{pod.name}"
         total = _OOM_TOTAL.search(m.line.message)
-        total_txt = f" PyTorch reports a total capacity of {total.group('n')} {total.group('u')}iB." if total else ""
+        total_txt = (f" The process saw a total capacity of {total.group('n') or total.group('n2')} {total.group('u') or total.group('u2')}iB."
+                     if total else "")
         if mig:
             kind, title = "mig", f"{where} ran out of GPU memory on a MIG slice of {mig.group('gb')} GB ({mig.group(0)[11:]})"
             why = (f"The pod has a MIG instance with {mig.group('gb')} GB of its own memory, not a whole GPU.{total_txt} Nothing else "
