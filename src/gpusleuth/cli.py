@@ -358,6 +358,19 @@ def xid(codes: tuple[str, ...], fmt: str) -> None:
     click.echo(explain_json(numbers) if fmt == "json" else explain_text(numbers), nl=False)
 
 
+@cli.command("cuda-error")
+@click.argument("codes", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def cuda_error(codes: tuple[str, ...], fmt: str) -> None:
+    """Explain CUDA error CODES (numbers, cudaError/CUDA_ERROR names or messages): meaning, layer, causes."""
+    from gpusleuth.report.cuda_error import explain_json, explain_text
+
+    keys = [c.strip() for c in codes if c.strip()]
+    if not keys:
+        _fail("give a CUDA error code, name or message, e.g. gpusleuth cuda-error 35 CUDA_ERROR_NO_DEVICE")
+    click.echo(explain_json(keys) if fmt == "json" else explain_text(keys), nl=False)
+
+
 @cli.command()
 def examples() -> None:
     """List the bundled example incidents (diagnose them with example:NAME)."""

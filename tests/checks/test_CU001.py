@@ -75,3 +75,13 @@ def test_image_declaring_forward_compat_for_r535():
 
 def test_driver_new_enough():
     assert run("CU001", {"pod.txt": POD_CUDA13, "smi.xml": healthy_node(8, driver="580.95.05", cuda="13.0")}) == []
+
+
+def test_cuda_of_the_build_from_torch_collect_env():
+    # torch.utils.collect_env prints "CUDA used to build PyTorch: X.Y" (vLLM and PyTorch issue templates carry it)
+    pod = POD_TORCH.replace("llama-ft:2025.10-cu128", "llama-ft:2025.10")
+    log = ("$ kubectl logs -n ml-team llama-ft-0\nPyTorch version: 2.9.0\nIs debug build: False\n"
+           "CUDA used to build PyTorch: 13.0\nROCM used to build PyTorch: N/A\n")
+    (f,) = run("CU001", {"pod.txt": pod, "env.log": log, "smi.xml": healthy_node(8, driver="535.183.01", cuda="12.2")})
+    assert f.facts["how"] == "framework build" and f.facts["needs"] == "13.0" and f.severity.value == "error"
+    assert any(e.cite() == "env.log:4" for e in f.evidence)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 from gpusleuth.checks.base import check
+from gpusleuth.facts.cluster import Cluster
+from gpusleuth.facts.logs import Logs
+from gpusleuth.facts.sharing import SharingConfigs
 from gpusleuth.checks.gpu_common import xid_groups, xid_hit
 from gpusleuth.facts.gpus import GpuInventory, KernelEvents
 from gpusleuth.facts.metrics import GpuMetrics
@@ -95,3 +99,212 @@ def framebuffer_full(inventory: GpuInventory) -> Iterable[Hit]:
             evidence=(g.ev("memory"),), confidence=0.7,
             facts={"used_mib": g.memory_used_mib, "total_mib": g.memory_total_mib, "gpu_index": g.index},
         )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Pod-level facts that break GPU workloads
+# ---------------------------------------------------------------------------------------------------------------
+
+_NO_GPU_VALUES = {"void", "none", ""}
+
+
+def _env_ev(pod, name: str):
+    from gpusleuth.model.evidence import Evidence
+
+    base = pod.evidence
+    return Evidence(base.artifact if base else "", base.line if base else None, f"env {name}={pod.env.get(name)}")
+
+
+@check("WL105", "nvidia-visible-devices-set-by-hand")
+def visible_devices_by_hand(cluster: Cluster) -> Iterable[Hit]:
+    """A pod sets NVIDIA_VISIBLE_DEVICES itself instead of letting the device plugin choose its GPUs.
+
+    What it does: reads the environment of every pod that is not a GPU/Network Operator operand: an
+    NVIDIA_VISIBLE_DEVICES in the pod spec (all, indices or UUIDs) without a request for nvidia.com/gpu (or a MIG
+    or shared resource) gets GPUs the scheduler never counted; with a request, it fights the device plugin's
+    choice; `void`/`none` with a request gives the container no GPU at all.
+    Why it matters: GPUs taken behind the scheduler's back are given to another pod too: two jobs share a GPU
+    (out-of-memory, busy devices, one tenant seeing another's processes) while the cluster looks correctly
+    allocated. The NVIDIA runtime reads the variable from any container unless the toolkit is told to accept it
+    only from privileged ones.
+    How to fix: remove NVIDIA_VISIBLE_DEVICES from the pod spec and request resources.limits nvidia.com/gpu;
+    to stop it cluster-wide, set accept-nvidia-visible-devices-envvar-when-unprivileged = false in the toolkit
+    config (the device plugin then passes GPUs as volume mounts or CDI).
+    References: https://github.com/NVIDIA/k8s-device-plugin/issues/61; https://github.com/NVIDIA/k8s-device-plugin/issues/87; https://github.com/GoogleCloudPlatform/container-engine-accelerators/issues/239; https://github.com/skypilot-org/skypilot/pull/5823
+    """
+    from gpusleuth.facts.operands import spec_for
+
+    for pod in cluster.pods:
+        value = pod.env.get("NVIDIA_VISIBLE_DEVICES")
+        if value is None or spec_for(pod) is not None:
+            continue
+        wants = (pod.gpu_request or 0) > 0 or any(k.startswith("nvidia.com/") for k in pod.resource_requests)
+        v = value.strip().lower()
+        where = f"{pod.namespace + '/' if pod.namespace else ''}{pod.name}"
+        nsf = f" -n {pod.namespace}" if pod.namespace else ""
+        if v in _NO_GPU_VALUES and wants:
+            title = f"{where} requests a GPU but sets NVIDIA_VISIBLE_DEVICES={value or '(empty)'}: the container gets no GPU"
+            why = "The value tells the NVIDIA runtime to inject no GPU, whatever the device plugin allocated."
+            sev, conf = Severity.ERROR, 0.75
+        elif v in _NO_GPU_VALUES:
+            continue  # a CPU pod that opts out explicitly: fine
+        elif not wants:
+            title = f"{where} takes GPUs with NVIDIA_VISIBLE_DEVICES={value} without requesting nvidia.com/gpu"
+            why = ("The scheduler and the device plugin do not know this pod uses GPUs: they give the same GPUs to other pods, "
+                   "which then share memory and compute with it unannounced.")
+            sev, conf = Severity.WARNING, 0.7
+        else:
+            title = f"{where} sets NVIDIA_VISIBLE_DEVICES={value} by hand on top of its GPU request"
+            why = ("The device plugin chooses which GPUs the pod gets and passes them to the runtime; a value in the pod spec "
+                   "competes with that choice, so the container may see other GPUs than the ones allocated to it.")
+            sev, conf = Severity.WARNING, 0.6
+        yield Hit(
+            title=title,
+            explanation=f"Pod {where}: env NVIDIA_VISIBLE_DEVICES={value}. {why}",
+            severity=sev, role=Role.ROOT_CAUSE, node=pod.node, component=f"pod/{where}",
+            evidence=tuple(e for e in (_env_ev(pod, "NVIDIA_VISIBLE_DEVICES"), pod.evidence) if e),
+            fixes=(
+                Fix(FixKind.IMMEDIATE, "See which GPUs the container really has and what it requested.",
+                    (f"kubectl exec {pod.name}{nsf} -- nvidia-smi -L",
+                     f"kubectl get pod {pod.name}{nsf} -o jsonpath='{{.spec.containers[*].resources.limits}}'")),
+                Fix(FixKind.PERMANENT, "Remove NVIDIA_VISIBLE_DEVICES from the pod spec and request the GPUs instead; optionally make the "
+                                       "toolkit ignore the variable from unprivileged containers.",
+                    snippet="resources:\n  limits:\n    nvidia.com/gpu: 1\n", snippet_language="yaml"),
+            ),
+            confidence=conf, facts={"value": value, "requests_gpu": wants},
+        )
+
+
+_MIG_RESOURCE = re.compile(r"nvidia\.com/mig-(?P<g>\d+)g\.(?P<gb>\d+)gb")
+_OOM_TOTAL = re.compile(r"(?:total capacity of|GPU \d+; )\s*(?P<n>[\d.]+) (?P<u>[MG])iB(?: total capacity)?|/(?P<n2>[\d.]+) (?P<u2>G)iB\) on startup")
+
+
+@check("WL106", "gpu-oom-on-a-slice-or-shared-gpu")
+def oom_on_shared_gpu(logs: Logs, cluster: Cluster, sharing: SharingConfigs | None = None) -> Iterable[Hit]:
+    """CUDA out of memory in a pod that has a MIG slice or a time-sliced share, not a whole GPU.
+
+    What it does: for pods whose log shows CUDA out of memory (cuda.oom) or vLLM finding less free memory than it
+    reserves at start, reads what the pod was given: a MIG
+    resource (nvidia.com/mig-1g.10gb: a slice with its own, fixed memory), a shared resource
+    (nvidia.com/gpu.shared) or nvidia.com/gpu on a device plugin configured for time-slicing (replicas > 1):
+    there every pod on the GPU allocates from the same memory. It says which, with the slice's size or the
+    number of replicas, next to the total capacity PyTorch printed.
+    Why it matters: the fix differs: a MIG slice needs a bigger profile (or a smaller model); a time-sliced GPU
+    needs the other tenants gone or memory limits (MPS), because time-slicing partitions no memory at all.
+    How to fix: MIG: request a larger profile (e.g. mig-3g.40gb) or a whole GPU; time-slicing: give the workload
+    a whole GPU or a MIG slice, or use MPS sharing, which can cap each client's memory.
+    References: https://github.com/NVIDIA/k8s-device-plugin/issues/323; https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-sharing.html; https://docs.nvidia.com/datacenter/tesla/mig-user-guide/
+    """
+    seen = set()
+    replicas = _time_slicing_replicas(sharing)
+    for m in [*logs.matches("cuda.oom"), *logs.matches("vllm.free-memory-below-utilization")]:
+        name = m.line.pod or m.log.pod
+        pod = cluster.pod(name) if name else None
+        if pod is None or pod.key in seen:
+            continue
+        mig = next((_MIG_RESOURCE.search(k) for k in pod.resource_requests if _MIG_RESOURCE.search(k)), None)
+        shared = [k for k in pod.resource_requests if k.startswith("nvidia.com/") and k.endswith(".shared")]
+        ts = replicas.get("nvidia.com/gpu") if (pod.gpu_request or 0) > 0 else None
+        if not (mig or shared or ts):
+            continue
+        seen.add(pod.key)
+        where = f"{pod.namespace + '/' if pod.namespace else ''}{pod.name}"
+        total = _OOM_TOTAL.search(m.line.message)
+        total_txt = (f" The process saw a total capacity of {total.group('n') or total.group('n2')} {total.group('u') or total.group('u2')}iB."
+                     if total else "")
+        if mig:
+            kind, title = "mig", f"{where} ran out of GPU memory on a MIG slice of {mig.group('gb')} GB ({mig.group(0)[11:]})"
+            why = (f"The pod has a MIG instance with {mig.group('gb')} GB of its own memory, not a whole GPU.{total_txt} Nothing else "
+                   "uses that memory: the workload needs a larger profile or a smaller footprint.")
+        else:
+            res = shared[0] if shared else "nvidia.com/gpu"
+            n = replicas.get(res) or ts
+            kind = "time-slicing"
+            title = f"{where} ran out of GPU memory on a GPU shared by time-slicing ({res}{f', {n} replicas' if n else ''})"
+            why = (f"The pod's {res} is a time-sliced share of a GPU{f' split {n} ways' if n else ''}: time-slicing partitions no "
+                   f"memory, so every pod on that GPU allocates from the same framebuffer.{total_txt} Another tenant may hold the memory.")
+        nsf = f" -n {pod.namespace}" if pod.namespace else ""
+        yield Hit(
+            title=title, explanation=f"{where} logged \"{m.line.message.strip()[:200]}\". {why}",
+            severity=Severity.ERROR, role=Role.ROOT_CAUSE, node=pod.node, component=f"pod/{where}",
+            evidence=tuple(e for e in (m.line.evidence(), pod.evidence) if e),
+            fixes=(
+                Fix(FixKind.IMMEDIATE, "See the GPU's memory and every process on it.", (f"kubectl exec {pod.name}{nsf} -- nvidia-smi",)),
+                Fix(FixKind.PERMANENT, "Request a larger MIG profile or a whole GPU." if kind == "mig" else
+                    "Give the workload a whole GPU or a MIG slice (memory isolated), or use MPS sharing with a per-client memory limit.", ()),
+            ),
+            confidence=0.8, facts={"sharing": kind, "mig_profile": mig.group(0) if mig else None, "replicas": replicas or None},
+        )
+
+
+def _time_slicing_replicas(sharing) -> dict[str, int]:
+    """resource name -> replicas from every device-plugin config's sharing.timeSlicing (rename: the new name)."""
+    out: dict[str, int] = {}
+    for cfg in (sharing.of_kind("device-plugin") if sharing is not None else []):
+        ts = (cfg.body.get("sharing") or {}).get("timeSlicing") or {}
+        for r in ts.get("resources") or []:
+            if isinstance(r, dict) and isinstance(r.get("replicas"), int) and r["replicas"] > 1:
+                name = r.get("rename") or (f"{r.get('name')}.shared" if ts.get("renameByDefault") else r.get("name"))
+                if name:
+                    out[name if "/" in name else f"nvidia.com/{name}"] = r["replicas"]
+    return out
+
+
+_GPU = "nvidia.com/gpu"
+
+
+@check("WL109", "gpu-request-name-not-offered-shared")
+def shared_resource_name(cluster: Cluster) -> Iterable[Hit]:
+    """A Pending pod asks for nvidia.com/gpu where time-slicing renamed it (nvidia.com/gpu.shared), or the reverse.
+
+    What it does: for each Pending pod requesting nvidia.com/gpu or nvidia.com/gpu.shared, reads the GPU nodes'
+    allocatable: with time-slicing or MPS and `renameByDefault: true` the device plugin advertises the shared
+    replicas as nvidia.com/gpu.shared and nvidia.com/gpu disappears; without it there is no .shared resource.
+    Fires when the name the pod asks for is offered by no node while the other one is.
+    Why it matters: the scheduler only says `Insufficient nvidia.com/gpu`; the GPUs are there under another name,
+    so adding nodes or restarting the device plugin does not help.
+    How to fix: request the name the sharing configuration offers (nvidia.com/gpu.shared when renameByDefault is
+    true), or set renameByDefault to match what the workloads request.
+    References: https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-sharing.html; https://github.com/NVIDIA/k8s-device-plugin#shared-access-to-gpus
+    """
+    from gpusleuth.parsers.k8s_common import to_int
+
+    offered: dict[str, list] = {}
+    for n in cluster.nodes.values():
+        for k, v in n.allocatable.items():
+            if k.startswith("nvidia.com/gpu") and (to_int(v) or 0) > 0:
+                offered.setdefault(k, []).append(n)
+    if not offered:
+        return
+    for pod in cluster.pods:
+        if (pod.status or pod.phase) != "Pending":
+            continue
+        asks = [k for k in pod.resource_requests if k == _GPU or (k.startswith("nvidia.com/") and k.endswith(".shared"))]
+        if not asks and pod.gpu_request:
+            asks = [_GPU]
+        for res in asks:
+            if offered.get(res):
+                continue
+            other = f"{_GPU}.shared" if res == _GPU else _GPU
+            nodes = offered.get(other) or ([] if res != _GPU else [n for k, ns in offered.items() if k.endswith(".shared") for n in ns])
+            if not nodes:
+                continue
+            other = next(k for k in offered if offered[k] and (k == other or (res == _GPU and k.endswith(".shared"))))
+            events = [e for e in cluster.events_for(pod.name) if e.reason == "FailedScheduling"]
+            evidence = [pod.evidence, *(e.evidence for e in events[-1:]), *(n.evidence.get(f"allocatable:{other}") for n in nodes[:2])]
+            why = (f"the GPU nodes offer {other}: the device plugin's sharing configuration renames shared GPUs (renameByDefault), "
+                   f"so {res} is not advertised" if res == _GPU else
+                   f"the GPU nodes offer only {other}: the sharing configuration does not rename shared GPUs")
+            nsf = f" -n {pod.namespace}" if pod.namespace else ""
+            yield Hit(
+                title=f"{pod.name} asks for {res}, which no node offers; the GPUs are advertised as {other}",
+                explanation=f"Pod {pod.name} requests {res} and stays Pending: {why}.",
+                severity=Severity.ERROR, role=Role.ROOT_CAUSE,
+                evidence=tuple(dict.fromkeys(e for e in evidence if e)),
+                fixes=(Fix(FixKind.IMMEDIATE, f"Request {other} instead of {res}.", (f"kubectl get pod {pod.name}{nsf} -o yaml",),
+                           snippet=f"resources:\n  limits:\n    {other}: 1\n", snippet_language="yaml"),
+                       Fix(FixKind.PERMANENT, "Or set sharing.timeSlicing.renameByDefault in the device plugin configuration to the name "
+                                              "the workloads request, consistently across the cluster.", ())),
+                node=nodes[0].name if len(nodes) == 1 else None, component=pod.name, confidence=0.8,
+                facts={"pod": pod.name, "requested": res, "offered": sorted(offered)},
+            )

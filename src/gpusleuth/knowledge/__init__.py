@@ -1,7 +1,8 @@
 """Knowledge as data: TOML tables next to this file, loaded once, read by checks and views.
 
 Tables: operands.toml (operand dependency graph), signatures.toml (log-line signatures), xid.toml,
-driver_branches.toml, mig_profiles.toml. Each file's header says what it holds and how to update it.
+driver_branches.toml, mig_profiles.toml, cuda_errors.toml (every CUDA error code), compute_capability.toml (GPU
+model -> compute capability). Each file's header says what it holds and how to update it.
 """
 
 from __future__ import annotations
