@@ -144,16 +144,16 @@ def account(errors: ErrorLines, explained: Explained) -> tuple[tuple[_Group, ...
     for e in errors.lines:
         if e.key in explained.cited:
             continue
-        who = e.component or e.pod or e.evidence.artifact
+        who = e.component or e.pod or ("", e.evidence.artifact)  # unknown: grouped by the artifact it is in
         about = explained.pods.get(e.pod) if e.pod else None
         if about is not None and not e.noise:
             e = replace(e, noise=f"pod {e.pod} is the subject of {about.code} ({clip(about.title, 80)}): its other errors follow from that")
         (noise if e.noise else failing)[(who, e.node)].append(e)
-    out = []
-    for (who, node), group in failing.items():
-        out.append(_Group(who, node, _layer_of(group), tuple(group)))
-    quiet = [_Group(who, node, _layer_of(group), tuple(group)) for (who, node), group in noise.items()]
-    return tuple(out), tuple(quiet)
+    def group(who, node, lines) -> _Group:
+        return _Group(who if isinstance(who, str) else None, node, _layer_of(lines), tuple(lines))
+
+    return (tuple(group(who, node, lines) for (who, node), lines in failing.items()),
+            tuple(group(who, node, lines) for (who, node), lines in noise.items()))
 
 
 # ----------------------------------------------------------------------------------------------- findings
@@ -226,7 +226,7 @@ def _unexplained_hit(g: _Group) -> Hit:
     msg = d.messages[0] if d.messages else None
     who = g.component or "an unidentified component"
     said = f"\"{clip(d.message, 240)}\" ({d.evidence.cite()})"
-    explanation = (f"{who} ({g.layer.value} layer{', ' + _where(d) if _where(d) else ''}) reported "
+    explanation = (f"{g.component or 'An unidentified component'} ({g.layer.value} layer{', ' + _where(d) if _where(d) else ''}) reported "
                    f"{len(g.lines)} error line(s), {len(distinct)} distinct, that no check of gpusleuth explains. Decisive: {said}.")
     if start is not None:
         explanation += f" It repeats an earlier error of the same log: \"{clip(start.message, 160)}\" ({start.evidence.cite()})."
@@ -259,8 +259,10 @@ def _unexplained_hit(g: _Group) -> Hit:
         if e.evidence not in evidence:
             evidence.append(e.evidence)
     worst = Severity.ERROR if any(e.level in ("error", "fatal") for e in g.lines) else Severity.WARNING
+    kind = "failure" if worst is Severity.ERROR else "warning"
     return Hit(
-        title=f"{who}: unexplained {'failure' if worst is Severity.ERROR else 'warning'}: {clip(d.message, 110)}",
+        title=(f"{g.component}: unexplained {kind}: {clip(d.message, 110)}" if g.component
+               else f"Unexplained {kind} in {d.evidence.artifact} (who printed it is not known): {clip(d.message, 100)}"),
         explanation=explanation,
         severity=worst,
         role=Role.ROOT_CAUSE,
