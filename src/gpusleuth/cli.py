@@ -17,7 +17,7 @@ from gpusleuth import __version__
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 FAIL_ON = ("critical", "error", "warning", "info", "never")
-FORMATS = ("text", "json", "markdown", "sarif", "junit")
+FORMATS = ("text", "json", "markdown", "sarif", "junit", "html")
 STDIN_GRACE_S = 3.0  # a bare `diagnose` waits this long for piped data before it reads the live cluster
 
 
@@ -46,7 +46,8 @@ def _fail(message: str) -> None:
     sys.exit(EXIT_USAGE)
 
 
-def _write(text: str, output: str | None) -> None:
+def _write(text: str, output: str | None, color: bool | None = None) -> None:
+    """To FILE or stdout; color=True keeps the ANSI colours that click would strip from a pipe (`--color always`)."""
     if output:
         try:
             with open(output, "w", encoding="utf-8") as fh:
@@ -54,7 +55,7 @@ def _write(text: str, output: str | None) -> None:
         except OSError as exc:
             _fail(f"cannot write {output}: {exc.strerror or exc}")
     else:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=color)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -107,6 +108,27 @@ def _collect(live: dict, quiet: bool):
 
     with RichProgress() as progress:
         return collect(target, options, progress)
+
+
+COLORS = ("auto", "always", "never")
+PIPE_WIDTH = 100  # columns when stdout is not a terminal (a pipe, a file) and $COLUMNS is not set
+
+
+def _screen_options(func):
+    """How the text report meets the terminal: width, colour, pager, summary only."""
+    for opt in reversed((
+        click.option("--color", "--colour", "color", type=click.Choice(COLORS), default="auto", show_default=True,
+                     is_flag=False, flag_value="always",
+                     help="Colour the text report: auto (when stdout is a terminal), always (also through `| less -R`), never."),
+        click.option("--no-color", "--no-colour", "no_color", is_flag=True, hidden=True, help="The same as --color never."),
+        click.option("--width", type=click.IntRange(40, 1000), default=None,
+                     help=f"Columns of the text report (default: the terminal's width; {PIPE_WIDTH} into a pipe or file)."),
+        click.option("--brief", is_flag=True, help="Only the summary: verdict, first root cause, its line, its first fix."),
+        click.option("--no-pager", "no_pager", is_flag=True,
+                     help="Do not page the text report on a terminal (default: $PAGER, else less -FRX, when it is longer than the screen)."),
+    )):
+        func = opt(func)
+    return func
 
 
 def _fail_on_option(func):
@@ -182,16 +204,17 @@ def _open(source: str, max_bytes: int | None = None):
 @cli.command()
 @click.argument("source", required=False)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
-              help="sarif: SARIF 2.1.0 for code-scanning tools; junit: one test case per check, for CI.")
+              help="sarif: SARIF 2.1.0 for code-scanning tools; junit: one test case per check, for CI; "
+                   "html: one self-contained page to attach to a ticket.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE instead of stdout.")
 @click.option("--select", multiple=True, help="Only these check codes, prefixes (KD) or layers; repeatable.")
 @click.option("--ignore", multiple=True, help="Skip these check codes, prefixes or layers; repeatable.")
-@click.option("--color/--no-color", default=None, help="Colour the text report (default: when stdout is a terminal).")
+@_screen_options
 @_fail_on_option
 @click.option("--max-bytes", type=ByteSize(), default=None, help="Read at most SIZE of each file (64M, 1G); the cut is listed in the report's gaps. Default: every file whole.")
 @_collect_options
-def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str, ...], ignore: tuple[str, ...], color: bool | None,
-             fail_on: str, max_bytes: int | None, **live) -> None:
+def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str, ...], ignore: tuple[str, ...], color: str,
+             no_color: bool, width: int | None, brief: bool, no_pager: bool, fail_on: str, max_bytes: int | None, **live) -> None:
     """Diagnose SOURCE: a directory, a .tar.gz/.tgz/.zip of one (a gpusleuth bundle, a must-gather), a single
     file, example:NAME, or - for standard input (a paste, ended with Ctrl-D). Without SOURCE: what is piped
     into it, else the cluster of the current kubeconfig context (read-only)."""
@@ -228,7 +251,7 @@ def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str
         reasons = "; ".join(str(g) for g in report.gaps[:5]) or "no files"
         _fail(f"{source}: nothing gpusleuth can read ({reasons})")
     _warn_partial(report)
-    _emit(report, fmt, output, color, fail_on)
+    _emit(report, fmt, output, Screen(color, no_color, width, brief, no_pager), fail_on, documents=src.documents)
 
 
 def exit_code(report, fail_on: str = "error") -> int:
@@ -240,14 +263,81 @@ def exit_code(report, fail_on: str = "error") -> int:
     return EXIT_FINDINGS if report.worst() >= Severity(fail_on).weight else EXIT_OK
 
 
-def _emit(report, fmt: str, output: str | None, color: bool | None, fail_on: str = "error") -> None:
+class Screen:
+    """The text report's terminal settings, resolved against what stdout is."""
+
+    def __init__(self, color: str = "auto", no_color: bool = False, width: int | None = None, brief: bool = False,
+                 no_pager: bool = False):
+        self.color, self.width, self.brief, self.no_pager = ("never" if no_color else color), width, brief, no_pager
+
+    def tty(self, output: str | None) -> bool:
+        return output is None and sys.stdout.isatty()
+
+    def use_color(self, output: str | None) -> bool:
+        if self.color != "auto":
+            return self.color == "always"
+        return self.tty(output) and "NO_COLOR" not in os.environ
+
+    def columns(self, output: str | None) -> int:
+        import shutil
+
+        if self.width:
+            return self.width
+        if output is not None:
+            return PIPE_WIDTH
+        return shutil.get_terminal_size((PIPE_WIDTH, 24)).columns  # $COLUMNS, else the terminal, else 100
+
+
+def _page(text: str) -> bool:
+    """Show text through the user's pager as git does ($GIT_PAGER aside: $PAGER, else less with LESS=FRX so a short
+    report stays on screen and colours pass); False when there is no pager to run (the caller prints)."""
+    import shlex
+    import shutil
+    import subprocess
+
+    pager = os.environ.get("PAGER")
+    if pager is None:
+        pager = "less"
+    if not pager.strip() or pager.strip() == "cat":
+        return False
+    try:
+        if not shutil.which(shlex.split(pager)[0]):
+            return False
+    except ValueError:
+        return False
+    env = dict(os.environ)
+    env.setdefault("LESS", "FRX")
+    env.setdefault("LV", "-c")
+    try:
+        proc = subprocess.Popen(pager, shell=True, stdin=subprocess.PIPE, env=env)
+    except OSError:
+        return False
+    try:
+        proc.stdin.write(text.encode("utf-8", errors="replace"))
+        proc.stdin.close()
+    except BrokenPipeError:  # the user quit the pager early
+        pass
+    proc.wait()
+    return True
+
+
+def _emit(report, fmt: str, output: str | None, screen: Screen | None = None, fail_on: str = "error", documents=None) -> None:
     """Render a report like `diagnose` does and exit with its code."""
     from gpusleuth.report import renderer
 
+    screen = screen or Screen()
     render = renderer(fmt)
     if fmt == "text":
-        use_color = color if color is not None else (output is None and sys.stdout.isatty())
-        text = render(report, color=use_color)
+        text = render(report, width=screen.columns(output), color=screen.use_color(output), brief=screen.brief)
+        if screen.tty(output) and not screen.no_pager:
+            import shutil
+
+            if text.count("\n") > shutil.get_terminal_size((PIPE_WIDTH, 24)).lines - 1 and _page(text):
+                sys.exit(exit_code(report, fail_on))
+        _write(text, output, color=screen.use_color(output) or None)
+        sys.exit(exit_code(report, fail_on))
+    if fmt == "html":
+        text = render(report, documents=documents)
     else:
         text = render(report)
     _write(text, output)
@@ -298,9 +388,10 @@ def timeline(source: str, since: str | None, until: str | None, node: str | None
 @click.option("--save", "save_dir", type=click.Path(file_okay=False), help="Also write what was read to DIR (diagnose DIR gives the same findings).")
 @click.option("--kernel-log", type=click.Path(exists=True, dir_okay=False), help="Read kernel messages from FILE (saved dmesg / journalctl -k) instead of this machine's; works without a GPU or NVML.")
 @click.option("--node-name", help="Name the node in the report and in fix commands (default: $NODE_NAME, else the host name).")
-@click.option("--color/--no-color", default=None, help="Colour the text report (default: when stdout is a terminal).")
+@_screen_options
 @_fail_on_option
-def node(fmt: str, output: str | None, save_dir: str | None, kernel_log: str | None, node_name: str | None, color: bool | None, fail_on: str) -> None:
+def node(fmt: str, output: str | None, save_dir: str | None, kernel_log: str | None, node_name: str | None, color: str, no_color: bool,
+         width: int | None, brief: bool, no_pager: bool, fail_on: str) -> None:
     """Probe this node: every GPU through NVML, and the kernel log for Xids; report like diagnose."""
     from pathlib import Path
 
@@ -340,7 +431,7 @@ def node(fmt: str, output: str | None, save_dir: str | None, kernel_log: str | N
         click.echo(f"gpusleuth: saved {', '.join(str(p) for p in written)}", err=True)
     if "nvml-unavailable" in src.metadata:
         click.echo(f"gpusleuth: NVML was not available ({src.metadata['nvml-unavailable']}); only the kernel log was read", err=True)
-    _emit(report, fmt, output, color, fail_on)
+    _emit(report, fmt, output, Screen(color, no_color, width, brief, no_pager), fail_on, documents=src.documents)
 
 
 @cli.command()

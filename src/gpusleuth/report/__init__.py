@@ -16,6 +16,8 @@ def renderer(fmt: str) -> Callable[[Report], str]:
         from gpusleuth.report.sarif import render
     elif fmt == "junit":
         from gpusleuth.report.junit import render
+    elif fmt == "html":
+        from gpusleuth.report.html import render
     else:
         from gpusleuth.report.text import render
     return render

@@ -1,16 +1,23 @@
-"""The terminal report: verdict, root cause, cascade, evidence as artifact:line, fixes, gaps."""
+"""The terminal report: a compact summary first (verdict, the first root cause, its decisive line, its first
+fix), then the details: root causes, cascade, evidence as artifact:line, fixes, gaps.
+
+Lines are wrapped here, not by rich: at spaces only, so a file name, an artifact:line citation or a command is
+never split across lines (a word longer than the line overflows it and the terminal wraps it for display, so it
+still copies and searches as one word). Fix commands are never wrapped at all: one command, one line.
+"""
 
 from __future__ import annotations
 
 import io
 import re
+import textwrap
 
 from rich.console import Console
 from rich.markup import escape
-from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Finding, Role
 from gpusleuth.model.report import VERDICTS, Report
 
@@ -19,26 +26,74 @@ _VERDICT_STYLE = {"broken": "bold white on red", "failing": "bold white on red",
 _SEV_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "cyan"}
 _SPACES = re.compile(r"\s{3,}")
 _STATE_MARK = {"failed": ("✖", "red"), "blocked": ("⏳", "yellow"), "degraded": ("⚠", "magenta"), "ok": ("✔", "green"), "unknown": ("?", "grey50")}
+# The line that says what went wrong, rather than the command before it or the context after it.
+_ERRORISH = re.compile(r"error|fail|invalid|cannot|can't|unable|denied|refused|not found|no such|timed? ?out|panic|fatal|"
+                       r"xid|crashloop|backoff|oom|insufficient|unhealthy|not ready|mismatch|exit(?:ed)? (?:code|status)? ?[1-9]",
+                       re.IGNORECASE)
+LABEL = 12  # the summary's label column
+_POD_PREFIX = re.compile(r"^\[pod/[^\]\s]+\]\s*")
 
 
-def render(report: Report, width: int = 110, color: bool = False) -> str:
+def _wrap(text: str, width: int) -> list[str]:
+    """Wrapped at spaces only: never inside a word, so never inside a file name or a citation."""
+    return textwrap.wrap(text, max(width, 20), break_long_words=False, break_on_hyphens=False) or [""]
+
+
+def _para(con: Console, text: str, indent: int = 0, style: str = "", hang: int | None = None, first: Text | None = None) -> None:
+    """Print text wrapped to the console's width at `indent` (continuation lines at `hang`, default indent);
+    `first`, when given, is a styled prefix that takes the first line's indent."""
+    hang = indent if hang is None else hang
+    lead = first.cell_len if first is not None else indent
+    width = con.width
+    for n, chunk in enumerate(text.splitlines() or [""]):
+        lines = _wrap(chunk, width - max(lead, hang)) if chunk.strip() else [""]
+        for i, ln in enumerate(lines):
+            line = Text()
+            if n == 0 and i == 0:
+                line.append(first if first is not None else Text(" " * indent))
+            else:
+                line.append(" " * hang)
+            line.append(ln, style=style)
+            con.print(line, soft_wrap=True)
+
+
+def _command(con: Console, cmd: str, indent: int, style: str = "") -> None:
+    """A command on one line whatever its length: copied from the terminal it still runs."""
+    for i, ln in enumerate(cmd.splitlines() or [""]):
+        con.print(Text(" " * indent + ("$ " if i == 0 else "  ") + ln, style=style), soft_wrap=True)
+
+
+def decisive(f: Finding) -> Evidence | None:
+    """The evidence line that says what broke: the first that reads as an error, else the first."""
+    for e in f.evidence:
+        if _ERRORISH.search(e.text):
+            return e
+    return f.evidence[0] if f.evidence else None
+
+
+def _first_sentence(text: str) -> str:
+    m = re.search(r"(?<=[.!?])\s+(?=[A-Z(`'\"])", text.strip())
+    return text.strip()[: m.start()] if m else text.strip()
+
+
+def render(report: Report, width: int = 100, color: bool = False, brief: bool = False) -> str:
+    """The report for a terminal `width` columns wide; `brief`: the summary only."""
     buf = io.StringIO()
-    con = Console(file=buf, width=width, force_terminal=color, color_system="truecolor" if color else None, highlight=False)
-    head = Table.grid(padding=(0, 1))
-    head.add_column(no_wrap=True)
-    head.add_column()
-    head.add_row(Text(f" {VERDICTS.get(report.verdict, report.verdict.upper())} ", style=_VERDICT_STYLE.get(report.verdict, "")), Text(report.headline, style="bold"))
-    con.print(head)
-    con.print(Text(f"source: {report.source.get('description')}  ·  {report.source.get('recognised', 0)} artifact(s) recognised", style="grey50"))
+    # standard colours (SGR 30-37/90-97 and bold) only: they survive `less -R`, tmux and any terminal
+    con = Console(file=buf, width=max(width, 40), force_terminal=color, color_system="standard" if color else None,
+                  highlight=False, emoji=False, legacy_windows=False)
+    _summary(con, report)
+    if brief:
+        return _finish(buf, color)
     states = _state_counts(report)
     if states:
-        con.print(Text("operands: " + " · ".join(states), style="grey50"))
+        con.print(Text("operands: " + " · ".join(states), style="grey50"), soft_wrap=True)
     signs = report.extras.get("health") or []
     if report.verdict == "healthy" and signs:
         con.rule("Seen working")
         for h in signs[:5]:
             where = f"{h['artifact']}:{h['line']}" if h.get("line") else h.get("artifact", "")
-            con.print(Text(f"  ✔ {h['what']}  ({where})"))
+            _para(con, f"✔ {h['what']}  ({where})", 2, hang=4)
         if len(signs) > 5:
             con.print(Text(f"  … and {len(signs) - 5} more", style="grey50"))
     if report.root_causes:
@@ -49,7 +104,8 @@ def render(report: Report, width: int = 110, color: bool = False) -> str:
     cascade = report.extras.get("cascade_text")
     if cascade:
         con.rule("Cascade")
-        con.print(Text(cascade))
+        for ln in cascade.splitlines():
+            con.print(Text(ln), soft_wrap=True)
     elif report.components:
         con.rule("Components")
         _components(con, report)
@@ -68,9 +124,56 @@ def render(report: Report, width: int = 110, color: bool = False) -> str:
     if report.gaps:
         con.rule("Gaps: what could not be seen")
         for g in report.gaps:
-            con.print(Text("  • " + str(g)))
+            _para(con, "• " + str(g), 2, hang=4)
+    return _finish(buf, color)
+
+
+def _finish(buf: io.StringIO, color: bool) -> str:
     out = buf.getvalue()
     return out if color else "\n".join(line.rstrip() for line in out.splitlines()) + "\n"
+
+
+def _summary(con: Console, report: Report) -> None:
+    """What an on-call engineer needs on the first screen: the verdict, the first root cause, the line that shows
+    it (artifact:line) and the first fix with its commands. The details follow."""
+    badge = Text(f" {VERDICTS.get(report.verdict, report.verdict.upper())} ", style=_VERDICT_STYLE.get(report.verdict, ""))
+    first = Text().append(badge).append(" ")
+    _para(con, report.headline, style="bold", hang=2, first=first)
+    con.print(Text(f"source: {report.source.get('description')}  ·  {report.source.get('recognised', 0)} artifact(s) recognised",
+                   style="grey50"), soft_wrap=True)
+    if not report.root_causes:
+        return
+    top = report.root_causes[0]
+    con.rule("In short", style="grey50")
+    label = lambda word: Text(word.ljust(LABEL), style="bold")
+    _para(con, f"[{top.code}] {top.title}", style=_SEV_STYLE.get(top.severity.value, ""), hang=LABEL, first=label("Root cause"))
+    where = decisive(top)
+    if where is not None:
+        cite = where.cite()
+        if LABEL + len(cite) <= con.width:
+            con.print(Text().append(label("Seen at")).append(cite, style="cyan"), soft_wrap=True)
+        else:  # a long file name: on a line of its own, whole
+            con.print(label("Seen at"))
+            con.print(Text(cite, style="cyan"), soft_wrap=True)
+        _para(con, _POD_PREFIX.sub("", _SPACES.sub("  ", where.text.strip())), LABEL)  # the artifact names the pod
+    fix = top.fixes[0] if top.fixes else None
+    if fix is not None:
+        lines = _wrap(f"{fix.kind.value}: {_first_sentence(fix.description)}", con.width - LABEL)
+        if len(lines) > 3:  # the whole description is in the details; here the commands matter
+            lines = lines[:3]
+            lines[-1] += " (…)"
+        _para(con, " ".join(lines), style="green", hang=LABEL, first=label("First fix"))
+        for cmd in fix.commands[:3]:
+            _command(con, cmd, LABEL)
+        if len(fix.commands) > 3:
+            con.print(Text(" " * LABEL + f"(+{len(fix.commands) - 3} more command(s) below)", style="grey50"))
+    more = []
+    if len(report.root_causes) > 1:
+        more.append(f"{len(report.root_causes) - 1} more root cause(s)")
+    others = sum(len(f.fixes) for f in report.root_causes) - (1 if fix else 0)
+    if others:
+        more.append(f"{others} more fix(es)")
+    _para(con, ", ".join(more + ["evidence and cascade below"]), style="grey50", hang=LABEL, first=label("Details"))
 
 
 def _finding(con: Console, f: Finding, index: int | None, full: bool) -> None:
@@ -78,8 +181,7 @@ def _finding(con: Console, f: Finding, index: int | None, full: bool) -> None:
     if index:
         head.append(f"{index}. ", style="bold")
     head.append(f"[{f.code}] ", style="bold")
-    head.append(f.title, style=_SEV_STYLE.get(f.severity.value, "") + (" bold" if full else ""))
-    con.print(head)
+    _para(con, f.title, style=_SEV_STYLE.get(f.severity.value, "") + (" bold" if full else ""), hang=3, first=head)
     where = [f"layer {f.layer.value}", f"severity {f.severity.value}", f"confidence {f.confidence:.0%}"]
     if f.node:
         where.append(f"node {f.node}")
@@ -87,25 +189,34 @@ def _finding(con: Console, f: Finding, index: int | None, full: bool) -> None:
         where.append(f"component {f.component}")
     if f.caused_by:
         where.append("caused by " + ", ".join(f.caused_by))
-    con.print(Padding(Text(" · ".join(where), style="grey50"), (0, 0, 0, 3), expand=False))
+    _para(con, " · ".join(where), 3, style="grey50")
     if full:
-        con.print(Padding(Text(f.explanation), (0, 0, 0, 3), expand=False))
+        _para(con, f.explanation, 3)
     if f.evidence:
-        # artifact:line, then the line itself wrapped beside it: the decisive words are often at the end
-        grid = Table.grid(padding=(0, 2))
-        grid.add_column(style="cyan", max_width=48, overflow="fold")
-        grid.add_column(overflow="fold")
-        for e in f.evidence[: (8 if full else 3)]:
-            grid.add_row(Text(e.cite()), Text(_SPACES.sub("  ", e.text)))  # Text: a `[pod/x/c]` prefix is not markup
-        con.print(Padding(grid, (0, 0, 0, 3), expand=False))
+        _evidence(con, f.evidence[: (8 if full else 3)], 3)
     if full and f.fixes:
         for fx in f.fixes:
-            con.print(Padding(Text(f"▸ {fx.kind.value}: {fx.description}", style="green"), (0, 0, 0, 3), expand=False))
+            _para(con, f"▸ {fx.kind.value}: {fx.description}", 3, style="green", hang=5)
             for cmd in fx.commands:
-                con.print(Padding(Text(f"$ {cmd}"), (0, 0, 0, 7), expand=False), overflow="fold")
+                _command(con, cmd, 7)
             if fx.snippet:
                 for ln in fx.snippet.rstrip().splitlines():
-                    con.print(Padding(Text(ln, style="grey70"), (0, 0, 0, 7), expand=False), overflow="fold")
+                    con.print(Text(" " * 7 + ln, style="grey70"), soft_wrap=True)
+
+
+def _evidence(con: Console, evidence, indent: int) -> None:
+    """artifact:line beside the line itself when the citations are short enough, else each citation whole on its
+    own line with the text below it: the decisive words are often at the end, and a file name is never split."""
+    cites = [e.cite() for e in evidence]
+    col = max(len(c) for c in cites) + 2
+    beside = indent + col <= con.width * 0.45
+    for e, cite in zip(evidence, cites):
+        text = _SPACES.sub("  ", e.text)  # Text, never markup: a `[pod/x/c]` prefix is not a style
+        if beside:
+            _para(con, text, hang=indent + col, first=Text(" " * indent).append(cite.ljust(col), style="cyan"))
+        else:
+            con.print(Text(" " * indent).append(cite, style="cyan"), soft_wrap=True)
+            _para(con, text, indent + 2)
 
 
 def _state_counts(report: Report) -> list[str]:
@@ -125,14 +236,17 @@ def _timeline_summary(con: Console, report: Report) -> None:
         return
     con.rule("Timeline")
     for v in violations:
-        con.print(Text(f"  {'RACE' if v['certain'] else 'PROBABLE RACE'} on {v['node'] or 'the node'}: {v['summary']}",
-                       style="bold red" if v["certain"] else "red"))
-        con.print(Text(f"    late:    {v['then']['artifact']}:{v['then']['line']}  {v['then']['text']}"), overflow="ellipsis", no_wrap=True)
-        if v["first"]:
-            con.print(Text(f"    awaited: {v['first']['artifact']}:{v['first']['line']}  {v['first']['text']}"), overflow="ellipsis", no_wrap=True)
+        _para(con, f"{'RACE' if v['certain'] else 'PROBABLE RACE'} on {v['node'] or 'the node'}: {v['summary']}", 2,
+              style="bold red" if v["certain"] else "red", hang=4)
+        # whole: the message is what the user needs (the citation on its own line, the line wrapped under it)
+        for word, e in (("late:", v["then"]), ("awaited:", v["first"])):
+            if e:
+                con.print(Text(f"    {word:<9}").append(f"{e['artifact']}:{e['line']}", style="cyan"), soft_wrap=True)
+                _para(con, _SPACES.sub("  ", str(e["text"]).strip()), 13)
     for p in phases:
-        con.print(Text(f"  {p}"))
-    con.print(Text(f"  (lanes, race window and marker files: gpusleuth timeline {report.source.get('description')})", style="grey50"))
+        _para(con, str(p), 2, hang=4)
+    con.print(Text(f"  (lanes, race window and marker files: gpusleuth timeline {report.source.get('description')})", style="grey50"),
+              soft_wrap=True)
 
 
 def _components(con: Console, report: Report) -> None:
@@ -156,26 +270,25 @@ def _seen_before(con: Console, report: Report) -> None:
     if not matches and not searched:
         return
     con.rule("Seen before")
-    con.print(Text("  " + summary_line(matches, searched), style="grey50"))
+    _para(con, summary_line(matches, searched), 2, style="grey50")
     for i, m in enumerate(matches, 1):
         inc = m.incident
         score = f"{m.score:.2f}" if m.score > 0 else "class"
         head = Text(f"  {i}. ", style="bold")
         head.append(f"[{score}] ", style="bold")
-        head.append(inc.title)
-        con.print(head)
-        con.print(Padding(Text(f"{inc.link} · layer {inc.layer.value}", style="cyan"), (0, 0, 0, 5), expand=False))
+        _para(con, inc.title, hang=5, first=head)
+        _para(con, f"{inc.link} · layer {inc.layer.value}", 5, style="cyan", hang=7)
         for known, q, sim in m.lines[:3]:
             where = q.evidence.cite() if q.evidence else "-"
             seen = _SPACES.sub("  ", q.evidence.text.strip()) if q.evidence else known
-            con.print(Padding(Text(f"{where} ({sim:.0%}): {seen[:240]}"), (0, 0, 0, 5), expand=False), overflow="fold")
+            _para(con, f"{where} ({sim:.0%}): {seen[:240]}", 5, hang=7)
         if m.terms:
-            con.print(Padding(Text("words: " + ", ".join(m.terms)), (0, 0, 0, 5), expand=False))
-        con.print(Padding(Text("cause: " + inc.cause), (0, 0, 0, 5), expand=False))
-        con.print(Padding(Text("fix: " + inc.fix, style="green"), (0, 0, 0, 5), expand=False))
+            _para(con, "words: " + ", ".join(m.terms), 5, hang=7)
+        _para(con, "cause: " + inc.cause, 5, hang=7)
+        _para(con, "fix: " + inc.fix, 5, style="green", hang=7)
         for d in m.fixed:
-            con.print(Padding(Text("fixed in " + fixed_words(d)), (0, 0, 0, 5), expand=False))
+            _para(con, "fixed in " + fixed_words(d), 5, hang=7)
         for c in m.not_held:
-            con.print(Padding(Text("near match, condition not held: " + c, style="yellow"), (0, 0, 0, 5), expand=False))
+            _para(con, "near match, condition not held: " + c, 5, style="yellow", hang=7)
         if m.findings:
-            con.print(Padding(Text("the class of finding(s) " + ", ".join(m.findings) + " names this thread", style="grey50"), (0, 0, 0, 5), expand=False))
+            _para(con, "the class of finding(s) " + ", ".join(m.findings) + " names this thread", 5, style="grey50", hang=7)
