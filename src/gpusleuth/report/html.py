@@ -21,7 +21,7 @@ from markupsafe import Markup
 
 from gpusleuth.model.document import Document
 from gpusleuth.model.evidence import Evidence
-from gpusleuth.model.finding import Finding, Role
+from gpusleuth.model.finding import Role
 from gpusleuth.model.report import VERDICTS, Report
 from gpusleuth.report.text import decisive
 
@@ -152,7 +152,7 @@ _CSS = """
 html { -webkit-text-size-adjust: 100%; }
 body { margin: 0; color: var(--fg); background: var(--bg); font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto,
        "DejaVu Sans", Helvetica, Arial, sans-serif; }
-main { max-width: 1120px; margin: 0 auto; padding: 12px 16px 40px; }
+main { max-width: 1120px; margin: 0 auto; padding: 12px 16px 40px; overflow-wrap: anywhere; }
 h1 { font-size: 1.25rem; margin: 4px 0 6px; line-height: 1.3; }
 h2 { font-size: 1.1rem; margin: 26px 0 8px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
 h3 { font-size: 1rem; margin: 16px 0 6px; }
