@@ -1,4 +1,4 @@
-"""The Markdown RCA document: seed 001's sections, in order, filled from the findings."""
+"""The Markdown RCA document: the sections of an incident write-up, in order, filled from the findings."""
 
 import operand_seed as seed
 from gpusleuth.analysis.diagnose import analyse
@@ -12,11 +12,11 @@ def _report():
     return analyse(f, {"description": "seed model", "kind": "test"})
 
 
-def test_sections_in_seed_001_order():
+def test_sections_in_order():
     md = markdown.render(_report())
     order = ["# GPU root-cause analysis", "## Executive summary", "**Problem**", "**Root cause**", "**Impact**",
-             "**Quick fix**", "**Permanent fix**", "## Root cause", "## Evidence", "## Why it happens", "## The cascade",
-             "## Solution options", "## Key takeaway"]
+             "**Quick fix**", "**Permanent fix**", "## Incident window", "## Root cause", "## Evidence", "## Why it happens", "## The cascade",
+             "## Solution options", "## Action items", "## Key takeaway"]
     positions = [md.index(s) for s in order]
     assert positions == sorted(positions)
 

@@ -1,14 +1,22 @@
-"""The Markdown report: a complete root-cause analysis document with the sections an incident write-up has — executive
-summary, evidence, why it happens, the cascade, solution options, event sequence, key takeaway, gaps."""
+"""The Markdown report: a complete root-cause analysis document with the sections an incident write-up has — a short
+title, executive summary, incident window, evidence, why it happens, the cascade, solution options, action items,
+event sequence, key takeaway, gaps (each listed once).
+
+No line is longer than MAX_LINE characters, so the document reads in any editor, diff or ticket: prose is wrapped
+at spaces, long commands are continued with a backslash outside their quotes, and long lines in other code blocks
+are wrapped with an indented continuation.
+"""
 
 from __future__ import annotations
 
 import re
+import textwrap
 from collections import defaultdict
+from datetime import datetime, timezone
 
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Component, ComponentState, Finding, Fix, FixKind, Role
-from gpusleuth.model.report import VERDICTS, Report
+from gpusleuth.model.report import VERDICTS, Report, TimelineEntry
 from gpusleuth.report.cascade import render_mermaid, render_text
 
 _WHEN = {
@@ -25,22 +33,29 @@ _STATE_WORD = {
 }
 
 
+MAX_LINE = 200  # no line of the document is longer
+WRAP = 120  # where a long line of prose is wrapped
+TITLE = 72  # the title's words after "GPU root-cause analysis: "
+
+
 def render(report: Report) -> str:
     parts = [
         _title(report),
         _summary(report),
+        _window(report),
         _root_causes(report),
         _evidence(report),
         _why(report),
         _cascade(report),
         _solutions(report),
+        _actions(report),
         _event_sequence(report),
         _takeaway(report),
         _other_findings(report),
         _seen_before(report),
         _gaps(report),
     ]
-    return "\n\n".join(p.strip("\n") for p in parts if p) + "\n"
+    return _fit("\n\n".join(p.strip("\n") for p in parts if p) + "\n")
 
 
 _EMPHASIS = re.compile(r"(?<![\w\\])_|_(?!\w)|\*")
@@ -67,13 +82,31 @@ def _roots(report: Report) -> list[Finding]:
     return list(report.root_causes)
 
 
+def short_title(report: Report) -> str:
+    """A few words for the title: the first root cause's first clause (and its node when that fits), else the verdict."""
+    roots = _roots(report)
+    if not roots:
+        return {"healthy": "no fault found", "no-verdict": "no verdict from these artifacts"}.get(
+            report.verdict, "errors whose cause was not identified" if report.verdict == "failing" else report.verdict)
+    top = roots[0]
+    words = re.split(r"(?<=\S)[:;] ", top.title, maxsplit=1)[0].strip().rstrip(".")
+    if len(words) < 16:
+        words = top.title.strip().rstrip(".")
+    if len(words) > TITLE:
+        words = words[: TITLE - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    elif top.node and len(words) + len(top.node) + 4 <= TITLE + 12:
+        words += f" on {top.node}"
+    return words
+
+
 def _title(report: Report) -> str:
     src = report.source.get("description") or "the artifacts"
     when = report.source.get("analysed_at", "")
     return (
-        f"# GPU root-cause analysis: {_md(report.headline)}\n\n"
+        f"# GPU root-cause analysis: {_md(short_title(report))}\n\n"
         f"**Verdict: {VERDICTS.get(report.verdict, report.verdict.upper())}** · source: {_code(str(src))} · "
-        f"{report.source.get('recognised', 0)} artifact(s) recognised · analysed {when} by gpusleuth"
+        f"{report.source.get('recognised', 0)} artifact(s) recognised · analysed {when} by gpusleuth\n\n"
+        f"{_md(report.headline)}"
     )
 
 
@@ -217,12 +250,18 @@ def _cascade(report: Report) -> str:
     text = report.extras.get("cascade_text") or render_text(report.components)
     if text:
         out += [_fence(render_mermaid(report.components), "mermaid"), "", _fence(text), ""]
-    out += ["| component | node | layer | state | status | blocked by (waits on) | evidence |", "|---|---|---|---|---|---|---|"]
+    rows, items = [], []
     for c in report.components:
         blocked = f"{c.blocked_by} ({c.waiting_on.rsplit('/', 1)[-1]})" if c.blocked_by and c.waiting_on else (c.blocked_by or "")
-        cites = ", ".join(e.cite() for e in c.evidence[:3])
-        out.append(f"| {c.name} | {c.node or '-'} | {c.layer.value} | {_STATE_WORD[c.state]} | {_md(c.status or '-')} | "
-                   f"{_md(blocked)} | {_md(cites)} |")
+        cites = (c.evidence[0].cite() + (f" (+{len(c.evidence) - 1})" if len(c.evidence) > 1 else "")) if c.evidence else ""
+        cells = [c.name, c.node or "-", c.layer.value, _STATE_WORD[c.state], _md(c.status or "-"), _md(blocked), _md(cites)]
+        rows.append("| " + " | ".join(cells) + " |")
+        items.append(f"- **{c.name}** ({_STATE_WORD[c.state]}) · node {c.node or '-'} · layer {c.layer.value} · status "
+                     f"{_md(c.status or '-')}" + (f" · blocked by {_md(blocked)}" if blocked else "") + (f" · {_md(cites)}" if cites else ""))
+    if all(len(r) <= MAX_LINE for r in rows):
+        out += ["| component | node | layer | state | status | blocked by (waits on) | evidence |", "|---|---|---|---|---|---|---|", *rows]
+    else:  # a table row cannot be wrapped: the same, as a list
+        out += items
     return "\n".join(out)
 
 
@@ -240,15 +279,114 @@ def _solutions(report: Report) -> str:
     out = ["## Solution options", ""]
     for i, (f, fx) in enumerate(ranked, 1):
         label = _WHEN[fx.kind] if f.role != Role.CONTRIBUTING else "Additional improvement"
-        out += [f"### Option {i}: {label} — {_md(_first_sentences(fx.description, 1))}", "", f"*For* `{f.code}`: {_md(f.title)}", ""]
-        rest = fx.description[len(_first_sentences(fx.description, 1)):].strip()
-        if rest:
-            out += [_md(rest), ""]
+        out += [f"### Option {i}: {label} — {_md(_clip(_first_sentences(fx.description, 1), 110))}", "",
+                f"*For* `{f.code}`: {_md(f.title)}", "", _md(fx.description), ""]
         if fx.commands:
             out += [_fence("\n".join(fx.commands), "bash"), ""]
         if fx.snippet:
             out += [_fence(fx.snippet, fx.snippet_language or "text"), ""]
     return "\n".join(out)
+
+
+def _clip(text: str, n: int) -> str:
+    """At most n characters, cut at a space, with an ellipsis when cut."""
+    text = text.strip()
+    if len(text) <= n:
+        return text
+    return text[: n - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
+def _actions(report: Report) -> str:
+    """Action items as a checklist: now (the immediate fix), then the workaround, the lasting fix, checking the
+    fix took, and seeing what the artifacts could not show."""
+    roots = _roots(report)
+    items: list[str] = []
+    for kind, when in ((FixKind.IMMEDIATE, "Now"), (FixKind.WORKAROUND, "If that cannot be done now"),
+                       (FixKind.PERMANENT, "Follow-up")):
+        for f in roots:
+            for fx in f.fixes:
+                if fx.kind == kind:
+                    cmd = ""
+                    if fx.commands:  # a command too long for a line is left to the Solution options' code block
+                        cmd = (f" First command: {_code(fx.commands[0])}" if len(fx.commands[0]) <= 120
+                               else " Commands: under Solution options.")
+                    items.append(f"- [ ] **{when}** (`{f.code}`, {kind.value}): {_md(_clip(_first_sentences(fx.description, 1), 180))}{cmd}")
+                    break
+    for f in (f for f in report.findings if f.role == Role.CONTRIBUTING and f.fixes):
+        items.append(f"- [ ] **Follow-up** (`{f.code}`, contributing): {_md(_clip(_first_sentences(f.fixes[0].description, 1), 180))}")
+    if roots:
+        items.append("- [ ] **Verify**: collect the same artifacts again and run `gpusleuth diagnose` on them: "
+                     + ", ".join(f"`{f.code}`" for f in roots) + " should no longer be reported.")
+    unseen = len(_gap_lines(report))
+    if unseen:
+        items.append(f"- [ ] **Fill the gaps**: {unseen} thing(s) could not be seen in these artifacts (see Gaps); "
+                     "collect them (`gpusleuth collect`, or the commands a gap names) so the next diagnosis can rule them out.")
+    if not items:
+        return ""
+    return "\n".join(["## Action items", "", *items])
+
+
+def _window(report: Report) -> str:
+    """When it happened: the first and last timestamped line, the first failure, the root cause's line, the capture."""
+    timed = sorted((e for e in report.timeline if _at(e)), key=_at)
+    out = ["## Incident window", ""]
+    if not timed:
+        out.append("The artifacts carry no timestamps that gpusleuth could place on a clock, so the incident cannot be "
+                   "placed in time; the analysis time below is when the report was made, not when it happened.")
+        out.append("")
+        out.append(f"- Analysed: {report.source.get('analysed_at', '')}")
+        return "\n".join(out)
+    first, last = timed[0], timed[-1]
+    span = _at(last) - _at(first)
+    fails = [e for e in timed if e.tag and any(w in e.tag for w in ("failed", "crash", "error", "missing", "xid"))]
+    from gpusleuth.report.text import decisive
+
+    lines = [decisive(f) for f in _roots(report)[:1]] + [e for f in _roots(report) for e in f.evidence]
+    at = {(e.artifact, e.line): e for e in timed}
+    root_lines = [at[(e.artifact, e.line)] for e in lines if e is not None and (e.artifact, e.line) in at][:1]
+    rows = [("First event in the artifacts", first)]
+    if fails:
+        rows.append(("First failure", fails[0]))
+    if root_lines:
+        rows.append(("Root cause's line", root_lines[0]))
+    if fails and fails[-1] is not fails[0]:
+        rows.append(("Last failure", fails[-1]))
+    rows.append(("Last event in the artifacts", last))
+    for label, e in rows:
+        out.append(f"- **{label}**: {_stamp(e)} UTC · {_code(_cite(e))} · {_code(_clip(' '.join(e.text.split()), 120))}")
+    out += ["", f"Span: {_duration(span.total_seconds())}. Times marked ≈, ~, ≥ or ≤ were placed between timestamped "
+            "neighbours, not read from the line itself."]
+    captured = report.source.get("captured_at")
+    if captured:
+        out.append(f"Captured: {captured}.")
+    return "\n".join(out)
+
+
+def _at(e: TimelineEntry) -> datetime | None:
+    t = e.time or e.earliest or e.latest
+    return t.astimezone(timezone.utc) if t else None
+
+
+def _stamp(e: TimelineEntry) -> str:
+    from gpusleuth.facts.timeline import when
+
+    day = _at(e)
+    return f"{day:%Y-%m-%d} {when(e)}" if day else when(e)
+
+
+def _cite(e: TimelineEntry) -> str:
+    return f"{e.artifact}:{e.line}" if e.line else e.artifact
+
+
+def _duration(seconds: float) -> str:
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s"
+    if s < 86400:
+        return f"{s // 3600} h {s % 3600 // 60} min"
+    return f"{s // 86400} d {s % 86400 // 3600} h"
 
 
 def _event_sequence(report: Report) -> str:
@@ -289,21 +427,40 @@ def _other_findings(report: Report) -> str:
     rest = [f for f in report.findings if f.role not in (Role.ROOT_CAUSE,)]
     if not rest:
         return ""
-    out = ["## All other findings", "", "| code | role | layer | severity | node | component | title | caused by |", "|---|---|---|---|---|---|---|---|"]
+    out = ["## All other findings", ""]
     for f in rest:
-        out.append(f"| `{f.code}` | {f.role.value} | {f.layer.value} | {f.severity.value} | {f.node or '-'} | {f.component or '-'} | "
-                   f"{_md(f.title)} | {', '.join(f.caused_by) or '-'} |")
+        where = " · ".join(x for x in (f.role.value, f.layer.value, f.severity.value, f.node and f"node {f.node}",
+                                        f.component and f"component {f.component}") if x)
+        caused = f" (caused by {', '.join(f.caused_by)})" if f.caused_by else ""
+        out.append(f"- `{f.code}` {_md(f.title)}{_md(caused)} — {_md(where)}")
     return "\n".join(out)
+
+
+def _gap_lines(report: Report) -> list[str]:
+    """Each thing that could not be seen, once: the report's gaps, then the checks that did not run for a reason
+    no gap already gives (grouped by reason), then the checks that failed."""
+    lines: list[str] = []
+    for g in report.gaps:
+        line = f"- {_md(str(g))}"
+        if line not in lines:
+            lines.append(line)
+    said = " ".join(str(g) for g in report.gaps)
+    skipped: dict[str, list[str]] = defaultdict(list)
+    for c in report.checks:
+        if c.status == "skipped" and not (c.reason and c.reason in said):
+            skipped[c.reason or "no reason given"].append(c.code)
+        elif c.status == "error":
+            lines.append(f"- check `{c.code}` failed: {_md(c.reason or '')}")
+    for reason, codes in skipped.items():
+        lines.append(f"- {_md(reason)}: check(s) {', '.join(f'`{c}`' for c in codes)} could not run")
+    return lines
 
 
 def _gaps(report: Report) -> str:
-    skipped = [c for c in report.checks if c.status in ("skipped", "error")]
-    if not report.gaps and not skipped:
+    lines = _gap_lines(report)
+    if not lines:
         return ""
-    out = ["## Gaps: what could not be seen", ""]
-    out += [f"- {_md(str(g))}" for g in report.gaps]
-    out += [f"- check `{c.code}` {c.status}: {_md(c.reason or '')}" for c in skipped]
-    return "\n".join(out)
+    return "\n".join(["## Gaps: what could not be seen", "", *lines])
 
 
 def _seen_before(report: Report) -> str:
@@ -331,3 +488,81 @@ def _seen_before(report: Report) -> str:
         if m.findings and m.score > 0:
             out.append(f"- the class of finding(s) {', '.join(m.findings)} names this thread")
     return "\n".join(out)
+
+
+_LIST = re.compile(r"^(\s*)([-*+] \[[ xX]\] |[-*+] |\d+[.)] |> )?")
+_FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
+
+
+def _fit(md: str) -> str:
+    """Every line at most MAX_LINE characters. Prose and list items over it are wrapped at spaces (continuation
+    lines indented under the item); headings are clipped; in a bash block a long command is continued with a
+    backslash at a space outside quotes; in other code blocks a long line continues, indented, on the next."""
+    out: list[str] = []
+    fence, lang = None, ""
+    for line in md.split("\n"):
+        m = _FENCE.match(line)
+        if m and (fence is None or (m.group(2)[0] == fence[0] and len(m.group(2)) >= len(fence) and not m.group(3).strip())):
+            fence, lang = (m.group(2), m.group(3).strip()) if fence is None else (None, "")
+            out.append(line)
+            continue
+        if len(line) <= MAX_LINE:
+            out.append(line)
+        elif fence is not None:
+            out += _split_command(line) if lang in ("bash", "sh", "shell", "console") else _split_code(line)
+        elif line.startswith("#"):
+            out.append(_clip(line, MAX_LINE))
+        else:
+            lead = _LIST.match(line)
+            indent, marker = lead.group(1), lead.group(2) or ""
+            hang = indent + ("> " if marker == "> " else " " * len(marker) if marker else "")
+            out += textwrap.wrap(line[len(indent) + len(marker):], WRAP, initial_indent=indent + marker, subsequent_indent=hang,
+                                 break_long_words=False, break_on_hyphens=False) or [line]
+    return "\n".join(out)
+
+
+def _split_code(line: str) -> list[str]:
+    """A long line of a log or drawing: wrapped at spaces, continuations indented by four."""
+    lines = textwrap.wrap(line, MAX_LINE, subsequent_indent="    ", break_long_words=True, break_on_hyphens=False,
+                          drop_whitespace=True, replace_whitespace=False)
+    return lines or [line[:MAX_LINE]]
+
+
+def _split_command(line: str) -> list[str]:
+    """A long shell command over several lines that the shell joins back into the same words: broken at spaces
+    outside quotes (` \\`, the continuation indented by four), or, for one quoted word longer than a line, inside
+    it (a single-quoted word is closed before `\\` and reopened on the next line, which is not indented)."""
+    quote_at, quote, escaped = [], None, False
+    for ch in line:
+        quote_at.append(quote)  # the quote open before this character
+        if escaped:
+            escaped = False
+        elif ch == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+    out, start, lead = [], 0, ""
+    while len(lead) + len(line) - start > MAX_LINE:
+        room = MAX_LINE - len(lead) - 2
+        spaces = [c for c in range(start + 1, start + room + 1) if line[c] == " " and quote_at[c] is None and line[c - 1] != " "]
+        if spaces:
+            cut = spaces[-1]
+            out.append(lead + line[start:cut] + " \\")
+            start, lead = cut + 1, "    "
+            continue
+        cut = start + room - 1
+        while cut > start and (quote_at[cut] is None or line[cut - 1] == "\\"):
+            cut -= 1
+        if cut <= start:
+            break  # nothing safe to cut at: the line stays long rather than wrong
+        if quote_at[cut] == "'":
+            out.append(lead + line[start:cut] + "'\\")
+            line, start, lead = line[:cut] + "'" + line[cut:], cut, ""
+            quote_at = quote_at[:cut] + ["'"] + quote_at[cut:]
+        else:
+            out.append(lead + line[start:cut] + "\\")
+            start, lead = cut, ""
+    out.append(lead + line[start:])
+    return out
