@@ -375,8 +375,10 @@ def timeline(source: str, since: str | None, until: str | None, node: str | None
     except ValueError as exc:
         _fail(str(exc))
     use_color = color if color is not None else (output is None and fmt == "text" and sys.stdout.isatty())
+    import shutil
+
     text, entries, violations = render_timeline_command(report, lo, hi, node, components, fmt, use_color,
-                                                        int(os.environ.get("COLUMNS", 140)))
+                                                        shutil.get_terminal_size((140, 24)).columns)
     if svg:
         _write(render_svg(entries, violations, title=f"gpusleuth timeline — {source}", focus=not (since or until)), svg)
     _write(text, output)

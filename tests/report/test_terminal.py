@@ -137,3 +137,12 @@ def test_no_pager_and_short_reports_print_directly(tty, tmp_path):
     assert "Cascade" in invoke("--no-pager", env=env).output and not paged.exists()
     assert "First fix" in invoke("--brief", env=env).output and not paged.exists()  # fits the screen
     assert "Cascade" in invoke(env={**env, "PAGER": "cat"}).output and not paged.exists()  # PAGER=cat: none, as git
+
+
+def test_the_cli_at_80_columns_shows_the_same_first_screen():
+    rep = report("peermem-race")
+    top = rep.root_causes[0]
+    screen = first_screen(invoke("--width", "80", env={"LINES": "24"}).output)
+    joined = "\n".join(screen)
+    assert VERDICTS[rep.verdict] in joined and f"[{top.code}]" in joined
+    assert decisive(top).cite() in joined and f"$ {top.fixes[0].commands[0]}" in joined

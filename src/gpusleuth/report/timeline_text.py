@@ -71,7 +71,7 @@ def render_lanes(entries: list[TimelineEntry], violations: list[dict] = (), widt
     table = Table(show_edge=False, box=None, pad_edge=False, expand=True, show_lines=False, header_style="bold")
     table.add_column("time", no_wrap=True, min_width=12)
     for lane in lanes:
-        table.add_column(lane, no_wrap=True, overflow="ellipsis", ratio=3)
+        table.add_column(lane, overflow="fold", ratio=3)  # wrapped, never cut: the message is what the user reads
     table.add_column("", no_wrap=True, min_width=13)
     table.add_column("line", no_wrap=True, min_width=30, style="grey50")
     last_when = None
@@ -101,7 +101,8 @@ def render_lanes(entries: list[TimelineEntry], violations: list[dict] = (), widt
     if rel:
         con.rule("Not on the clock (relative or unknown time)")
         for e in rel:
-            con.print(Text(f"  {e.source or '-'}  {e.text}  {e.artifact}:{e.line}  ({e.note})"), overflow="ellipsis", no_wrap=True)
+            con.print(Text(f"  {e.source or '-'}  {e.artifact}:{e.line}  ({e.note})"), soft_wrap=True)
+            con.print(Text(f"      {e.text}"), soft_wrap=True)
     return buf.getvalue()
 
 
