@@ -114,6 +114,23 @@ COLORS = ("auto", "always", "never")
 PIPE_WIDTH = 100  # columns when stdout is not a terminal (a pipe, a file) and $COLUMNS is not set
 
 
+class ScreenCommand(click.Command):
+    """A command with the screen options: a bare `--color` (as before it took a value) means always, also when a
+    SOURCE follows it (`diagnose --color bundle.tgz`), which click alone would read as the colour's value."""
+
+    def parse_args(self, ctx, args):
+        fixed, rest = [], list(args)
+        while rest:
+            a = rest.pop(0)
+            if a == "--":
+                fixed += [a, *rest]
+                break
+            if a in ("--color", "--colour") and (not rest or rest[0] not in COLORS):
+                a = a + "=always"
+            fixed.append(a)
+        return super().parse_args(ctx, fixed)
+
+
 def _screen_options(func):
     """How the text report meets the terminal: width, colour, pager, summary only."""
     for opt in reversed((
@@ -201,7 +218,7 @@ def _open(source: str, max_bytes: int | None = None):
     return src
 
 
-@cli.command()
+@cli.command(cls=ScreenCommand)
 @click.argument("source", required=False)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
               help="sarif: SARIF 2.1.0 for code-scanning tools; junit: one test case per check, for CI; "
@@ -384,7 +401,7 @@ def timeline(source: str, since: str | None, until: str | None, node: str | None
     _write(text, output)
 
 
-@cli.command()
+@cli.command(cls=ScreenCommand)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE instead of stdout.")
 @click.option("--save", "save_dir", type=click.Path(file_okay=False), help="Also write what was read to DIR (diagnose DIR gives the same findings).")

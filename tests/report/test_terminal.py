@@ -114,6 +114,8 @@ def test_color_always_survives_a_pipe_never_and_auto_do_not_colour_it():
     always = invoke("--color", "always", "--brief").output
     assert "\x1b[" in always and SGR_ONLY.match(always), "colours, and only SGR sequences that less -R passes"
     assert invoke("--color", "--brief").output == always  # a bare --color means always
+    before = CliRunner().invoke(cli, ["diagnose", "--color", "example:peermem-race", "--brief"], env={"COLUMNS": None})
+    assert before.output == always  # also with SOURCE right after it, as when --color was a plain flag
     for args in (("--color", "never"), ("--no-color",), ()):
         assert "\x1b" not in invoke(*args, "--brief").output
 
