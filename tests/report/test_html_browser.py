@@ -155,3 +155,16 @@ def test_a_request_leaving_the_page_would_be_caught(browser, tmp_path):
     context.close()
     assert seen == ["https://example.invalid/x.png"]
 
+
+
+def test_printed_the_navigation_goes_and_the_summary_stays(browser, pages):
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    try:
+        page.goto(pages["peermem-race"].as_uri(), wait_until="load")
+        assert page.locator("nav").is_visible()
+        page.emulate_media(media="print")
+        assert not page.locator("nav").is_visible()
+        assert page.locator("#first-fix").is_visible() and page.locator("#evidence").is_visible()
+        assert page.pdf(format="A4")[:4] == b"%PDF"
+    finally:
+        page.close()
