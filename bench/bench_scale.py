@@ -95,10 +95,10 @@ KERNELS = ("5.15.0-1063-nvidia", "5.15.0-1071-nvidia")
 PRODUCTS = ("NVIDIA-H100-80GB-HBM3", "NVIDIA-A100-SXM4-40GB")
 
 
-def plan(nodes: int, failing: float) -> list[str | None]:
-    """Per node: the failure it shows (round robin over KINDS), or None for a healthy node."""
+def plan(nodes: int, failing: float, kinds: tuple[str, ...] = KINDS) -> list[str | None]:
+    """Per node: the failure it shows (round robin over kinds), or None for a healthy node."""
     bad = round(nodes * failing)
-    return [KINDS[i % len(KINDS)] if i < bad else None for i in range(nodes)]
+    return [kinds[i % len(kinds)] if i < bad else None for i in range(nodes)]
 
 
 def labels(i: int, kind: str | None, node: str) -> dict:
@@ -156,10 +156,10 @@ class _Bundle:
                    command=command, kind=kind)
 
 
-def generate(root: Path, nodes: int, failing: float = 0.8, lines: int = 200, seed: int = 0) -> int:
-    """Write a bundle of `nodes` GPU nodes under root; returns its size in bytes."""
+def generate(root: Path, nodes: int, failing: float = 0.8, lines: int = 200, seed: int = 0, kinds: tuple[str, ...] = KINDS) -> int:
+    """Write a bundle of `nodes` GPU nodes under root (the failing ones round robin over `kinds`); returns its size in bytes."""
     b = _Bundle(Path(root))
-    kinds = plan(nodes, failing)
+    kinds = plan(nodes, failing, kinds)
     node_items, pods = [], []
     short = max(2, lines // 4)
     for i, kind in enumerate(kinds):
