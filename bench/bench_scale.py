@@ -1,6 +1,7 @@
 """How does a diagnosis grow with the number of nodes? Time and peak memory from 100 to 5,000 GPU nodes.
 
     PYTHONPATH=src python bench/bench_scale.py [--sizes 100,200,500,1000,2000,5000] [--failing 0.8] [--lines 200]
+                                              [--src OTHER_CHECKOUT/src]   (the same inputs through other code)
 
 Generates, per size, a gpusleuth bundle (docs/bundle.md: nodes.json, pods.json, one log per container, a
 manifest) of a GPU Operator fleet: every node runs the operator's six operands with their init containers;
@@ -156,7 +157,7 @@ class _Bundle:
                    command=command, kind=kind)
 
 
-def generate(root: Path, nodes: int, failing: float = 0.8, lines: int = 200, seed: int = 0, kinds: tuple[str, ...] = KINDS) -> int:
+def generate(root: Path, nodes: int, failing: float = 0.8, lines: int = 200, salt: int = 0, kinds: tuple[str, ...] = KINDS) -> int:
     """Write a bundle of `nodes` GPU nodes under root (the failing ones round robin over `kinds`); returns its size in bytes."""
     b = _Bundle(Path(root))
     kinds = plan(nodes, failing, kinds)
@@ -172,7 +173,7 @@ def generate(root: Path, nodes: int, failing: float = 0.8, lines: int = 200, see
                                                    "kubeletVersion": "v1.31.2", "operatingSystem": "linux", "architecture": "amd64"}}})
         broken_ds = FAILURE_LINES[kind][0] if kind else None
         for o, (ds, inits, main) in enumerate(OPERANDS):
-            pod = f"{ds}-{(i * 7 + o * 131 + seed) % 100000:05d}x"
+            pod = f"{ds}-{(i * 7 + o * 131 + salt) % 100000:05d}x"
             blocked = kind == "driver" and ds != "nvidia-driver-daemonset" or kind == "toolkit" and ds not in ("nvidia-driver-daemonset", "nvidia-container-toolkit-daemonset")
             crashed = ds == broken_ds
             init_st = [_status(c, ready=False, waiting=None, init_done=True) for c in inits]
@@ -231,8 +232,9 @@ print(json.dumps({"seconds": elapsed, "rss_mib": resource.getrusage(resource.RUS
 """
 
 
-def measure(root: Path, timeout: float) -> dict:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1] / "src"), os.environ.get("PYTHONPATH", "")])}
+def measure(root: Path, timeout: float, src: str | None = None) -> dict:
+    src = src or str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
     r = subprocess.run([sys.executable, "-c", _CHILD, str(root)], capture_output=True, text=True, timeout=timeout, env=env, check=False)
     if r.returncode:
         raise RuntimeError(r.stderr[-2000:])
@@ -256,6 +258,7 @@ def main() -> None:
     ap.add_argument("--failing", type=float, default=0.8, help="share of nodes that fail (in three ways)")
     ap.add_argument("--lines", type=int, default=200, help="lines of the driver container's log per node")
     ap.add_argument("--timeout", type=float, default=900, help="seconds allowed per size")
+    ap.add_argument("--src", help="diagnose with the gpusleuth under this src/ (another checkout, for a before/after curve)")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     points = []
@@ -266,7 +269,7 @@ def main() -> None:
             size = generate(root, n, args.failing, args.lines)
             files = sum(1 for _ in root.rglob("*") if _.is_file())
             try:
-                m = measure(root, args.timeout)
+                m = measure(root, args.timeout, args.src)
             except subprocess.TimeoutExpired:
                 print(f"{n:>6} {size / 1e6:>9.1f} {files:>7} {'> ' + str(int(args.timeout)):>11}   (stopped)")
                 break
