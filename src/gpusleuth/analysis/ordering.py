@@ -159,20 +159,27 @@ def evaluate(tl: Timeline) -> list[RuleResult]:
         if not thens_all:
             out.append(RuleResult(rule, None, "not-applicable", f"no '{rule.then.label}' in the artifacts"))
             continue
-        for node, members in _scopes(thens_all + firsts_all + revokes_all + windows_all):
-            out.append(_evaluate_scope(rule, node, [e for e in thens_all if id(e) in members], [e for e in firsts_all if id(e) in members],
-                                       [e for e in revokes_all if id(e) in members], [e for e in windows_all if id(e) in members]))
+        out.extend(_evaluate_scope(rule, node, *lists) for node, lists in _by_scope((thens_all, firsts_all, revokes_all, windows_all)))
     return out
 
 
-def _scopes(entries: list[TimelineEntry]) -> list[tuple[str | None, set]]:
-    """Nodes to evaluate on. Entries whose node is unknown join the node when there is exactly one."""
-    nodes = sorted({e.node for e in entries if e.node})
+def _by_scope(groups: tuple[list[TimelineEntry], ...]) -> list[tuple[str | None, list[list[TimelineEntry]]]]:
+    """Nodes to evaluate on, with each node's share of each list in order. Entries whose node is unknown join
+    the node when there is exactly one, else they are a scope of their own. One pass over the entries (a
+    pass per node made fleet-size timelines quadratic)."""
+    nodes = sorted({e.node for g in groups for e in g if e.node})
     if len(nodes) <= 1:
-        return [(nodes[0] if nodes else None, {id(e) for e in entries})]
-    scopes = [(n, {id(e) for e in entries if e.node == n}) for n in nodes]
-    unknown = {id(e) for e in entries if e.node is None}
-    return scopes + ([(None, unknown)] if unknown else [])
+        return [(nodes[0] if nodes else None, [list(g) for g in groups])]
+    split: list[dict] = []
+    for g in groups:
+        by: dict = {}
+        for e in g:
+            by.setdefault(e.node, []).append(e)
+        split.append(by)
+    scopes = [(n, [by.get(n, []) for by in split]) for n in nodes]
+    if any(None in by for by in split):
+        scopes.append((None, [by.get(None, []) for by in split]))
+    return scopes
 
 
 def _evaluate_scope(rule: Rule, node, thens, firsts, revokes, windows) -> RuleResult:
