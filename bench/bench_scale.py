@@ -15,9 +15,11 @@ a share of the nodes (--failing, default 0.8) fails in three distinct ways, the 
 Failing nodes share labels that tell them apart (kernel, node pool, instance type), as in real fleets. Log
 volumes follow a collection with `--tail 2000`: the driver container writes --lines lines (default 200),
 the other containers a quarter of that, init containers a few waiting or done lines. Each size is diagnosed
-in a fresh subprocess (`gpusleuth.analysis.diagnose` + the JSON report), which reports its wall time and its
-peak RSS (resource.getrusage, ru_maxrss); the script then fits time = a * nodes^k by least squares on the
-logarithms and prints k (1 is linear). Timings on shared machines vary: compare sizes within one run.
+in a fresh subprocess (imports + `gpusleuth.analysis.diagnose` + the JSON report), which reports its wall time
+and its peak RSS (resource.getrusage, ru_maxrss); the script then fits time = a * nodes^k by least squares on
+the logarithms and prints k (1 is linear). A bundle holds ~12.6 files per node, so above ~1,500 nodes it has
+more files than the reader reads from one input (sources/loose.py MAX_FILES, 20,000); the bench lifts that cap
+in its subprocess unless --file-cap is given, and marks any size whose input was cut. Timings on shared machines vary: compare sizes within one run.
 """
 
 from __future__ import annotations
@@ -221,21 +223,25 @@ def generate(root: Path, nodes: int, failing: float = 0.8, lines: int = 200, sal
 _CHILD = """
 import json, resource, sys, time
 t = time.perf_counter()
+import gpusleuth.sources.loose as loose
 from gpusleuth.analysis.diagnose import diagnose
 from gpusleuth.report.json_report import render
 from gpusleuth.sources import open_source
+if int(sys.argv[2]):
+    loose.MAX_FILES = max(loose.MAX_FILES, int(sys.argv[2]))
 report = diagnose(open_source(sys.argv[1]))
 out = render(report)
 elapsed = time.perf_counter() - t
+cut = any(g.what == "partial-input" for g in report.gaps)
 print(json.dumps({"seconds": elapsed, "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "findings": len(report.findings), "json_bytes": len(out)}))
+                  "findings": len(report.findings), "root_causes": len(report.root_causes), "json_bytes": len(out), "cut": cut}))
 """
 
 
-def measure(root: Path, timeout: float, src: str | None = None) -> dict:
+def measure(root: Path, timeout: float, src: str | None = None, max_files: int = 0) -> dict:
     src = src or str(Path(__file__).resolve().parents[1] / "src")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
-    r = subprocess.run([sys.executable, "-c", _CHILD, str(root)], capture_output=True, text=True, timeout=timeout, env=env, check=False)
+    r = subprocess.run([sys.executable, "-c", _CHILD, str(root), str(max_files)], capture_output=True, text=True, timeout=timeout, env=env, check=False)
     if r.returncode:
         raise RuntimeError(r.stderr[-2000:])
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -259,22 +265,27 @@ def main() -> None:
     ap.add_argument("--lines", type=int, default=200, help="lines of the driver container's log per node")
     ap.add_argument("--timeout", type=float, default=900, help="seconds allowed per size")
     ap.add_argument("--src", help="diagnose with the gpusleuth under this src/ (another checkout, for a before/after curve)")
+    ap.add_argument("--file-cap", action="store_true",
+                    help="keep the reader's cap on files per input (sources/loose.py MAX_FILES); by default the bench lifts it "
+                         "to the bundle's file count, since a bundle of more than ~1,500 nodes holds more files than that")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     points = []
-    print(f"{'nodes':>6} {'input MB':>9} {'files':>7} {'diagnose s':>11} {'peak RSS MiB':>13} {'findings':>9} {'JSON MB':>8}")
+    print(f"{'nodes':>6} {'input MB':>9} {'files':>7} {'diagnose s':>11} {'peak RSS MiB':>13} {'causes':>7} {'findings':>9} {'JSON MB':>8}")
     for n in sizes:
         root = Path(tempfile.mkdtemp(prefix="gpusleuth-scale-"))
         try:
             size = generate(root, n, args.failing, args.lines)
             files = sum(1 for _ in root.rglob("*") if _.is_file())
             try:
-                m = measure(root, args.timeout, args.src)
+                m = measure(root, args.timeout, args.src, 0 if args.file_cap else files + 1)
             except subprocess.TimeoutExpired:
                 print(f"{n:>6} {size / 1e6:>9.1f} {files:>7} {'> ' + str(int(args.timeout)):>11}   (stopped)")
                 break
             points.append((n, m["seconds"]))
-            print(f"{n:>6} {size / 1e6:>9.1f} {files:>7} {m['seconds']:>11.2f} {m['rss_mib']:>13.0f} {m['findings']:>9} {m['json_bytes'] / 1e6:>8.2f}", flush=True)
+            cut = "  (input cut: more files than the reader's cap)" if m["cut"] else ""
+            print(f"{n:>6} {size / 1e6:>9.1f} {files:>7} {m['seconds']:>11.2f} {m['rss_mib']:>13.0f} {m['root_causes']:>7} {m['findings']:>9} "
+                  f"{m['json_bytes'] / 1e6:>8.2f}{cut}", flush=True)
         finally:
             shutil.rmtree(root, ignore_errors=True)
     k = fit(points)
