@@ -186,7 +186,8 @@ def _headline(roots, findings, components) -> str:
     top = roots[0]
     grouped = "fleet" in top.facts  # its title already says on how many nodes
     where = f" on {top.node}" if top.node and top.node not in top.title and not grouped else ""
-    blocked = [c for c in components if c.state.value == "blocked"]
+    on = set(top.facts["fleet"]["nodes"]) if grouped else None  # a fleet's cause: what is blocked on its nodes
+    blocked = [c for c in components if c.state.value == "blocked" and (on is None or c.node in on)]
     tail = f"; {len(blocked)} component(s) blocked behind it" if blocked else ""
     # Only causes that stand on their own count: one explained by another root cause (caused_by) is its
     # consequence, and a warning (an end-of-life branch, a missing setting) breaks nothing by itself.

@@ -128,15 +128,15 @@ def _fleet_lines(con: Console, group: dict, full: bool) -> None:
     more = f" and {len(nodes) - NODES_SHOWN} more" if len(nodes) > NODES_SHOWN else ""
     lines = [f"on {len(nodes)} of {group['of_nodes']} nodes: {', '.join(nodes[:NODES_SHOWN])}{more}"]
     for d in group.get("differs", []):
-        lines.append(f"only where {d['label']} is {d['value']}: all {d['affected']} affected nodes, "
-                     f"{d['others_with_it']} of the {d['others']} other nodes")
+        lines.append(f"differs by {d['label']}: all {d['affected']} affected nodes have {d['value']}, "
+                     f"{d['others_with_it']} of the {d['others']} other nodes do")
     if full:
         for dim, counts in group.get("groups", {}).items():
             if len(counts) > 1 or not group.get("differs"):
                 lines.append(f"{dim}: " + ", ".join(f"{v} ({n})" for v, n in list(counts.items())[:4]) + (" …" if len(counts) > 4 else ""))
         lines.append(f"example below: node {group['example_node']} (any node in full: diagnose --node NAME)")
     for ln in lines:
-        con.print(Padding(Text(ln, style="magenta" if ln.startswith("only") else "grey50"), (0, 0, 0, 3), expand=False))
+        con.print(Padding(Text(ln, style="magenta" if ln.startswith("differs") else "grey50"), (0, 0, 0, 3), expand=False))
 
 
 def _fleet_table(con: Console, report: Report, fleet: dict) -> None:
