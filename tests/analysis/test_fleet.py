@@ -101,3 +101,18 @@ def test_node_focus_is_that_node_ungrouped(driver_fleet):
     assert all("fleet" not in f.facts for f in report.findings)
     assert {c.node for c in report.components} <= {None, "gpu-node-00003"}
     assert {e.node for e in report.timeline} <= {None, "gpu-node-00003"}
+
+
+def test_cli_node_option(driver_fleet):
+    from click.testing import CliRunner
+
+    from gpusleuth.cli import cli
+
+    whole = CliRunner().invoke(cli, ["diagnose", driver_fleet, "--format", "json", "--fail-on", "never"], catch_exceptions=False)
+    one = CliRunner().invoke(cli, ["diagnose", driver_fleet, "--node", "gpu-node-00002", "--format", "json", "--fail-on", "never"],
+                             catch_exceptions=False)
+    whole_ids = {f["id"] for f in json.loads(whole.output)["findings"]}
+    one_ids = {f["id"] for f in json.loads(one.output)["findings"]}
+    assert any(i.startswith("KD001/gpu-node-00000") for i in whole_ids) and not any("gpu-node-00002" in i for i in whole_ids)
+    assert any(i.startswith("KD001/gpu-node-00002") for i in one_ids)
+    assert all(f["node"] in (None, "gpu-node-00002") for f in json.loads(one.output)["findings"])
