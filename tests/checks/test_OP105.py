@@ -102,3 +102,16 @@ driver:
       deleteEmptyDir: true
 """
     assert run("OP105", facts_from({"values.txt": values})) == []
+
+
+def test_validator_settings_of_an_older_chart_under_operator():
+    # https://github.com/NVIDIA/gpu-operator/issues/164: the OpenShift install command that docs.nvidia.com gave,
+    # pasted as a prompt line without output. `operator.validator` is the 1.x charts' place; since 1.7 the chart
+    # reads the validator's settings at the top level (`validator.version`).
+    command = ("$  helm install gpu-operator nvidia/gpu-operator --set platform.openshift=true,operator.validator.version=vectoradd-cuda10.2-ubi8,"
+               "operator.defaultRuntime=crio,nfd.enabled=false,devicePlugin.version=v0.7.3-ubi8,dcgmExporter.version=2.0.13-2.1.2-ubi8,"
+               "toolkit.version=1.4.0-ubi8 --wait\n")
+    (f,) = run("OP105", facts_from({"install.txt": command}))
+    assert f.facts == {"key": "operator.validator", "expected": "validator", "kind": "misplaced-key"}
+    assert "belongs under the top level" in f.title and cites(f) == ["install.txt:1"]
+    assert f.fixes[0].snippet == "validator:\n  version: vectoradd-cuda10.2-ubi8\n"
