@@ -403,6 +403,27 @@ WHAT = {
 }
 
 
+# Real configs from public threads that the checks' tests hold (tests/checks/test_<CODE>.py, each with its link):
+# (thread, check, what was written, where it is read or what was meant)
+REAL_CASES = (
+    ("NVIDIA/k8s-device-plugin#1433", "DP160", "`flags.renameByDefault`", "`sharing.timeSlicing.renameByDefault`"),
+    ("NVIDIA/k8s-device-plugin#1433", "DP160", "`flags.failRequestsGreaterThanOne`", "`sharing.timeSlicing.failRequestsGreaterThanOne`"),
+    ("NVIDIA/k8s-device-plugin#353", "DP150", "`sharing.timeSlicing.resources[].rename` (dropped on load)", "`sharing.timeSlicing.renameByDefault`"),
+    ("canonical/microk8s#4408", "SC160", "`runtimeClassName` inside a container", "`spec.runtimeClassName`"),
+    ("kubernetes/kubernetes#96506", "SC160", "`alpha.kubernetes.io/nvidia-gpu` (removed in Kubernetes 1.11)", "`resources.limits.nvidia.com/gpu`"),
+    ("NVIDIA/gpu-operator#861", "OP105", "`toolkit-version`", "`toolkit.version`"),
+    ("NVIDIA/cloud-native-docs#165", "OP105", "`useOpenKernelModules` at the top level", "`driver.kernelModuleType`"),
+    ("NVIDIA/gpu-operator#164", "OP105", "`operator.validator.version` (a 1.x chart's place)", "`validator.version`"),
+    ("containerd/containerd v1.7.27 docs/cri/config.md", "RT160", "keys after the `x509_key_pair_streaming` table header", "the CRI plugin's top level"),
+    ("NVIDIA/gpu-operator#1374", "RT004", "`binaryName` beside `BinaryName` (Kubespray's spelling, kubernetes-sigs/kubespray#12167)", "`BinaryName`"),
+    ("NVIDIA/nvidia-container-toolkit#56", "RT162", "`args` in a daemon.json runtime", "`runtimeArgs`"),
+)
+# real configs the tests hold as silent (valid) or as a wrong value rather than a wrong key
+REAL_OTHER = ("valid and silent: NVIDIA/k8s-device-plugin#615 (DP160), #990 (DP161), NVIDIA/gpu-operator#346 (SC160), "
+              "#1795 (OP105), NVIDIA/nvidia-docker#1788 (RT160), NVIDIA/nvidia-container-runtime#85 (RT161); "
+              "a wrong value: NVIDIA/mig-parted#44 (`devices: 7` for `devices: [7]`, OP150)")
+
+
 def write_table(out: Path, doc: Path) -> None:
     """docs/schemas.md: which source version each stored schema came from."""
     rows = []
@@ -423,7 +444,12 @@ def write_table(out: Path, doc: Path) -> None:
         "Not generated: the allowed values of a few string fields are Go constants, listed as `enums` in the "
         "generator's SOURCES table beside the file they come from (device plugin consts.go, k8s core/v1 "
         "TolerationOperator/TaintEffect). Not covered yet: NFD worker config, CRI-O, daemon.json beyond its runtimes, "
-        "the Network Operator's NicClusterPolicy.\n")
+        "the Network Operator's NicClusterPolicy.\n\n"
+        f"## Real configs from public threads\n\nThe checks' tests hold {len(REAL_CASES)} real misplaced, misnamed or "
+        "other-version keys from public threads, each reported with where the setting is read or the key meant "
+        "(the thread's link is in the test):\n\n"
+        "| thread | check | written | read as |\n|---|---|---|---|\n"
+        + "\n".join(f"| {t} | {c} | {w} | {r} |" for t, c, w, r in REAL_CASES) + f"\n\nAlso real: {REAL_OTHER}.\n")
 
 
 def main(argv=None) -> int:
