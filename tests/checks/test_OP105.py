@@ -115,3 +115,47 @@ def test_validator_settings_of_an_older_chart_under_operator():
     assert f.facts == {"key": "operator.validator", "expected": "validator", "kind": "misplaced-key"}
     assert "belongs under the top level" in f.title and cites(f) == ["install.txt:1"]
     assert f.fixes[0].snippet == "validator:\n  version: vectoradd-cuda10.2-ubi8\n"
+
+
+# https://github.com/NVIDIA/gpu-operator/issues/1982: the extra values file the reporter passes to `helm install`
+# (RKE2). The chart's NFD subchart reads prometheus.enable, not prometheus.enabled (charts/node-feature-discovery/values.yaml).
+ISSUE_1982 = """\
+dcgmExporter:
+  env:
+  - name: DCGM_EXPORTER_INTERVAL
+    value: "3000"
+  serviceMonitor:
+    additionalLabels:
+      release: prometheus-operator
+    enabled: true
+    interval: 3s
+driver:
+  enabled: false
+gds:
+  enabled: false
+node-feature-discovery:
+  prometheus:
+    enabled: true
+    labels:
+      release: prometheus-operator
+toolkit:
+  enabled: false
+  env:
+  - name: CONTAINERD_CONFIG
+    value: /var/lib/rancher/rke2/agent/etc/containerd/config.toml
+  - name: CONTAINERD_SOCKET
+    value: /run/k3s/containerd/containerd.sock
+  - name: CONTAINERD_RUNTIME_CLASS
+    value: nvidia
+  - name: CONTAINERD_SET_AS_DEFAULT
+    value: "true"
+"""
+
+
+def test_subchart_key_with_the_wrong_name():
+    (f,) = run("OP105", facts_from({"values.yaml": ISSUE_1982}))
+    assert f.facts == {"key": "node-feature-discovery.prometheus.enabled", "expected": "enable", "kind": "unknown-key"}
+    assert "did you mean `enable`?" in f.title and cites(f) == ["values.yaml:16"]
+    assert f.fixes[0].snippet == "node-feature-discovery:\n  prometheus:\n    enable: true\n"
+    # the subchart's keys as the chart's own values.yaml sets them are not reported
+    assert run("OP105", facts_from({"values.yaml": ISSUE_1982.replace("    enabled: true\n    labels:", "    enable: true\n    labels:")})) == []

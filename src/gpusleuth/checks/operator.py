@@ -564,7 +564,7 @@ def helm_values_ignored_or_rejected(configuration: Configuration) -> Iterable[Hi
             snippet = fix_snippet([p])
             yield Hit(
                 title=f"Helm value `{dots}` is ignored: {p.message.split(': ', 1)[-1] if p.kind == 'misplaced-key' else p.message}",
-                explanation=(f"{rel.artifact}: {p.message}. Checked against the chart's values.yaml and the keys its templates and "
+                explanation=(f"{rel.artifact}: {p.message}{'' if p.message.endswith(('?', '.')) else '.'} Checked against the chart's values.yaml and the keys its templates and "
                              f"ClusterPolicy read ({load_schema('gpu-operator-values').cite}). Helm keeps unknown keys without a warning, "
                              "so this setting has no effect and the chart's default applies."),
                 severity=Severity.WARNING,
