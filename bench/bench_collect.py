@@ -1,4 +1,4 @@
-"""Collection from a served synthetic cluster of N GPU nodes, against the seed-003 style baseline.
+"""Collection from a served synthetic cluster of N GPU nodes, against a serial debug script's baseline.
 
     PYTHONPATH=src python bench/bench_collect.py [--nodes 1000] [--latency 0.01] [--concurrency 32]
 
@@ -32,7 +32,7 @@ from gpusleuth.serve.synthetic import NS, build
 
 
 async def baseline(url: str, timeout: float) -> tuple[int, int]:
-    """Seed 003's order of work, serially: (requests, logs read)."""
+    """A debug script's order of work, serially: (requests, logs read)."""
     api = Api.connect(server=url, concurrency=1, timeout=timeout)
     logs = 0
     try:
@@ -59,7 +59,10 @@ async def ours(url: str, concurrency: int, timeout: float) -> tuple[int, int]:
         col = await Collector(api, Options()).run()
     finally:
         await api.aclose()
-    assert not col.manifest["gaps"], col.manifest["gaps"][:3]
+    # Without --node-probes the collector always says which node files it could not read: that gap is the
+    # expected one; any other (a failed request, a timeout) means the run did not read what it should.
+    unexpected = [g for g in col.manifest["gaps"] if g.get("what") != "node files"]
+    assert not unexpected, unexpected[:3]
     return api.requests, sum(1 for a in col.artifacts if "/logs/" in a.name)
 
 

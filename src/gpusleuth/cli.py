@@ -229,9 +229,11 @@ def _open(source: str, max_bytes: int | None = None):
 @_screen_options
 @_fail_on_option
 @click.option("--max-bytes", type=ByteSize(), default=None, help="Read at most SIZE of each file (64M, 1G); the cut is listed in the report's gaps. Default: every file whole.")
+@click.option("--node", "node", default=None, help="Only this node, in full: its findings ungrouped, its components and timeline (plus what no node owns).")
 @_collect_options
 def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str, ...], ignore: tuple[str, ...], color: str,
-             no_color: bool, width: int | None, brief: bool, no_pager: bool, fail_on: str, max_bytes: int | None, **live) -> None:
+             no_color: bool, width: int | None, brief: bool, no_pager: bool, fail_on: str, max_bytes: int | None, node: str | None,
+             **live) -> None:
     """Diagnose SOURCE: a directory, a .tar.gz/.tgz/.zip of one (a gpusleuth bundle, a must-gather), a single
     file, example:NAME, or - for standard input (a paste, ended with Ctrl-D). Without SOURCE: what is piped
     into it, else the cluster of the current kubeconfig context (read-only)."""
@@ -263,7 +265,7 @@ def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str
     if source in ("-", "stdin", "/dev/stdin") and not src.documents and all(g.why == "empty file" for g in src.gaps):
         _fail("nothing came on standard input (pipe or paste the output into it, or give a SOURCE)")
     src.gaps.extend(_selection_gaps(select, ignore))
-    report = run(src, Selection(tuple(select), tuple(ignore)))
+    report = run(src, Selection(tuple(select), tuple(ignore)), node=node)
     if not report.source.get("recognised"):
         reasons = "; ".join(str(g) for g in report.gaps[:5]) or "no files"
         _fail(f"{source}: nothing gpusleuth can read ({reasons})")

@@ -45,3 +45,30 @@ def test_standalone_file_and_valid_config():
     bad = good.replace("replicas: 4", 'replicas: "4"')
     (f,) = run("DP150", {"plugin-config.yaml": bad})
     assert f.evidence[0].line == 6 and "must be a number" in f.title
+
+
+# https://github.com/NVIDIA/k8s-device-plugin/issues/353: a per-resource `rename` to get nvidia.com/gpu.shared; the
+# plugin drops it on load (api/config/v1 disableResoureRenaming, "not yet supported in the config"), and the answer
+# in the thread is renameByDefault under sharing.timeSlicing
+ISSUE_353 = """\
+version: v1
+sharing:
+  timeSlicing:
+    resources:
+    - name: nvidia.com/gpu
+      rename: nvidia.com/gpu.shared
+      replicas: 2
+"""
+
+
+def test_per_resource_rename_is_dropped_and_renamebydefault_is_meant():
+    (f,) = run("DP150", {"plugin-config.yaml": ISSUE_353})
+    (problem,) = f.facts["problems"]
+    assert problem.startswith("sharing.timeSlicing.resources[0].rename is ignored") and "advertises nvidia.com/gpu)" in problem
+    assert "set renameByDefault: true under sharing.timeSlicing" in problem
+    assert f.severity.value == "warning" and [e.line for e in f.evidence] == [6]
+    assert f.fixes[0].snippet == ("version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n"
+                                  "    - name: nvidia.com/gpu\n      replicas: 2\n")
+    # the default shared name with renameByDefault set is what the plugin does anyway: nothing is dropped
+    same = ISSUE_353.replace("  timeSlicing:\n", "  timeSlicing:\n    renameByDefault: true\n")
+    assert run("DP150", {"plugin-config.yaml": same}) == []

@@ -48,3 +48,12 @@ def test_pod_asks_for_shared_name_the_config_does_not_advertise():
 def test_config_that_renames_matches_the_pod():
     fixed = CM.replace("      renameByDefault: true\n", "").replace("      timeSlicing:\n", "      timeSlicing:\n        renameByDefault: true\n")
     assert run("DP162", {"cm.yaml": fixed, "pod.yaml": POD}) == []
+
+
+def test_a_per_resource_rename_does_not_advertise_the_shared_name():
+    # the config of https://github.com/NVIDIA/k8s-device-plugin/issues/353: `rename` under the resource, which the
+    # plugin drops, so the node keeps advertising nvidia.com/gpu
+    cm = ("version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n"
+          "      rename: nvidia.com/gpu.shared\n      replicas: 2\n")
+    (f,) = run("DP162", {"plugin-config.yaml": cm, "pod.yaml": POD})
+    assert f.facts["requested"] == "nvidia.com/gpu.shared" and f.facts["advertised"] == ["nvidia.com/gpu"]

@@ -102,3 +102,60 @@ driver:
       deleteEmptyDir: true
 """
     assert run("OP105", facts_from({"values.txt": values})) == []
+
+
+def test_validator_settings_of_an_older_chart_under_operator():
+    # https://github.com/NVIDIA/gpu-operator/issues/164: the OpenShift install command that docs.nvidia.com gave,
+    # pasted as a prompt line without output. `operator.validator` is the 1.x charts' place; since 1.7 the chart
+    # reads the validator's settings at the top level (`validator.version`).
+    command = ("$  helm install gpu-operator nvidia/gpu-operator --set platform.openshift=true,operator.validator.version=vectoradd-cuda10.2-ubi8,"
+               "operator.defaultRuntime=crio,nfd.enabled=false,devicePlugin.version=v0.7.3-ubi8,dcgmExporter.version=2.0.13-2.1.2-ubi8,"
+               "toolkit.version=1.4.0-ubi8 --wait\n")
+    (f,) = run("OP105", facts_from({"install.txt": command}))
+    assert f.facts == {"key": "operator.validator", "expected": "validator", "kind": "misplaced-key"}
+    assert "belongs under the top level" in f.title and cites(f) == ["install.txt:1"]
+    assert f.fixes[0].snippet == "validator:\n  version: vectoradd-cuda10.2-ubi8\n"
+
+
+# https://github.com/NVIDIA/gpu-operator/issues/1982: the extra values file the reporter passes to `helm install`
+# (RKE2). The chart's NFD subchart reads prometheus.enable, not prometheus.enabled (charts/node-feature-discovery/values.yaml).
+ISSUE_1982 = """\
+dcgmExporter:
+  env:
+  - name: DCGM_EXPORTER_INTERVAL
+    value: "3000"
+  serviceMonitor:
+    additionalLabels:
+      release: prometheus-operator
+    enabled: true
+    interval: 3s
+driver:
+  enabled: false
+gds:
+  enabled: false
+node-feature-discovery:
+  prometheus:
+    enabled: true
+    labels:
+      release: prometheus-operator
+toolkit:
+  enabled: false
+  env:
+  - name: CONTAINERD_CONFIG
+    value: /var/lib/rancher/rke2/agent/etc/containerd/config.toml
+  - name: CONTAINERD_SOCKET
+    value: /run/k3s/containerd/containerd.sock
+  - name: CONTAINERD_RUNTIME_CLASS
+    value: nvidia
+  - name: CONTAINERD_SET_AS_DEFAULT
+    value: "true"
+"""
+
+
+def test_subchart_key_with_the_wrong_name():
+    (f,) = run("OP105", facts_from({"values.yaml": ISSUE_1982}))
+    assert f.facts == {"key": "node-feature-discovery.prometheus.enabled", "expected": "enable", "kind": "unknown-key"}
+    assert "did you mean `enable`?" in f.title and cites(f) == ["values.yaml:16"]
+    assert f.fixes[0].snippet == "node-feature-discovery:\n  prometheus:\n    enable: true\n"
+    # the subchart's keys as the chart's own values.yaml sets them are not reported
+    assert run("OP105", facts_from({"values.yaml": ISSUE_1982.replace("    enabled: true\n    labels:", "    enable: true\n    labels:")})) == []

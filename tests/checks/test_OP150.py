@@ -56,3 +56,13 @@ def test_structure_errors_warn_when_unused():
 
 def test_valid_geometries_are_silent():
     assert run("OP150", {"mig.yaml": CM.replace('"3g.40gb": 3', '"3g.40gb": 2'), "nodes.txt": nodes_table(LABELS.format("balanced"))}) == []
+
+
+def test_a_single_gpu_index_instead_of_a_list():
+    # https://github.com/NVIDIA/mig-parted/issues/44: `devices: 7` for GPU 7; mig-parted refuses it ("invalid string
+    # input for 'devices': 7") and the maintainer's answer is a list, `devices: [7]`
+    cfg = "version: v1\nmig-configs:\n  all-1g.5gb:\n  - devices: 7\n    mig-enabled: true\n    mig-devices:\n      1g.5gb: 7\n"
+    (f,) = run("OP150", {"mig-config.yaml": cfg})
+    assert f.facts["problems"] == ["all-1g.5gb[0]: devices must be 'all' or a list of GPU indices, not 7"]
+    assert [e.line for e in f.evidence] == [4]
+    assert run("OP150", {"mig-config.yaml": cfg.replace("devices: 7", "devices: [7]")}) == []

@@ -82,3 +82,36 @@ def test_valid_gpu_pod_and_non_gpu_pod_are_silent():
     assert run("SC160", {"pod.yaml": ISSUE_346}) == []
     no_gpu = ISSUE_4408.replace("          nvidia.com/gpu: 1", "          cpu: 1")
     assert run("SC160", {"pod.yaml": no_gpu}) == []
+
+
+# https://github.com/kubernetes/kubernetes/issues/96506: two pods created side by side with `kubectl create -f -`; the
+# second asks for alpha.kubernetes.io/nvidia-gpu, the resource of the in-tree GPU support Kubernetes removed in 1.11,
+# and ends as OutOfalpha.kubernetes.io/nvidia-gpu while the first, asking for nvidia.com/gpu, runs
+ISSUE_96506_OLD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: cuda-vector-add-
+spec:
+  restartPolicy: OnFailure
+  nodeName: edge1
+  containers:
+    - name: cuda-vector-add
+      # https://github.com/kubernetes/kubernetes/blob/v1.7.11/test/images/nvidia-cuda/Dockerfile
+      image: "k8s.gcr.io/cuda-vector-add:v0.1"
+      resources:
+        limits:
+          alpha.kubernetes.io/nvidia-gpu: 1 # requesting 1 GPU
+"""
+
+
+def test_in_tree_gpu_resource_of_an_older_kubernetes():
+    (f,) = run("SC160", {"create.yaml": ISSUE_96506_OLD})
+    (p,) = f.facts["problems"]
+    assert p == {"kind": "removed", "path": "spec.containers[0].resources.limits.alpha.kubernetes.io/nvidia-gpu",
+                 "belongs": "spec.containers[].resources.limits.nvidia.com/gpu"}
+    assert f.facts["object"] == "Pod cuda-vector-add-" and [e.line for e in f.evidence] == [14]
+    assert "removed in 1.11" in f.title and "OutOfalpha.kubernetes.io/nvidia-gpu" in f.explanation
+    assert f.fixes[0].snippet == "spec:\n  containers:\n  - resources:\n      limits:\n        nvidia.com/gpu: 1\n"
+    # the thread's first pod, the same manifest asking for nvidia.com/gpu, is silent
+    assert run("SC160", {"create.yaml": ISSUE_96506_OLD.replace("alpha.kubernetes.io/nvidia-gpu", "nvidia.com/gpu")}) == []

@@ -112,3 +112,12 @@ def test_dotted_map_keys_and_runc_options_are_open():
     assert check_path(("containerd", "runtimes", "nvidia", "options", "BinaryName"), schema) is None
     p = check_path(("containerd", "runtimes", "nvidia", "privileged_without_host_device"), schema)
     assert p.kind == "unknown-key" and p.closest == "privileged_without_host_devices"
+
+
+def test_a_slip_of_a_sibling_key_is_that_key_not_the_name_read_elsewhere():
+    # `enabled` exists in many places of the operator's values; beside `enable` it is a slip of that key
+    (p,) = validate({"node-feature-discovery": {"prometheus": {"enabled": True}}}, load("gpu-operator-values"))
+    assert p.kind == "unknown-key" and p.closest == "enable" and p.belongs is None
+    # a key that is no slip of a sibling is still placed where the schema reads it
+    (q,) = validate({"node-feature-discovery": {"prometheus": {"extraLabelNs": ["nvidia.com"]}}}, load("gpu-operator-values"))
+    assert q.kind == "misplaced-key" and q.belongs == ("node-feature-discovery", "master", "extraLabelNs")

@@ -115,6 +115,8 @@ SOURCES: dict[str, dict] = {
         "repo": "NVIDIA+gpu-operator", "github": "NVIDIA/gpu-operator", "reader": "values",
         "files": ["deployments/gpu-operator/values.yaml"],
         "refs": ["v24.9.2", "v25.3.4", "v25.10.1", "v26.3.3", "v26.7.0"],
+        # subcharts vendored under charts/: their values are read under the dependency's name
+        "subcharts": {"node-feature-discovery": "deployments/gpu-operator/charts/node-feature-discovery"},
     },
     "device-plugin-values": {
         "repo": "NVIDIA+k8s-device-plugin", "github": "NVIDIA/k8s-device-plugin", "reader": "values",
@@ -286,12 +288,40 @@ _VALUES_REF = re.compile(r"\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
 
 def read_values(repo: Path, ref: str, src: dict) -> dict | None:
     """values.yaml's keys, plus every `.Values.a.b` the chart's templates read (keys a template reads but
-    values.yaml leaves out or comments out are still the chart's)."""
-    text = show(repo, ref, src["files"][0])
+    values.yaml leaves out or comments out are still the chart's); a vendored subchart's the same way, under
+    its dependency name, with the keys the parent's values.yaml sets for it and Helm's `global`."""
+    schema = _chart_values(repo, ref, src["files"][0])
+    if schema is None:
+        return None
+    for key, chart in (src.get("subcharts") or {}).items():
+        sub = _chart_values(repo, ref, f"{chart}/values.yaml")
+        if sub is None:
+            continue
+        parent = yaml.safe_load(show(repo, ref, src["files"][0]) or "") or {}
+        given = parent.get(key) if isinstance(parent.get(key), dict) else {}
+        _union(sub, values_schema({k: v for k, v in given.items()}))
+        sub.setdefault("properties", {}).setdefault("global", dict(ANY))
+        schema["properties"][key] = sub
+    return schema
+
+
+def _union(into: dict, extra: dict) -> None:
+    """Add to a values schema the keys another has (the parent chart's settings for a subchart)."""
+    if not (isinstance(into.get("properties"), dict) and isinstance(extra.get("properties"), dict)):
+        return
+    for k, v in extra["properties"].items():
+        if k not in into["properties"]:
+            into["properties"][k] = v
+        else:
+            _union(into["properties"][k], v)
+
+
+def _chart_values(repo: Path, ref: str, values_path: str) -> dict | None:
+    text = show(repo, ref, values_path)
     if text is None:
         return None
     schema = values_schema(yaml.safe_load(text) or {})
-    chart = src["files"][0].rsplit("/", 1)[0]
+    chart = values_path.rsplit("/", 1)[0]
     try:
         names = git(repo, "ls-tree", "-r", "--name-only", ref, f"{chart}/templates").split()
     except subprocess.CalledProcessError:
@@ -377,7 +407,7 @@ def build(name: str, mirror: Path, refs: list[str] | None = None) -> dict:
     commit = git(repo, "rev-parse", f"{used[-1]}^{{commit}}").strip()
     provenance = {
         "source": f"https://github.com/{src['github']}",
-        "files": src["files"],
+        "files": src["files"] + [f"{chart}/values.yaml" for chart in (src.get("subcharts") or {}).values()],
         "refs": used,
         "version": used[-1],
         "commit": commit,
@@ -403,6 +433,28 @@ WHAT = {
 }
 
 
+# Real configs from public threads that the checks' tests hold (tests/checks/test_<CODE>.py, each with its link):
+# (thread, check, what was written, where it is read or what was meant)
+REAL_CASES = (
+    ("NVIDIA/k8s-device-plugin#1433", "DP160", "`flags.renameByDefault`", "`sharing.timeSlicing.renameByDefault`"),
+    ("NVIDIA/k8s-device-plugin#1433", "DP160", "`flags.failRequestsGreaterThanOne`", "`sharing.timeSlicing.failRequestsGreaterThanOne`"),
+    ("NVIDIA/k8s-device-plugin#353", "DP150", "`sharing.timeSlicing.resources[].rename` (dropped on load)", "`sharing.timeSlicing.renameByDefault`"),
+    ("canonical/microk8s#4408", "SC160", "`runtimeClassName` inside a container", "`spec.runtimeClassName`"),
+    ("kubernetes/kubernetes#96506", "SC160", "`alpha.kubernetes.io/nvidia-gpu` (removed in Kubernetes 1.11)", "`resources.limits.nvidia.com/gpu`"),
+    ("NVIDIA/gpu-operator#861", "OP105", "`toolkit-version`", "`toolkit.version`"),
+    ("NVIDIA/cloud-native-docs#165", "OP105", "`useOpenKernelModules` at the top level", "`driver.kernelModuleType`"),
+    ("NVIDIA/gpu-operator#164", "OP105", "`operator.validator.version` (a 1.x chart's place)", "`validator.version`"),
+    ("NVIDIA/gpu-operator#1982", "OP105", "`node-feature-discovery.prometheus.enabled`", "`node-feature-discovery.prometheus.enable` (the NFD subchart's key)"),
+    ("containerd/containerd v1.7.27 docs/cri/config.md", "RT160", "keys after the `x509_key_pair_streaming` table header", "the CRI plugin's top level"),
+    ("NVIDIA/gpu-operator#1374", "RT004", "`binaryName` beside `BinaryName` (Kubespray's spelling, kubernetes-sigs/kubespray#12167)", "`BinaryName`"),
+    ("NVIDIA/nvidia-container-toolkit#56", "RT162", "`args` in a daemon.json runtime", "`runtimeArgs`"),
+)
+# real configs the tests hold as silent (valid) or as a wrong value rather than a wrong key
+REAL_OTHER = ("valid and silent: NVIDIA/k8s-device-plugin#615 (DP160), #990 (DP161), NVIDIA/gpu-operator#346 (SC160), "
+              "#1795 (OP105), NVIDIA/nvidia-docker#1788 (RT160), NVIDIA/nvidia-container-runtime#85 (RT161); "
+              "a wrong value: NVIDIA/mig-parted#44 (`devices: 7` for `devices: [7]`, OP150)")
+
+
 def write_table(out: Path, doc: Path) -> None:
     """docs/schemas.md: which source version each stored schema came from."""
     rows = []
@@ -423,7 +475,12 @@ def write_table(out: Path, doc: Path) -> None:
         "Not generated: the allowed values of a few string fields are Go constants, listed as `enums` in the "
         "generator's SOURCES table beside the file they come from (device plugin consts.go, k8s core/v1 "
         "TolerationOperator/TaintEffect). Not covered yet: NFD worker config, CRI-O, daemon.json beyond its runtimes, "
-        "the Network Operator's NicClusterPolicy.\n")
+        "the Network Operator's NicClusterPolicy.\n\n"
+        f"## Real configs from public threads\n\nThe checks' tests hold {len(REAL_CASES)} real misplaced, misnamed or "
+        "other-version keys from public threads, each reported with where the setting is read or the key meant "
+        "(the thread's link is in the test):\n\n"
+        "| thread | check | written | read as |\n|---|---|---|---|\n"
+        + "\n".join(f"| {t} | {c} | {w} | {r} |" for t, c, w, r in REAL_CASES) + f"\n\nAlso real: {REAL_OTHER}.\n")
 
 
 def main(argv=None) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from gpusleuth.analysis import fleet
 from gpusleuth.analysis.engine import Selection, ingest, run_checks
 from gpusleuth.analysis.rank import rank, verdict
 from gpusleuth.facts import Facts
@@ -19,17 +20,26 @@ def build_facts(source: Source) -> Facts:
     return ingest(source.documents, facts)
 
 
-def diagnose(source: Source, selection: Selection = Selection()) -> Report:
+def diagnose(source: Source, selection: Selection = Selection(), node: str | None = None) -> Report:
+    """node: report that node in full (its findings ungrouped, its components and timeline) instead of the fleet."""
     about = {"description": source.description, "kind": source.kind, "files": source.files, "documents": len(source.documents)}
     with gc_paused():  # millions of acyclic objects; see gcpause.py
-        return analyse(build_facts(source), about, selection)
+        return analyse(build_facts(source), about, selection, node)
 
 
-def analyse(facts: Facts, about: dict, selection: Selection = Selection()) -> Report:
+def analyse(facts: Facts, about: dict, selection: Selection = Selection(), node: str | None = None) -> Report:
     """Checks, ranking and views over facts already gathered; `about` describes where they came from."""
     findings, outcomes = run_checks(facts, selection)
     roots, ordered = rank(findings)
     views = _views(facts)
+    if node is not None:
+        roots, ordered = fleet.focus(roots, ordered, node)
+        _focus_views(views, node, facts)
+    else:
+        names, labels = _fleet_nodes(facts)
+        roots, ordered, summary = fleet.group(roots, ordered, names, labels)
+        if summary is not None:
+            views["fleet"] = summary
     gaps = list(facts.gaps)
     gaps.extend(Gap("gpusleuth", e) for e in facts.errors if not any(e in str(g) for g in gaps))
     gaps = _grouped(gaps) + _unseen(outcomes)
@@ -58,6 +68,36 @@ def analyse(facts: Facts, about: dict, selection: Selection = Selection()) -> Re
         ),
         extras=views,
     )
+
+
+def _fleet_nodes(facts: Facts) -> tuple[list[str], dict]:
+    """(every node the artifacts know of, node -> {label dimension: value}) for fleet grouping."""
+    from gpusleuth.errors import NotApplicable
+    from gpusleuth.facts.cluster import Cluster
+
+    try:
+        cluster = facts.get(Cluster)
+    except NotApplicable:
+        return [], {}
+    return cluster.node_names(), fleet.node_labels(cluster.nodes)
+
+
+def _focus_views(views: dict, node: str, facts: Facts) -> None:
+    """Components, timeline, phases and ordering of one node (and those whose node is unknown)."""
+    from gpusleuth.facts.timeline import Timeline
+    from gpusleuth.report.cascade import render_text
+
+    mine = lambda x: getattr(x, "node", None) in (None, node)  # noqa: E731
+    if "components" in views:
+        views["components"] = [c for c in views["components"] if mine(c)]
+        views["cascade_text"] = render_text(views["components"]) if views["components"] else ""
+    if "timeline" in views:
+        views["timeline"] = [e for e in views["timeline"] if mine(e)]
+        views["phases"] = [p.describe() for p in facts.get(Timeline).phases if mine(p)]
+    ordering = views.get("ordering")
+    if isinstance(ordering, dict):
+        views["ordering"] = {k: [x for x in v if not isinstance(x, dict) or x.get("node") in (None, node)] if isinstance(v, list) else v
+                             for k, v in ordering.items()}
 
 
 PARTIAL = "partial-input"  # a Gap's `what` when the input was cut short: no all-clear on it
@@ -144,8 +184,10 @@ def _headline(roots, findings, components) -> str:
             return serious[0].title
         return "No known failure found in the artifacts given (see gaps for what could not be seen)."
     top = roots[0]
-    where = f" on {top.node}" if top.node and top.node not in top.title else ""
-    blocked = [c for c in components if c.state.value == "blocked"]
+    grouped = "fleet" in top.facts  # its title already says on how many nodes
+    where = f" on {top.node}" if top.node and top.node not in top.title and not grouped else ""
+    on = set(top.facts["fleet"]["nodes"]) if grouped else None  # a fleet's cause: what is blocked on its nodes
+    blocked = [c for c in components if c.state.value == "blocked" and (on is None or c.node in on)]
     tail = f"; {len(blocked)} component(s) blocked behind it" if blocked else ""
     # Only causes that stand on their own count: one explained by another root cause (caused_by) is its
     # consequence, and a warning (an end-of-life branch, a missing setting) breaks nothing by itself.

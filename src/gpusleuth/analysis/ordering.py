@@ -159,20 +159,27 @@ def evaluate(tl: Timeline) -> list[RuleResult]:
         if not thens_all:
             out.append(RuleResult(rule, None, "not-applicable", f"no '{rule.then.label}' in the artifacts"))
             continue
-        for node, members in _scopes(thens_all + firsts_all + revokes_all + windows_all):
-            out.append(_evaluate_scope(rule, node, [e for e in thens_all if id(e) in members], [e for e in firsts_all if id(e) in members],
-                                       [e for e in revokes_all if id(e) in members], [e for e in windows_all if id(e) in members]))
+        out.extend(_evaluate_scope(rule, node, *lists) for node, lists in _by_scope((thens_all, firsts_all, revokes_all, windows_all)))
     return out
 
 
-def _scopes(entries: list[TimelineEntry]) -> list[tuple[str | None, set]]:
-    """Nodes to evaluate on. Entries whose node is unknown join the node when there is exactly one."""
-    nodes = sorted({e.node for e in entries if e.node})
+def _by_scope(groups: tuple[list[TimelineEntry], ...]) -> list[tuple[str | None, list[list[TimelineEntry]]]]:
+    """Nodes to evaluate on, with each node's share of each list in order. Entries whose node is unknown join
+    the node when there is exactly one, else they are a scope of their own. One pass over the entries (a
+    pass per node made fleet-size timelines quadratic)."""
+    nodes = sorted({e.node for g in groups for e in g if e.node})
     if len(nodes) <= 1:
-        return [(nodes[0] if nodes else None, {id(e) for e in entries})]
-    scopes = [(n, {id(e) for e in entries if e.node == n}) for n in nodes]
-    unknown = {id(e) for e in entries if e.node is None}
-    return scopes + ([(None, unknown)] if unknown else [])
+        return [(nodes[0] if nodes else None, [list(g) for g in groups])]
+    split: list[dict] = []
+    for g in groups:
+        by: dict = {}
+        for e in g:
+            by.setdefault(e.node, []).append(e)
+        split.append(by)
+    scopes = [(n, [by.get(n, []) for by in split]) for n in nodes]
+    if any(None in by for by in split):
+        scopes.append((None, [by.get(None, []) for by in split]))
+    return scopes
 
 
 def _evaluate_scope(rule: Rule, node, thens, firsts, revokes, windows) -> RuleResult:
@@ -278,12 +285,19 @@ def _primary(vs: list[Violation]) -> Violation:
 # ---- renderings derived from the rules -------------------------------------------------------------------
 
 
-def _milestones(tl: Timeline, lane: str | None, node, until: TimelineEntry | None = None) -> list[TimelineEntry]:
-    """The lane's entries with a milestone tag, first of each tag, in time order (up to `until`)."""
+def _milestones(tl: Timeline, lane: str | None, node, until: TimelineEntry | None = None, lanes: dict | None = None) -> list[TimelineEntry]:
+    """The lane's entries with a milestone tag, first of each tag, in time order (up to `until`). `lanes`
+    (from _by_lane) spares a walk over every entry per call."""
     tags = set(milestone_tags())
     limit = sort_time(until) if until else None
     seen, out = set(), []
-    for e in tl.entries:
+    if lanes is None:
+        entries = tl.entries
+    elif node:
+        entries = [e for _, e in sorted(lanes.get((lane, node), []) + lanes.get((lane, None), []), key=lambda pe: pe[0])]
+    else:
+        entries = [e for _, e in lanes.get(lane, ())]
+    for e in entries:
         if e.source != lane or not sort_time(e) or (node and e.node not in (node, None)):
             continue
         if limit and sort_time(e) > limit:
@@ -295,15 +309,25 @@ def _milestones(tl: Timeline, lane: str | None, node, until: TimelineEntry | Non
     return out
 
 
+def _by_lane(tl: Timeline) -> dict:
+    """lane -> its (position, entry) pairs, and (lane, node) -> those on that node, in timeline order."""
+    out: dict = {}
+    for i, e in enumerate(tl.entries):
+        out.setdefault(e.source, []).append((i, e))
+        out.setdefault((e.source, e.node), []).append((i, e))
+    return out
+
+
 def should_vs_happened(ordering: Ordering) -> list[dict]:
     """Per violation, two boxes: the order the rule demands and the order the artifacts show."""
     tl = ordering.timeline
     out = []
+    lanes = _by_lane(tl)
     for v in ordering.violations():
         first_lane = v.first.source if v.first else (v.revoked.source if v.revoked else None)
         then_lane = v.then.source
-        a = _milestones(tl, first_lane, v.node, v.first) if first_lane else []
-        b = [e for e in _milestones(tl, then_lane, v.node, v.then) if e is not v.then and sort_time(e) <= sort_time(v.then)]
+        a = _milestones(tl, first_lane, v.node, v.first, lanes) if first_lane else []
+        b = [e for e in _milestones(tl, then_lane, v.node, v.then, lanes) if e is not v.then and sort_time(e) <= sort_time(v.then)]
         marker = v.rule.marker.rsplit("/", 1)[-1] if v.rule.marker else v.rule.first.label
         should_a = [e.text for e in a if e is not v.first] + [v.rule.first.label]
         should_b = [e.text for e in b] + [f"wait for {marker}", v.rule.then.label]

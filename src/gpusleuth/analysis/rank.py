@@ -31,6 +31,24 @@ def _same_node(a: Finding, b: Finding) -> bool:
     return a.node is not None and a.node == b.node
 
 
+class _Scopes:
+    """The findings another finding's scope can reach, in their list order: on its node and cluster-wide
+    (all of them for a cluster-wide finding). Candidates only: callers still apply their own test. Built
+    once, so ranking thousands of per-node findings does not compare every pair."""
+
+    def __init__(self, items: list[Finding]):
+        self.items = items
+        self.by_node: dict = {}
+        for i, g in enumerate(items):
+            self.by_node.setdefault(g.node, []).append(i)
+
+    def of(self, f: Finding) -> list[Finding]:
+        if f.node is None:
+            return self.items
+        positions = self.by_node.get(f.node, []) + self.by_node.get(None, [])
+        return [self.items[i] for i in sorted(positions)]
+
+
 def _key(f: Finding) -> tuple:
     return (f.layer.rank, -f.severity.weight, -f.confidence, f.code, f.node or "", f.component or "")
 
@@ -39,10 +57,11 @@ def rank(findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
     """(root causes, all findings), both in the order a reader should see them."""
     serious = [f for f in findings if f.role == Role.ROOT_CAUSE and f.severity.weight >= Severity.WARNING.weight]
     specific = [f for f in serious if f.confidence > FALLBACK]
+    in_scope = _Scopes(specific)
     out: list[Finding] = []
     for f in findings:
         if f.role == Role.ROOT_CAUSE and f.confidence <= FALLBACK:
-            causes = sorted((g for g in specific if g is not f and _same_scope(f, g)), key=_key)
+            causes = sorted((g for g in in_scope.of(f) if g is not f and _same_scope(f, g)), key=_key)
             breaking = [g for g in causes if g.severity.weight >= Severity.ERROR.weight]
             causes = breaking or causes
             if causes:
@@ -51,11 +70,12 @@ def rank(findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
     demoted = [f for f in out if f.role == Role.SYMPTOM and f.caused_by and f.confidence <= FALLBACK]
     out = [_repoint(f, demoted) for f in out]
     roots = [f for f in out if f.role == Role.ROOT_CAUSE]
+    root_scopes = _Scopes(roots)
     linked: list[Finding] = []
     for f in out:
         if not f.caused_by and f.role in (Role.SYMPTOM, Role.BLOCKED, Role.ROOT_CAUSE, Role.CONTRIBUTING):
             below = sorted(
-                (g for g in roots if g is not f and g.layer.rank < f.layer.rank and g.severity.weight >= Severity.ERROR.weight
+                (g for g in root_scopes.of(f) if g is not f and g.layer.rank < f.layer.rank and g.severity.weight >= Severity.ERROR.weight
                  and (_same_node(f, g) if f.role in (Role.ROOT_CAUSE, Role.CONTRIBUTING) else _same_scope(f, g))),
                 key=_key,
             )

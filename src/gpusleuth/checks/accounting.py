@@ -290,7 +290,8 @@ def _noise_hit(g: _Group) -> Hit:
     reasons = sorted({e.noise for e in g.lines if e.noise})
     who = g.component or "a component"
     return Hit(
-        title=f"{who}: {len(g.lines)} error line(s) that do not mean a failure now",
+        title=f"{who}: {len(g.lines)} error line(s) that do not mean a failure now: {clip(reasons[0], 90)}"
+        + (f" (+{len(reasons) - 1} other reason(s))" if len(reasons) > 1 else ""),
         explanation=f"{who} ({g.layer.value} layer) printed error-level lines that gpusleuth read as not failing now: " + "; ".join(reasons[:4]) + ".",
         severity=Severity.INFO,
         role=Role.INFO,

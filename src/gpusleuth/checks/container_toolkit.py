@@ -8,7 +8,9 @@ which setting is wrong.
 
 from __future__ import annotations
 
+import heapq
 import re
+from collections import defaultdict
 from functools import cache
 from typing import Iterable
 
@@ -49,12 +51,28 @@ def _failing(pod: Pod) -> str | None:
     return None
 
 
-def _decisive(logs: Logs | None, pod: str) -> tuple[dict, Evidence, str, str] | None:
+def _toolkit_lines(logs: Logs | None) -> tuple[dict[str, list], list]:
+    """(lines by pod, the toolkit container's lines whose pod nothing names), each as (position, line) in the
+    artifacts' order, so that every failing toolkit pod of a fleet is read without a pass over every log."""
+    by_pod: dict[str, list] = defaultdict(list)
+    shared: list = []
+    seq = 0
+    for log in logs.logs if logs is not None else ():
+        for ln in log.lines:
+            who = ln.pod or log.pod
+            if who is not None:
+                by_pod[who].append((seq, ln))
+            elif (ln.container or log.container) == TOOLKIT_CONTAINER:  # a toolkit line whose pod nothing names
+                shared.append((seq, ln))
+            seq += 1
+    return by_pod, shared
+
+
+def _decisive(index: tuple[dict[str, list], list], pod: str) -> tuple[dict, Evidence, str, str] | None:
     """The most specific known failure line in the toolkit pod's logs: (row, evidence, matched path, meaning)."""
-    if logs is None:
-        return None
-    lines = [ln for log in logs.logs for ln in log.lines
-             if (ln.pod or log.pod) == pod or (log.pod is None and (ln.container or log.container) == TOOLKIT_CONTAINER)]
+    by_pod, shared = index
+    merged = heapq.merge(by_pod.get(pod, []), shared, key=lambda t: t[0])
+    lines = [ln for _, ln in merged]  # in the artifacts' order
     for row, rx in _failures():
         for ln in lines:
             m = rx.search(ln.message)
@@ -89,9 +107,10 @@ def toolkit_daemonset_failing(
     handler = main_handler(setup, errors)
     cause = "RT002" if missing_in_used(setup, handler, errors) else "RT003" if misdirected_only(setup, handler, errors) else None
     tk = toolkit_knowledge()
+    index = _toolkit_lines(logs) if pods else ({}, [])
     for pod in pods:
         state = _failing(pod)
-        found = _decisive(logs, pod.name)
+        found = _decisive(index, pod.name)
         evidence = [e for e in (pod.evidence, found[1] if found else None) if e]
         target = setup.toolkit if setup else None
         if target:

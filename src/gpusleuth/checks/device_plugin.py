@@ -572,10 +572,8 @@ def _advertised_names(cfg) -> tuple[set[str], list[Evidence]]:
             if not isinstance(r, dict) or not r.get("name"):
                 continue
             base = str(r["name"])
-            if r.get("rename"):
-                names.add(str(r["rename"]))
-                why.append(cfg.evidence(("sharing", mode, "resources", i, "rename")))
-            elif block.get("renameByDefault") is True:
+            # a per-resource `rename` is dropped on load (api/config/v1 disableResoureRenaming): only renameByDefault renames
+            if block.get("renameByDefault") is True:
                 names.add(base + ".shared")
                 why.append(cfg.evidence(("sharing", mode, "renameByDefault")))
             else:
@@ -589,8 +587,8 @@ def requested_resource_not_advertised(sharing: SharingConfigs, cluster: Cluster)
     """Pods request a shared GPU resource name that the device plugin's sharing config does not advertise.
 
     What it does: derives the resource names each device plugin sharing config makes the plugin advertise
-    (a time-sliced or MPS resource keeps its name, becomes `<name>.shared` with renameByDefault, or takes its
-    `rename`) and compares them with the `nvidia.com/gpu*` names GPU pods request: a pod asking for
+    (a time-sliced or MPS resource keeps its name, or becomes `<name>.shared` with renameByDefault; a per-resource
+    `rename` is dropped by the plugin on load) and compares them with the `nvidia.com/gpu*` names GPU pods request: a pod asking for
     `nvidia.com/gpu.shared` while every config advertises `nvidia.com/gpu` (renameByDefault not set, or set where the
     plugin does not read it), or the other way round. A name some node already advertises is not reported;
     MIG names are DP104's.

@@ -16,6 +16,8 @@ import re
 from collections import Counter
 from typing import Iterable
 
+import yaml
+
 from gpusleuth.checks.base import check
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.gpus import GpuInventory
@@ -237,10 +239,33 @@ def _plugin_problems(cfg: SharingConfig) -> list[tuple[str, str, Evidence]]:
             devices = r.get("devices", "all")
             if isinstance(devices, str) and devices != "all":
                 out.append(("error", f"sharing.{mode}.resources[{i}].devices is {devices!r} but the only valid string is 'all'", ev(rp + ("devices",))))
+            elif devices != "all":
+                out.append(("warning", f"sharing.{mode}.resources[{i}].devices is ignored: the plugin shares every GPU of the node "
+                            f"(it resets 'devices' in sharing.{mode}.resources on load, 'not yet supported in the config')", ev(rp + ("devices",))))
+            rename = r.get("rename")
+            if rename and not (block.get("renameByDefault") is True and str(rename) == f"{name}.shared"):
+                # api/config/v1 disableResoureRenaming: a per-resource rename is dropped; only renameByDefault renames
+                shown = f"{name}.shared" if name else "<name>.shared"
+                kept = (name + ".shared") if block.get("renameByDefault") is True else (name or "the name")
+                out.append(("warning", f"sharing.{mode}.resources[{i}].rename is ignored (the plugin drops a per-resource rename and advertises "
+                            f"{kept}): to advertise {shown}, set renameByDefault: true under sharing.{mode}", ev(rp + ("rename",))))
     ts, mps = sharing.get("timeSlicing"), sharing.get("mps")
     if isinstance(ts, dict) and ts.get("resources") and isinstance(mps, dict) and mps.get("resources"):
         out.append(("warning", "both timeSlicing and mps are configured: MPS takes precedence and time-slicing is ignored", ev(("sharing", "mps"))))
     return out
+
+
+def _renamed_block(cfg: SharingConfig) -> str | None:
+    """The sharing block rewritten with renameByDefault, for a config that asks for `<name>.shared` with a per-resource
+    `rename` the plugin drops; None when no resource renames."""
+    sharing = cfg.body.get("sharing") if isinstance(cfg.body.get("sharing"), dict) else {}
+    for mode in ("timeSlicing", "mps"):
+        block = sharing.get(mode) if isinstance(sharing.get(mode), dict) else {}
+        resources = [r for r in block.get("resources") or () if isinstance(r, dict)]
+        if any(r.get("rename") for r in resources):
+            kept = [{k: v for k, v in r.items() if k != "rename"} for r in resources]
+            return yaml.safe_dump({"version": "v1", "sharing": {mode: {"renameByDefault": True, "resources": kept}}}, sort_keys=False)
+    return None
 
 
 @check("DP150", "device-plugin-sharing-config-invalid")
@@ -270,7 +295,7 @@ def plugin_sharing_invalid(sharing: SharingConfigs) -> Iterable[Hit]:
             severity=Severity.ERROR if refuses else Severity.WARNING, role=Role.ROOT_CAUSE,
             evidence=tuple(dict.fromkeys(e for _, _, e in problems[:6])), component="nvidia-device-plugin", confidence=0.85,
             fixes=(Fix(FixKind.IMMEDIATE, "Fix the config (a valid time-slicing block below), update the ConfigMap and restart the device plugin.",
-                       snippet="version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: false\n    failRequestsGreaterThanOne: false\n"
+                       snippet=_renamed_block(cfg) or "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: false\n    failRequestsGreaterThanOne: false\n"
                                "    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n", snippet_language="yaml"),),
             facts={"problems": [t for _, t, _ in problems]},
         )

@@ -564,7 +564,7 @@ def helm_values_ignored_or_rejected(configuration: Configuration) -> Iterable[Hi
             snippet = fix_snippet([p])
             yield Hit(
                 title=f"Helm value `{dots}` is ignored: {p.message.split(': ', 1)[-1] if p.kind == 'misplaced-key' else p.message}",
-                explanation=(f"{rel.artifact}: {p.message}. Checked against the chart's values.yaml and the keys its templates and "
+                explanation=(f"{rel.artifact}: {p.message}{'' if p.message.endswith(('?', '.')) else '.'} Checked against the chart's values.yaml and the keys its templates and "
                              f"ClusterPolicy read ({load_schema('gpu-operator-values').cite}). Helm keeps unknown keys without a warning, "
                              "so this setting has no effect and the chart's default applies."),
                 severity=Severity.WARNING,
@@ -739,6 +739,9 @@ def _crd_spec_has(path: tuple) -> bool:
     return True
 
 
+_SUBCHARTS = ("node-feature-discovery",)  # vendored under the chart's charts/, read into gpu-operator-values.json
+
+
 def _nested_value_problems(values: dict, configuration: Configuration) -> list[Problem]:
     cs = load_schema("gpu-operator-values")
     version = _operator_version(configuration)
@@ -748,6 +751,8 @@ def _nested_value_problems(values: dict, configuration: Configuration) -> list[P
     for p in validate(values, cs, version=version, skip=lambda path: len(path) == 1 and path[0] not in OPERATOR_KEYS):
         if len(p.path) < 2 or p.kind not in ("unknown-key", "misplaced-key", "wrong-case", "not-yet"):
             continue
+        if p.kind == "not-yet" and p.path[0] in _SUBCHARTS:
+            continue  # a vendored subchart's version moves between patch releases; the stored refs are one per minor
         if p.kind != "not-yet" and _crd_spec_has(p.path):
             continue
         out.append(p)

@@ -301,13 +301,15 @@ def stated_pending_symptom(prose: Prose | None = None) -> Iterable[Hit]:
 
 _GPU_PREFIXES = ("nvidia.com/", "amd.com/", "gpu.intel.com/")
 _CONTAINERS = ("containers", "initContainers")
+# Kubernetes' in-tree GPU resource (the Accelerators feature gate), removed in 1.11 for device plugins: no node offers it
+_IN_TREE_GPU = "alpha.kubernetes.io/nvidia-gpu"
 
 
 def _gpu_relevant(spec: dict) -> bool:
     """A pod spec that asks for a GPU: a GPU resource anywhere in its containers, a GPU toleration, or an nvidia runtime class."""
     for group in _CONTAINERS:
         for c in spec.get(group) or ():
-            if isinstance(c, dict) and any(str(k).startswith(_GPU_PREFIXES) for k in _resource_names(c)):
+            if isinstance(c, dict) and any(str(k).startswith(_GPU_PREFIXES) or k == _IN_TREE_GPU for k in _resource_names(c)):
                 return True
     if "nvidia" in str(spec.get("runtimeClassName") or ""):
         return True
@@ -355,6 +357,12 @@ def _pod_spec_problems(ps: PodSpecAt) -> list[Problem]:
             limits = res.get("limits") if isinstance(res.get("limits"), dict) else {}
             requests = res.get("requests") if isinstance(res.get("requests"), dict) else {}
             base = ps.at + (group, i, "resources")
+            for part, given in (("limits", limits), ("requests", requests)):
+                if _IN_TREE_GPU in given:
+                    fixed.append(Problem("removed", base + (part, _IN_TREE_GPU), f"{dotted(base + (part,))} asks for {_IN_TREE_GPU}, the GPU resource "
+                                         "of Kubernetes' in-tree GPU support, removed in 1.11: no node offers it; the device plugin's "
+                                         f"resource is nvidia.com/gpu", closest="nvidia.com/gpu",
+                                         belongs=ps.at + (group, "[]", "resources", "limits", "nvidia.com/gpu"), value=given[_IN_TREE_GPU]))
             for name in set(limits) | set(requests):
                 if not str(name).startswith(_GPU_PREFIXES):
                     continue
@@ -380,8 +388,9 @@ def gpu_pod_spec_against_schema(specs: PodSpecs) -> Iterable[Hit]:
     against the Pod API types (knowledge/schemas/pod-spec.json, from k8s.io/api core/v1 PodSpec): unknown or
     misplaced fields in the pod spec and its containers (`runtimeClassName` inside a container belongs to the pod
     spec; `nvidia.com/gpu` straight under `resources` belongs under `resources.limits`), toleration operators and
-    effects outside the allowed set (`operator: exists`), and GPU resources the API server refuses (a request
-    without a limit, a request that differs from its limit, a fraction of a GPU).
+    effects outside the allowed set (`operator: exists`), GPU resources the API server refuses (a request
+    without a limit, a request that differs from its limit, a fraction of a GPU), and the in-tree GPU resource
+    `alpha.kubernetes.io/nvidia-gpu` that Kubernetes removed in 1.11 (the device plugin's is `nvidia.com/gpu`).
     Why it matters: a field Kubernetes does not have is dropped (kubectl's strict validation refuses the manifest;
     Helm and older clients only warn), so the pod runs without the GPU, toleration or runtime class it was meant to
     have and lands on a node without GPUs, or stays Pending, or starts without the NVIDIA runtime.
@@ -401,7 +410,10 @@ def gpu_pod_spec_against_schema(specs: PodSpecs) -> Iterable[Hit]:
             title=f"{ps.name}: {problems[0].message}",
             explanation=(f"Checked against the Pod API ({load_schema('pod-spec').cite}): {summary(problems)} "
                          + ("The API server refuses these values, so the pod is not created as written. " if refused else "")
-                         + ("Kubernetes drops fields it does not have (kubectl --validate=strict refuses them), so they are not in effect." if any(p.ignored for p in problems) else "")),
+                         + ("Kubernetes drops fields it does not have (kubectl --validate=strict refuses them), so they are not in effect. "
+                            if any(p.ignored and p.key != _IN_TREE_GPU for p in problems) else "")
+                         + (f"A pod that asks for {_IN_TREE_GPU} stays Pending (Insufficient {_IN_TREE_GPU}), or fails with "
+                            f"OutOf{_IN_TREE_GPU} when bound to a node." if any(p.key == _IN_TREE_GPU for p in problems) else "")).strip(),
             severity=Severity.ERROR if refused else Severity.WARNING,
             role=Role.ROOT_CAUSE,
             evidence=tuple(dict.fromkeys(ps.evidence(p.path, f"{p.key}: {p.value}"[:200] if p.value is not None and not isinstance(p.value, (dict, list)) else None) for p in problems[:6])),

@@ -238,13 +238,14 @@ def oom_on_shared_gpu(logs: Logs, cluster: Cluster, sharing: SharingConfigs | No
 
 
 def _time_slicing_replicas(sharing) -> dict[str, int]:
-    """resource name -> replicas from every device-plugin config's sharing.timeSlicing (rename: the new name)."""
+    """resource name -> replicas from every device-plugin config's sharing.timeSlicing (renameByDefault: `<name>.shared`;
+    a per-resource `rename` is dropped by the plugin on load, api/config/v1 disableResoureRenaming)."""
     out: dict[str, int] = {}
     for cfg in (sharing.of_kind("device-plugin") if sharing is not None else []):
         ts = (cfg.body.get("sharing") or {}).get("timeSlicing") or {}
         for r in ts.get("resources") or []:
             if isinstance(r, dict) and isinstance(r.get("replicas"), int) and r["replicas"] > 1:
-                name = r.get("rename") or (f"{r.get('name')}.shared" if ts.get("renameByDefault") else r.get("name"))
+                name = f"{r.get('name')}.shared" if ts.get("renameByDefault") is True else r.get("name")
                 if name:
                     out[name if "/" in name else f"nvidia.com/{name}"] = r["replicas"]
     return out

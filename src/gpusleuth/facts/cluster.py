@@ -66,16 +66,32 @@ class Cluster:
     events: list[Event] = field(default_factory=list)
     daemonsets: list[DaemonSet] = field(default_factory=list)
     fragments: list = field(default_factory=list)  # pods/nodes from pasted fragments whose name is unknown
+    # Indexes built on first use and rebuilt when the lists change (checks look pods and events up per pod
+    # and per line: a scan per lookup made fleet-size inputs quadratic).
+    _index: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def _indexed(self, what: str, items: list, key) -> dict:
+        stamp = (id(items), len(items))
+        hit = self._index.get(what)
+        if hit is None or hit[0] != stamp:
+            table: dict = {}
+            for x in items:
+                table.setdefault(key(x), []).append(x)
+            hit = self._index[what] = (stamp, table)
+        return hit[1]
 
     def pod(self, name: str) -> Pod | None:
-        return next((p for p in self.pods if p.name == name), None)
+        same = self._indexed("pod", self.pods, lambda p: p.name).get(name)
+        return same[0] if same else None
 
     def pods_on(self, node: str) -> list[Pod]:
-        return [p for p in self.pods if p.node == node]
+        return list(self._indexed("node", self.pods, lambda p: p.node).get(node, ()))
 
     def events_for(self, name: str) -> list[Event]:
         """Events whose object is this pod/node (by name), or whose message names it."""
-        return [e for e in self.events if e.object and e.object.rsplit("/", 1)[-1] == name]
+        if name is None:
+            return []
+        return list(self._indexed("event", self.events, lambda e: e.object.rsplit("/", 1)[-1] if e.object else None).get(name, ()))
 
     def gpu_pods(self) -> list[Pod]:
         return [p for p in self.pods if (p.gpu_request or 0) > 0 or any(k.startswith("nvidia.com/") for k in p.resource_requests)]

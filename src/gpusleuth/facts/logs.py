@@ -63,6 +63,7 @@ class Logs:
     _by_id: dict[str, list[Match]] = field(default_factory=dict)
     _by_tag: dict[str, list[Match]] = field(default_factory=dict)
     _at: dict[tuple[str, int], list[Signature]] | None = field(default=None, repr=False)
+    _pods: tuple | None = field(default=None, repr=False, compare=False)  # ((id, len) of logs, pod -> its logs)
 
     def lines(self):
         for log in self.logs:
@@ -86,7 +87,18 @@ class Logs:
         return self._at
 
     def for_pod(self, pod: str) -> list[ContainerLog]:
-        return [log for log in self.logs if log.pod == pod or any(ln.pod == pod for ln in log.lines[:1])]
+        """The logs of this pod (by the log's pod, or its first line's), in log order; indexed once, since
+        checks ask per pod and a scan per call made fleet-size inputs quadratic."""
+        stamp = (id(self.logs), len(self.logs))
+        if self._pods is None or self._pods[0] != stamp:
+            index: dict = {}
+            for log in self.logs:
+                keys = {log.pod}
+                keys.update(ln.pod for ln in log.lines[:1])
+                for k in keys:
+                    index.setdefault(k, []).append(log)
+            self._pods = (stamp, index)
+        return list(self._pods[1].get(pod, ()))
 
     def grep(self, needle: str, pod: str | None = None) -> list[tuple[ContainerLog, LogLine]]:
         """Plain substring search, for checks that need one exact phrase and no signature row."""

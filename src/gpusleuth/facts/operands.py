@@ -151,10 +151,33 @@ class OperandGraph:
     signatures: dict[tuple[str, int], list[Signature]]  # (artifact, line) -> signatures that matched it
     specs: dict[str, OperandSpec] = field(default_factory=dict)
     observed: dict[tuple[str, str | None], Observation] = field(default_factory=dict)  # (name, node) -> own state
+    # Built on first use, rebuilt if components change: name -> its components in list order; the first
+    # component of each (name, node); each blocked component's root (fleet-size graphs made scans quadratic).
+    _by_name: dict | None = field(default=None, repr=False, compare=False)
+    _by_key: dict = field(default_factory=dict, repr=False, compare=False)
+    _roots: dict | None = field(default=None, repr=False, compare=False)
+    _indexed: tuple = field(default=(), repr=False, compare=False)
+
+    def _index(self) -> None:
+        if self._by_name is not None and self._indexed == (id(self.components), len(self.components)):
+            return
+        by_name: dict[str, list[Component]] = {}
+        by_key: dict[tuple, Component] = {}
+        for c in self.components:
+            by_name.setdefault(c.name, []).append(c)
+            by_key.setdefault((c.name, c.node), c)
+        self._by_name, self._by_key, self._roots = by_name, by_key, None
+        self._indexed = (id(self.components), len(self.components))
 
     def get(self, name: str, node: str | None = None) -> Component | None:
-        same = [c for c in self.components if c.name == name]
-        return next((c for c in same if c.node == node), None) or next((c for c in same if c.node is None or node is None), None)
+        self._index()
+        exact = self._by_key.get((name, node))
+        if exact is not None:
+            return exact
+        if node is not None:
+            return self._by_key.get((name, None))
+        same = self._by_name.get(name)
+        return same[0] if same else None
 
     def by_state(self, state: ComponentState) -> list[Component]:
         return [c for c in self.components if c.state == state]
@@ -196,7 +219,14 @@ class OperandGraph:
         return out
 
     def blocked_behind(self, root: Component) -> list[Component]:
-        return [c for c in self.by_state(ComponentState.BLOCKED) if c is not root and self.root_of(c) is root]
+        self._index()
+        if self._roots is None:  # every blocked component's root, worked out once: id(root) -> [blocked, in order]
+            self._roots = {}
+            for c in self.by_state(ComponentState.BLOCKED):
+                r = self.root_of(c)
+                if r is not None and r is not c:
+                    self._roots.setdefault(id(r), []).append(c)
+        return [c for c in self._roots.get(id(root), ()) if c is not root]
 
     def pod_logs(self, pod: str, container: str | None = None) -> list[PodLog]:
         return [pl for pl in self.logs.get(pod, []) if container is None or pl.container in (None, container)]
@@ -377,9 +407,14 @@ def build(cluster: Cluster | None, logs: Logs | None) -> OperandGraph:
                 continue
         first[key] = (p, s, observed[p.name])
 
+    first_by_name: dict[str, list[tuple[str | None, tuple]]] = {}  # name -> [(node, entry)] in first's order
+    for (k, nd), v in first.items():
+        first_by_name.setdefault(k, []).append((nd, v))
+
     def producer(marker_path: str, node: str | None) -> tuple[str, tuple[Pod, OperandSpec, Observation] | None]:
         names = _producers(marker_path)
-        seen = [(n, first.get((n, node)) or next((v for (k, nd), v in first.items() if k == n and (nd is None or node is None)), None)) for n in names]
+        seen = [(n, first.get((n, node)) or (first.get((n, None)) if node is not None else next(iter(first_by_name.get(n, ())), (None, None))[1]))
+                for n in names]
         for n, v in seen:  # prefer a producer that is itself in trouble: it is the one that explains the wait
             if v is not None and v[2].phase not in ("running", "done"):
                 return n, v
@@ -390,10 +425,11 @@ def build(cluster: Cluster | None, logs: Logs | None) -> OperandGraph:
 
     components: list[Component] = []
     unknown_needed: dict[tuple[str, str | None], list[str]] = {}
+    first_names = {k for k, _ in first}
     for (name, node), (p, s, o) in first.items():
         plogs = pod_logs.get(p.name, [])
         state, blocked_by, waiting_on, reason, ev = _classify(p, s, o, plogs, sig_at, cluster, producer, node)
-        if blocked_by and blocked_by not in {k for k, _ in first}:
+        if blocked_by and blocked_by not in first_names:
             unknown_needed.setdefault((blocked_by, node), []).append(f"{name} waits on {waiting_on}")
         components.append(
             Component(name, node, s.layer, state, p.name, p.namespace, o.status, blocked_by, waiting_on, reason, ev)

@@ -163,6 +163,10 @@ class Timeline:
     capture_source: str | None = None  # where the capture time comes from (manifest, `date` output, newest stamp)
     phases: list[Phase] = field(default_factory=list)
     _meta: dict = field(default_factory=dict, repr=False)  # id(entry) -> (signature ids, tags, component, pod, namespace)
+    # Indexes built on first use (select is called per phase and per node: a scan of every entry each time
+    # made fleet-size timelines quadratic): signature/tag -> entry positions; selector -> {node -> positions}.
+    _by_key: dict | None = field(default=None, repr=False, compare=False)
+    _by_sel: dict = field(default_factory=dict, repr=False, compare=False)
 
     def signatures_of(self, e: TimelineEntry) -> frozenset:
         return self._meta.get(id(e), _NO_META)[0]
@@ -186,8 +190,41 @@ class Timeline:
         return not sel.containers or e.container in sel.containers
 
     def select(self, sel: Selector, node: str | None = None, any_node: bool = True) -> list[TimelineEntry]:
-        """Entries sel means, on node (and, with any_node, those whose node is unknown)."""
-        return [e for e in self.entries if self.matches(sel, e) and (e.node == node or (any_node and (e.node is None or node is None)))]
+        """Entries sel means, on node (and, with any_node, those whose node is unknown), in timeline order."""
+        by_node = self._selected(sel)
+        if node is None:
+            if not any_node:
+                return [self.entries[i] for i in by_node.get(None, ())]
+            positions = sorted(i for v in by_node.values() for i in v)
+        elif any_node and None in by_node and node in by_node:
+            positions = sorted(by_node[node] + by_node[None])
+        else:
+            positions = by_node.get(node) or (by_node.get(None, ()) if any_node else ())
+        return [self.entries[i] for i in positions]
+
+    def _selected(self, sel: Selector) -> dict:
+        """{node -> positions of the entries sel matches}, from the signature and tag index (cached per selector)."""
+        if self._by_key is None or self._by_key.get("#") != len(self.entries):
+            self._by_sel = {}
+            index: dict = {"#": len(self.entries)}
+            for i, e in enumerate(self.entries):
+                sigs, tags = self._meta.get(id(e), _NO_META)[:2]
+                for s in sigs:
+                    index.setdefault(("s", s), []).append(i)
+                for t in tags:
+                    index.setdefault(("t", t), []).append(i)
+            self._by_key = index
+        hit = self._by_sel.get(sel)
+        if hit is None:
+            candidates = {i for s in sel.signatures for i in self._by_key.get(("s", s), ())}
+            candidates.update(i for t in sel.tags for i in self._by_key.get(("t", t), ()))
+            hit = {}
+            for i in sorted(candidates):
+                e = self.entries[i]
+                if self.matches(sel, e):
+                    hit.setdefault(e.node, []).append(i)
+            self._by_sel[sel] = hit
+        return hit
 
     def nodes(self) -> list[str | None]:
         names = sorted({e.node for e in self.entries if e.node})

@@ -290,6 +290,8 @@ def _unknown(key, path: tuple, spath: tuple, s: dict, cs: ConfigSchema, value, f
     if not close and len(str(key)) >= 3:  # `args` for `runtimeArgs`: the key is the end (or start) of exactly one sibling
         affix = [k for k in siblings if k.lower().endswith(str(key).lower()) or k.lower().startswith(str(key).lower())]
         close = affix if len(affix) == 1 else []
+    if close and difflib.SequenceMatcher(None, str(key).lower(), close[0].lower()).ratio() >= 0.85:
+        belongs = None  # `enabled` beside `enable`: a slip of the key, not the same key read somewhere else
     if belongs:
         return Problem("misplaced-key", path, f"`{key}` under {where} is not read there: it belongs under {dotted(doc(belongs)[:-1]) or 'the top level'}",
                        closest=close[0] if close else None, belongs=doc(belongs), value=value)

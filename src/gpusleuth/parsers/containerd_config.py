@@ -147,7 +147,10 @@ def _handlers(
     for name, body in runtimes.items():
         if not isinstance(body, dict):
             continue
+        # the runtime's own table, or its options table when only that is written (TOML makes the parent implicit)
         header = sc.line(*base, name)
+        if header is None:
+            header = sc.line(*base, name, "options")
         opts = body.get("options") if isinstance(body.get("options"), dict) else {}
         spellings = [(k, v) for k, v in opts.items() if k.lower() == "binaryname"]
         # runtime v1 shim (io.containerd.runtime.v1.linux) names its binary `Runtime`

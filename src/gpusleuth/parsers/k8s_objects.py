@@ -70,7 +70,13 @@ class _Lines:
 def _convert(obj: dict, at: _Lines) -> Iterator:
     kind = obj.get("kind")
     if kind in ("Pod", "Node", "DaemonSet") and not _d(obj.get("metadata")).get("name"):
-        return  # the tail of a paste cut short: nothing to attribute it to
+        prefix = _d(obj.get("metadata")).get("generateName")
+        if kind == "Pod" and isinstance(prefix, str) and prefix and isinstance(obj.get("spec"), dict):
+            # a manifest to create (`kubectl create -f` with generateName): no pod yet, but its spec, under the prefix
+            yield K8sObject(kind="Pod", name=prefix, namespace=_d(obj.get("metadata")).get("namespace"), body=obj,
+                            artifact=at.doc.artifact, line=at.doc.first_line + at.start, api_version=obj.get("apiVersion"),
+                            key_lines=at.key_lines())
+        return  # otherwise the tail of a paste cut short: nothing to attribute it to
     if kind == "Pod":
         pod = _pod(obj, at)
         if isinstance(obj.get("spec"), dict):

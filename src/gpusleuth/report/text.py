@@ -96,13 +96,22 @@ def render(report: Report, width: int = 100, color: bool = False, brief: bool = 
             _para(con, f"✔ {h['what']}  ({where})", 2, hang=4)
         if len(signs) > 5:
             con.print(Text(f"  … and {len(signs) - 5} more", style="grey50"))
+    fleet = report.extras.get("fleet")
+    if fleet:
+        _fleet_table(con, report, fleet)
     if report.root_causes:
         con.rule("Root cause" + ("s" if len(report.root_causes) > 1 else ""))
         for i, f in enumerate(report.root_causes, 1):
             _finding(con, f, i, full=True)
-    _timeline_summary(con, report)
+    if fleet:
+        _fleet_timeline(con, report)
+    else:
+        _timeline_summary(con, report)
     cascade = report.extras.get("cascade_text")
-    if cascade:
+    if fleet and (cascade or report.components):
+        con.rule("Cascade")
+        con.print(Text(f"  per node: gpusleuth diagnose --node NAME {report.source.get('description')}", style="grey50"))
+    elif cascade:
         con.rule("Cascade")
         for ln in cascade.splitlines():
             con.print(Text(ln), soft_wrap=True)
@@ -192,6 +201,9 @@ def _finding(con: Console, f: Finding, index: int | None, full: bool) -> None:
     _para(con, " · ".join(where), 3, style="grey50")
     if full:
         _para(con, f.explanation, 3)
+    group = f.facts.get("fleet") if isinstance(f.facts, dict) else None
+    if group:
+        _fleet_lines(con, group, full)
     if f.evidence:
         _evidence(con, f.evidence[: (8 if full else 3)], 3)
     if full and f.fixes:
@@ -217,6 +229,60 @@ def _evidence(con: Console, evidence, indent: int) -> None:
         else:
             con.print(Text(" " * indent).append(cite, style="cyan"), soft_wrap=True)
             _para(con, text, indent + 2)
+
+
+NODES_SHOWN = 8
+
+
+def _fleet_lines(con: Console, group: dict, full: bool) -> None:
+    """Which nodes a grouped cause shows on, how they differ from the rest, and which node is the example."""
+    nodes = group["nodes"]
+    more = f" and {len(nodes) - NODES_SHOWN} more" if len(nodes) > NODES_SHOWN else ""
+    lines = [f"on {len(nodes)} of {group['of_nodes']} nodes: {', '.join(nodes[:NODES_SHOWN])}{more}"]
+    for d in group.get("differs", []):
+        lines.append(f"differs by {d['label']}: all {d['affected']} affected nodes have {d['value']}, "
+                     f"{d['others_with_it']} of the {d['others']} other nodes do")
+    if full:
+        for dim, counts in group.get("groups", {}).items():
+            if len(counts) > 1 or not group.get("differs"):
+                lines.append(f"{dim}: " + ", ".join(f"{v} ({n})" for v, n in list(counts.items())[:4]) + (" …" if len(counts) > 4 else ""))
+        lines.append(f"example below: node {group['example_node']} (any node in full: diagnose --node NAME)")
+    for ln in lines:
+        _para(con, ln, 3, style="magenta" if ln.startswith("differs") else "grey50", hang=5)
+
+
+def _fleet_table(con: Console, report: Report, fleet: dict) -> None:
+    """One line per root cause with its node count: the fleet at a glance."""
+    con.rule("Fleet")
+    _para(con, f"{fleet['nodes']} node(s) · {fleet['failing_nodes']} with a finding at error or above · "
+               f"{fleet['without_errors']} without", 2, style="bold")
+    table = Table(show_edge=False, box=None, pad_edge=False)
+    for col in ("#", "nodes", "code", "severity", "cause", "where it differs"):
+        table.add_column(col, overflow="fold")
+    for i, row in enumerate(fleet["causes"], 1):
+        table.add_row(str(i), str(row["nodes"] if row["nodes"] is not None else "all"), row["code"],
+                      Text(row["severity"], style=_SEV_STYLE.get(row["severity"], "")), escape(row["title"]),
+                      escape("; ".join(row["differs"]) or "-"))
+    con.print(table)
+
+
+def _fleet_timeline(con: Console, report: Report) -> None:
+    """Races grouped by rule across the nodes: one line each with the node count and an example."""
+    violations = (report.extras.get("ordering") or {}).get("violations", [])
+    if not violations:
+        return
+    by_rule: dict[str, list[dict]] = {}
+    for v in violations:
+        by_rule.setdefault(v["rule"], []).append(v)
+    con.rule("Timeline")
+    for same in by_rule.values():
+        v = same[0]
+        nodes = sorted({x["node"] or "?" for x in same})
+        _para(con, f"{'RACE' if v['certain'] else 'PROBABLE RACE'} on {len(nodes)} node(s): {v['title']}", 2,
+              style="bold red" if v["certain"] else "red", hang=4)
+        _para(con, f"e.g. {v['node'] or 'the node'}: {v['summary']}", 4, hang=6)  # whole, never cut
+    con.print(Text(f"  (per node: gpusleuth timeline --node NAME {report.source.get('description')})", style="grey50"),
+              soft_wrap=True)
 
 
 def _state_counts(report: Report) -> list[str]:

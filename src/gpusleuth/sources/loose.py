@@ -34,7 +34,7 @@ from gpusleuth.sources import bugreport, bundle, mustgather
 from gpusleuth.sources.text import decode_stream, normalise, split_documents
 
 ARCHIVE_GUARD_BYTES = 16 << 30  # decompressed content of one archive: stops a decompression bomb, not a real bundle
-MAX_FILES = 20_000
+MAX_FILES = 200_000  # files per input: a 5,000-node must-gather has ~63,000; a bomb of empty files stops here
 METADATA_FILES = {"example.toml", "incident.toml", "manifest.json"}  # describe a source, are not evidence
 STDIN = "stdin"  # the artifact name of whatever came on standard input
 PARTIAL = "partial-input"  # the Gap.what of anything that means part of the input was not read

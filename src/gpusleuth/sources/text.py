@@ -40,6 +40,8 @@ _APPLIED_WITH = re.compile(
 # A paste that opens with the command itself, no prompt (`k logs -n gpu-operator nvidia-driver-…`): only a
 # reading kubectl verb on the first non-blank line counts, so a log or config is never cut by accident.
 _BARE_FIRST = re.compile(r"^\s*(?P<cmd>(?:kubectl|k|oc)\s+(?:get|describe|logs|events|top)\b.*)$")
+# a helm command whose --set flags are the values it installs with (read by parsers/helm.py parse_set_flags)
+_SETS_VALUES = re.compile(r"^(?:microk8s\s+)?helm3?\s+(?:upgrade|install|template)\b.*\s--set(?:-string|-json)?[=\s]")
 _CAT = re.compile(r"^(?:sudo\s+)?(?:cat|less|more|tail(?:\s+-\S+)*|head(?:\s+-\S+)*)\s+(?P<path>/[^\s|;&>]+)")
 
 
@@ -291,6 +293,7 @@ def split_documents(artifact: str, lines: list[str], meta: dict | None = None) -
     for n, (i, cmd, path) in enumerate(cuts):
         end = cuts[n + 1][0] if n + 1 < len(cuts) else len(lines)
         body = lines[i + 1 : end]
-        if any(ln.strip() for ln in body):
+        if any(ln.strip() for ln in body) or _SETS_VALUES.match(cmd):
+            # a `helm install ... --set ...` pasted alone is itself the config: keep it without output
             docs.append(Document(artifact, tuple(body), i + 2, command=cmd, path_hint=path, meta=meta))
     return docs

@@ -1,0 +1,118 @@
+"""Fleet grouping (analysis/fleet.py): N nodes failing the same way are one root cause naming the N nodes;
+single-node reports are exactly what ranking gave; `--node` shows one node ungrouped."""
+
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from gpusleuth.analysis import fleet
+from gpusleuth.analysis.diagnose import _fleet_nodes, build_facts, diagnose
+from gpusleuth.analysis.engine import run_checks
+from gpusleuth.analysis.rank import rank
+from gpusleuth.model.evidence import Evidence
+from gpusleuth.model.finding import Finding, Role, Severity
+from gpusleuth.model.layers import Layer
+from gpusleuth.report.json_report import render as render_json
+from gpusleuth.report.text import render as render_text
+from gpusleuth.sources import examples_root, open_source
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from bench_scale import generate  # noqa: E402
+
+
+def _finding(node: str, title: str, code: str = "OP001", line: int = 3) -> Finding:
+    return Finding(code, "operand-crashloop", title, Layer.DEVICE_PLUGIN,
+                   Severity.ERROR, Role.ROOT_CAUSE, f"explanation for {node}", node=node, component="nvidia-device-plugin-daemonset",
+                   evidence=(Evidence(f"logs/{node}.log", line, f"error on {node}"),))
+
+
+def test_n_identical_failures_are_one_root_cause_naming_the_n_nodes():
+    nodes = [f"gpu-node-{i:03d}" for i in range(7)]
+    fs = [_finding(n, f"nvidia-device-plugin-daemonset-{h} is crash-looping on {n}: exit code {i}")
+          for i, (n, h) in enumerate(zip(nodes, ("x7k2p", "q9r4t", "m3n8v", "b5c6d", "f2g7h", "j4k9l", "p8q3r")))]
+    other = _finding("gpu-node-000", "something else entirely", code="KD001")
+    roots, findings, summary = fleet.group(fs + [other], fs + [other], nodes + ["gpu-node-100"], {})
+    assert [f.code for f in roots] == ["OP001", "KD001"]
+    g = roots[0].facts["fleet"]
+    assert g["nodes"] == nodes and g["of_nodes"] == 8 and g["example_node"] == "gpu-node-000"
+    assert "on 7 of 8 nodes" in roots[0].title
+    assert [m["node"] for m in g["members"]] == nodes  # every node's evidence is kept ...
+    assert all(m["evidence"][0]["artifact"] == f"logs/{m['node']}.log" for m in g["members"])
+    assert roots[0].explanation == "explanation for gpu-node-000"  # ... one explanation, the example's
+    assert roots[1] is other  # a cause on one node stays as ranking gave it
+    assert summary["nodes"] == 8 and summary["failing_nodes"] == 7 and summary["without_errors"] == 1
+    assert [r["nodes"] for r in summary["causes"]] == [7, 1]
+
+
+def test_different_messages_stay_apart_and_labels_show_where_nodes_differ():
+    fs = [_finding(f"n{i}", "plugin crash-looping: could not load NVML" if i < 4 else "plugin crash-looping: out of memory") for i in range(8)]
+    labels = {f"n{i}": {"kernel": "6.8.0-bad" if i < 4 else "6.5.0-ok", "GPU product": "H100"} for i in range(12)}
+    roots, _, _ = fleet.group(fs, fs, list(labels), labels)
+    assert [len(f.facts["fleet"]["nodes"]) for f in roots] == [4, 4]
+    differs = roots[0].facts["fleet"]["differs"]
+    assert differs == [{"label": "kernel", "value": "6.8.0-bad", "affected": 4, "others_with_it": 0, "others": 8}]
+    assert roots[0].facts["fleet"]["groups"] == {"kernel": {"6.8.0-bad": 4}, "GPU product": {"H100": 4}}
+
+
+def test_single_node_findings_pass_through_unchanged():
+    fs = [_finding("n1", "a"), _finding("n1", "b", code="KD001"), replace(_finding("n1", "c"), node=None)]
+    roots, findings, summary = fleet.group(fs, fs, ["n1"], {})
+    assert roots is fs and findings is fs and summary is None
+
+
+@pytest.mark.parametrize("name", sorted(d.name for d in examples_root().iterdir() if d.is_dir()))
+def test_bundled_examples_are_not_grouped(name):
+    facts = build_facts(open_source(str(examples_root() / name)))
+    roots, ordered = rank(run_checks(facts)[0])
+    names, labels = _fleet_nodes(facts)
+    g_roots, g_findings, summary = fleet.group(roots, ordered, names, labels)
+    assert summary is None and g_roots is roots and g_findings is ordered
+
+
+@pytest.fixture(scope="module")
+def driver_fleet(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fleet")
+    generate(root, nodes=6, failing=1.0, lines=20, kinds=("driver",))
+    return str(root)
+
+
+def test_generated_fleet_one_failure_on_every_node(driver_fleet):
+    report = diagnose(open_source(driver_fleet))
+    breaking = [f for f in report.root_causes if f.severity.weight >= Severity.ERROR.weight]
+    assert len(breaking) == 1
+    top = breaking[0]
+    assert top.code == "KD001" and top.facts["fleet"]["nodes"] == [f"gpu-node-{i:05d}" for i in range(6)]
+    assert "on 6 of 6 nodes" in report.headline
+    assert len({f.id for f in report.findings}) == len(report.findings)
+    out = json.loads(render_json(report))
+    members = next(f for f in out["root_causes"] if f["code"] == "KD001")["facts"]["fleet"]["members"]
+    assert len(members) == 6 and all(m["evidence"] for m in members)
+    assert render_json(report).count(top.explanation.split(".")[0]) <= 2  # once in root_causes, once in findings
+    text = render_text(report)
+    assert "Fleet" in text and "diagnose --node NAME" in text
+
+
+def test_node_focus_is_that_node_ungrouped(driver_fleet):
+    report = diagnose(open_source(driver_fleet), node="gpu-node-00003")
+    assert report.findings and all(f.node in (None, "gpu-node-00003") for f in report.findings)
+    assert all("fleet" not in f.facts for f in report.findings)
+    assert {c.node for c in report.components} <= {None, "gpu-node-00003"}
+    assert {e.node for e in report.timeline} <= {None, "gpu-node-00003"}
+
+
+def test_cli_node_option(driver_fleet):
+    from click.testing import CliRunner
+
+    from gpusleuth.cli import cli
+
+    whole = CliRunner().invoke(cli, ["diagnose", driver_fleet, "--format", "json", "--fail-on", "never"], catch_exceptions=False)
+    one = CliRunner().invoke(cli, ["diagnose", driver_fleet, "--node", "gpu-node-00002", "--format", "json", "--fail-on", "never"],
+                             catch_exceptions=False)
+    whole_ids = {f["id"] for f in json.loads(whole.output)["findings"]}
+    one_ids = {f["id"] for f in json.loads(one.output)["findings"]}
+    assert any(i.startswith("KD001/gpu-node-00000") for i in whole_ids) and not any("gpu-node-00002" in i for i in whole_ids)
+    assert any(i.startswith("KD001/gpu-node-00002") for i in one_ids)
+    assert all(f["node"] in (None, "gpu-node-00002") for f in json.loads(one.output)["findings"])

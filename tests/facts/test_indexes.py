@@ -1,0 +1,96 @@
+"""The lookup indexes of Cluster, OperandGraph and Timeline answer exactly what the linear scans they replaced
+answered (same objects, same order), on every bundled example and on a generated multi-node fleet."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpusleuth.analysis.diagnose import build_facts
+from gpusleuth.errors import NotApplicable
+from gpusleuth.facts import Facts, OperandGraph
+from gpusleuth.facts.cluster import Cluster
+from gpusleuth.facts.timeline import Selector, Timeline, _phase_rows
+from gpusleuth.model.finding import ComponentState
+from gpusleuth.sources import examples_root, open_source
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+
+def _sources(tmp_path_factory):
+    for d in sorted(examples_root().iterdir()):
+        if d.is_dir():
+            yield d.name, str(d)
+    from bench_scale import generate  # a fleet: several nodes, three failures, healthy nodes, shared pod names
+
+    root = tmp_path_factory.mktemp("fleet")
+    generate(root, nodes=12, failing=0.75, lines=30)
+    yield "fleet", str(root)
+
+
+def _facts(path: str) -> Facts:
+    return build_facts(open_source(path))
+
+
+def _get(facts: Facts, cls):
+    try:
+        return facts.get(cls)
+    except NotApplicable:
+        return None
+
+
+@pytest.fixture(scope="module")
+def all_facts(tmp_path_factory):
+    return [(name, _facts(path)) for name, path in _sources(tmp_path_factory)]
+
+
+def test_cluster_lookups_match_scans(all_facts):
+    for name, facts in all_facts:
+        c = _get(facts, Cluster)
+        if c is None:
+            continue
+        names = {p.name for p in c.pods} | {e.object.rsplit("/", 1)[-1] for e in c.events if e.object} | {"nope", None}
+        for n in names:
+            assert c.pod(n) is next((p for p in c.pods if p.name == n), None), (name, n)
+            assert c.events_for(n) == [e for e in c.events if e.object and e.object.rsplit("/", 1)[-1] == n], (name, n)
+        for node in {p.node for p in c.pods} | {"nope"}:
+            assert c.pods_on(node) == [p for p in c.pods if p.node == node], (name, node)
+
+
+def test_operand_graph_lookups_match_scans(all_facts):
+    checked = 0
+    for name, facts in all_facts:
+        g = _get(facts, OperandGraph)
+        if g is None:
+            continue
+        nodes = {c.node for c in g.components} | {None, "nope"}
+        for cname in {c.name for c in g.components} | {"nope"}:
+            for node in nodes:
+                same = [c for c in g.components if c.name == cname]
+                want = next((c for c in same if c.node == node), None) or next((c for c in same if c.node is None or node is None), None)
+                assert g.get(cname, node) is want, (name, cname, node)
+                checked += 1
+        for root in g.components:
+            want = [c for c in g.by_state(ComponentState.BLOCKED) if c is not root and g.root_of(c) is root]
+            assert g.blocked_behind(root) == want, (name, root)
+    assert checked
+
+
+def test_timeline_select_matches_scan(all_facts):
+    checked = 0
+    for name, facts in all_facts:
+        tl = _get(facts, Timeline)
+        if tl is None:
+            continue
+        sels = [s for _, _, a, b in _phase_rows() for s in (a, b) if s is not None]
+        sigs = {s for e in tl.entries for s in tl.signatures_of(e)}
+        sels += [Selector(signatures=frozenset({s})) for s in sorted(sigs)]
+        sels += [Selector(tags=frozenset({t})) for t in sorted({t for e in tl.entries for t in tl.tags_of(e)})]
+        for sel in sels:
+            for node in [*tl.nodes(), None, "nope"]:
+                for any_node in (True, False):
+                    want = [e for e in tl.entries if tl.matches(sel, e) and (e.node == node or (any_node and (e.node is None or node is None)))]
+                    got = tl.select(sel, node, any_node)
+                    assert len(got) == len(want) and all(a is b for a, b in zip(got, want)), (name, sel, node, any_node)
+                    checked += bool(want)
+    assert checked
