@@ -169,7 +169,9 @@ def _operand(pod: str, namespace: str | None):
     return spec_for(Pod(pod, namespace))
 
 
-def _attribute(msg: str, log: ContainerLog, ln: LogLine | None, pod: str | None, found: tuple[Message, ...]) -> tuple[str | None, str | None, Layer | None]:
+def _attribute(msg: str, log: ContainerLog, pod: str | None, found: tuple[Message, ...]) -> tuple[str | None, str | None, Layer | None]:
+    """(component, how it is known, layer) of an error line: its pod, the catalogue, a program name, its
+    wording, the log it is in, the file's name — the strongest sign first."""
     spec = _operand(pod, log.namespace) if pod else None
     if spec is not None:
         return spec.name, "pod", found[0].layer if found and found[0].component.layer != spec.layer else spec.layer
@@ -211,7 +213,7 @@ def _line_starts(log: ContainerLog) -> list[int]:
     return list(accumulate((len(ln.message) + 1 for ln in log.lines), initial=0))
 
 
-def _candidates(log: ContainerLog, text: str, starts: list[int]) -> dict[int, str]:
+def _candidates(log: ContainerLog, text: str, starts: list[int], known: list[Message]) -> dict[int, str]:
     """index -> level of the lines with no level word that are errors all the same, found by scanning the
     log's joined text at C speed (a healthy log of a million lines costs a few regex passes, not a million)."""
     r = rules()
@@ -236,7 +238,7 @@ def _candidates(log: ContainerLog, text: str, starts: list[int]) -> dict[int, st
         ln = lines[i]
         if i not in out and ln.level is None and (log.kind in ("kernel", "journal") or (ln.time_format or "").startswith("dmesg")):
             out[i] = "error"
-    for msg in catalogue().errors_in(text):  # a message the component's source prints as an error is one
+    for msg in known:  # a message the component's source prints as an error is one
         for m in compiled(msg.pattern).finditer(text):
             i = at(m.start())
             if i not in out and lines[i].level is None:
@@ -245,10 +247,12 @@ def _candidates(log: ContainerLog, text: str, starts: list[int]) -> dict[int, st
 
 
 def _log_errors(log: ContainerLog, ctx: "_Context", out: list[ErrorLine]) -> None:
+    """The error lines of one log, each with who printed it, its layer, and whether it means a failure now."""
     text = messages_text(log)
     lines = log.lines
     starts = _line_starts(log)
-    extra = _candidates(log, text, starts) if any(w in text for w in _ERROR_WORDS) or catalogue().errors_in(text) else {}
+    known = catalogue().errors_in(text)
+    extra = _candidates(log, text, starts, known) if known or any(w in text for w in _ERROR_WORDS) else {}
     picked = sorted([(i, ln, ln.level) for i, ln in enumerate(lines) if ln.level in ("error", "fatal")]
                     + [(i, lines[i], level) for i, level in extra.items()], key=lambda t: t[0])
     if not picked:
@@ -266,7 +270,7 @@ def _log_errors(log: ContainerLog, ctx: "_Context", out: list[ErrorLine]) -> Non
         key = (pod, ln.message)
         if key not in said:
             found = tuple(cat.match(ln.message))
-            said[key] = (found, *_attribute(ln.message, log, ln, pod, found), _noise(ln.message, found), bool(r.retry.search(ln.message)))
+            said[key] = (found, *_attribute(ln.message, log, pod, found), _noise(ln.message, found), bool(r.retry.search(ln.message)))
         found, component, how, layer, noise, retry = said[key]
         # the table's own rule: the higher severity, then the row listed first (the specific before the generic)
         sig = min((x for x in ctx.known.get((ln.artifact, ln.line), ()) if x.severity in _SEVERE and x.layer),
