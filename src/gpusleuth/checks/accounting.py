@@ -224,7 +224,6 @@ def _unexplained_hit(g: _Group) -> Hit:
     start = _chain_start(d, g.lines)
     distinct = {normalise(e.message) for e in g.lines}
     msg = d.messages[0] if d.messages else None
-    who = g.component or "an unidentified component"
     said = f"\"{clip(d.message, 240)}\" ({d.evidence.cite()})"
     explanation = (f"{g.component or 'An unidentified component'} ({g.layer.value} layer{', ' + _where(d) if _where(d) else ''}) reported "
                    f"{len(g.lines)} error line(s), {len(distinct)} distinct, that no check of gpusleuth explains. Decisive: {said}.")
@@ -240,8 +239,10 @@ def _unexplained_hit(g: _Group) -> Hit:
     how = {"pod": "its pod", "catalogue": "the message catalogue", "program": "the program name in the line",
            "shape": "the message's wording", "log": "the log it is in", "file": "the file's name (a hint only)",
            "signature": "the signature table, which knows the line"}.get(d.attributed_by or "", "")
-    if how:
-        explanation += f" Attributed to {who} by {how}."
+    if how and g.component:
+        explanation += f" Attributed to {g.component} by {how}."
+    elif how:
+        explanation += f" Who printed it is not known; its layer comes from {how}."
     explanation += " This is not a diagnosis: the cause is not identified, the line is where to start."
     terms = msg.search_terms() if msg is not None else search_terms(d.message)
     tracker = tracker_for(msg.component.name if msg else g.component, g.layer)
