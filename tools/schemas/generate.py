@@ -106,6 +106,15 @@ SOURCES: dict[str, dict] = {
         "wrap": {"type": "object", "properties": {"runtimes": {"type": "object", "additionalProperties": "$root"},
                                                   "default-runtime": {"type": "string"}}},
     },
+    "crio-runtime": {  # crio.conf's [crio.runtime] table and its [crio.runtime.runtimes.<name>] handlers
+        "repo": "cri-o+cri-o", "github": "cri-o/cri-o", "reader": "go", "tag": "toml",
+        "files": ["pkg/config/config.go"], "root": "RuntimeConfig",
+        "refs": ["v1.28.11", "v1.29.13", "v1.30.14", "v1.31.13", "v1.32.13", "v1.33.13", "v1.34.11", "v1.35.6", "v1.36.3"],
+        "aliases": {"Runtimes": {"type": "object", "additionalProperties": "RuntimeHandler"},
+                    "capabilities.Capabilities": {"type": "array"}, "ExecCPUAffinityType": {"type": "string"}},
+        # the other tables of crio.conf ([crio], [crio.image], [crio.network] ...) are not described: open
+        "wrap": {"type": "object", "properties": {"crio": {"type": "object", "properties": {"runtime": "$root"}}}},
+    },
     "clusterpolicy-crd": {
         "repo": "NVIDIA+gpu-operator", "github": "NVIDIA/gpu-operator", "reader": "crd",
         "files": ["deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml"],
@@ -197,8 +206,9 @@ def go_type(t: str, structs: dict, aliases: dict, seen: tuple = ()) -> dict:
         if isinstance(a, str):
             return go_type(a, structs, aliases, seen)
         a = dict(a)
-        if isinstance(a.get("items"), str):
-            a["items"] = go_type(a["items"], structs, aliases, seen)
+        for key in ("items", "additionalProperties"):  # a named element type: `map[string]*RuntimeHandler`
+            if isinstance(a.get(key), str):
+                a[key] = go_type(a[key], structs, aliases, seen)
         return a
     if t in structs and t not in seen:
         props: dict = {}
@@ -429,6 +439,7 @@ WHAT = {
     "clusterpolicy-crd": "GPU Operator ClusterPolicy CRD",
     "gpu-operator-values": "GPU Operator Helm chart values",
     "device-plugin-values": "nvidia-device-plugin Helm chart values",
+    "crio-runtime": "CRI-O crio.conf `[crio.runtime]` (hooks_dir, default_runtime ...) and `[crio.runtime.runtimes.<name>]` (runtime_path, runtime_type, runtime_root ...); other tables not described",
     "docker-daemon-runtimes": "Docker daemon.json `runtimes` entries and `default-runtime` (other keys not described)",
 }
 
