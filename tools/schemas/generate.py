@@ -112,6 +112,9 @@ SOURCES: dict[str, dict] = {
         "refs": ["v1.28.11", "v1.29.13", "v1.30.14", "v1.31.13", "v1.32.13", "v1.33.13", "v1.34.11", "v1.35.6", "v1.36.3"],
         "aliases": {"Runtimes": {"type": "object", "additionalProperties": "RuntimeHandler"},
                     "capabilities.Capabilities": {"type": "array"}, "ExecCPUAffinityType": {"type": "string"}},
+        # pkg/config/config.go RuntimeTypeVM/RuntimeTypePod, config_linux.go DefaultRuntimeType ("" means oci);
+        # RuntimeHandler.Validate refuses any other value
+        "enums": {"crio.runtime.runtimes.*.runtime_type": ["", "oci", "vm", "pod"]},
         # the other tables of crio.conf ([crio], [crio.image], [crio.network] ...) are not described: open
         "wrap": {"type": "object", "properties": {"crio": {"type": "object", "properties": {"runtime": "$root"}}}},
     },
@@ -389,6 +392,11 @@ def set_enum(schema: dict, path: str, values: list) -> None:
     for part in path.split("."):
         while "items" in node and part not in node.get("properties", {}):
             node = node["items"]
+        if part == "*":  # any key of a map: its value schema
+            node = node.get("additionalProperties") if isinstance(node.get("additionalProperties"), dict) else None
+            if node is None:
+                return
+            continue
         node = node.get("properties", {}).get(part)
         if node is None:
             return
