@@ -123,6 +123,11 @@ SOURCES: dict[str, dict] = {
         "files": ["deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml"],
         "refs": ["v24.9.2", "v25.3.4", "v25.10.1", "v26.3.3", "v26.7.0"],
     },
+    "nicclusterpolicy-crd": {  # the Network Operator's NicClusterPolicy (ofedDriver, rdmaSharedDevicePlugin, ...)
+        "repo": "Mellanox+network-operator", "github": "Mellanox/network-operator", "reader": "crd",
+        "files": ["deployment/network-operator/crds/mellanox.com_nicclusterpolicies.yaml"],
+        "refs": ["v24.7.1", "v24.10.1", "v25.1.0", "v25.4.0", "v25.7.0", "v25.10.0", "v26.1.2", "v26.4.1"],
+    },
     "gpu-operator-values": {
         "repo": "NVIDIA+gpu-operator", "github": "NVIDIA/gpu-operator", "reader": "values",
         "files": ["deployments/gpu-operator/values.yaml"],
@@ -446,6 +451,7 @@ WHAT = {
     "pod-spec": "Pod spec (resources, runtimeClassName, tolerations, nodeSelector, containers)",
     "clusterpolicy-crd": "GPU Operator ClusterPolicy CRD",
     "gpu-operator-values": "GPU Operator Helm chart values",
+    "nicclusterpolicy-crd": "Network Operator NicClusterPolicy CRD",
     "device-plugin-values": "nvidia-device-plugin Helm chart values",
     "crio-runtime": "CRI-O crio.conf `[crio.runtime]` (hooks_dir, default_runtime ...) and `[crio.runtime.runtimes.<name>]` (runtime_path, runtime_type, runtime_root ...); other tables not described",
     "docker-daemon-runtimes": "Docker daemon.json `runtimes` entries and `default-runtime` (other keys not described)",
