@@ -64,6 +64,7 @@ spec:
 def test_old_device_plugin_key_is_pruned():
     (f,) = run("OP162", {"ncp.yaml": PR_2})
     assert [(p["kind"], p["path"]) for p in f.facts["problems"]] == [("unknown-key", "spec.devicePlugin")]
+    assert "one of `rdmaSharedDevicePlugin`, `sriovDevicePlugin`" in f.title
     assert [e.line for e in f.evidence] == [11]
     assert f.severity.value == "warning"
 

@@ -309,6 +309,10 @@ def _unknown(key, path: tuple, spath: tuple, s: dict, cs: ConfigSchema, value, f
         b = other[0]
         return Problem("misplaced-key", path, f"`{key}` under {where} is not read there: `{b[-1]}` belongs under {dotted(doc(b)[:-1]) or 'the top level'}",
                        closest=b[-1], belongs=doc(b), value=value)
+    # `devicePlugin` beside rdmaSharedDevicePlugin and sriovDevicePlugin: the end of several keys names none of them
+    ends = [k for k in siblings if len(k) > len(str(key)) and k.lower().endswith(str(key).lower())]
+    if close and len(ends) >= 2 and close[0] in ends:
+        return Problem("unknown-key", path, f"{where} has no `{key}`; did you mean one of {', '.join(f'`{k}`' for k in ends)}?", value=value)
     hint = f"; did you mean `{close[0]}`?" if close else ""
     return Problem("unknown-key", path, f"{where} has no `{key}`{hint}", closest=close[0] if close else None, value=value)
 
