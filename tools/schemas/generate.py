@@ -118,6 +118,29 @@ SOURCES: dict[str, dict] = {
         # the other tables of crio.conf ([crio], [crio.image], [crio.network] ...) are not described: open
         "wrap": {"type": "object", "properties": {"crio": {"type": "object", "properties": {"runtime": "$root"}}}},
     },
+    "nfd-worker-config": {  # nfd-worker.conf: core settings and each configurable feature source's settings
+        "repo": "kubernetes-sigs+node-feature-discovery", "github": "kubernetes-sigs/node-feature-discovery",
+        "reader": "go", "tag": "json", "untagged": True,
+        "files": ["pkg/nfd-worker/nfd-worker.go"], "root": "NFDConfig",
+        "refs": ["v0.14.6", "v0.15.7", "v0.16.9", "v0.17.4", "v0.18.3", "v0.19.0"],
+        # sourcesConfig is map[string]source.Config filled per source; keys of sources no source has are dropped
+        "aliases": {"sourcesConfig": {"type": "object", "properties": {}, "additionalProperties": False},
+                    "klogutils.KlogConfigOpts": {"type": "object"}, "utils.RegexpVal": {"type": "string"},
+                    "utils.DurationVal": {"type": "string"}},
+        "parts": {
+            "sources.cpu": {"files": ["source/cpu/cpu.go"], "root": "Config"},
+            "sources.kernel": {"files": ["source/kernel/kernel.go"], "root": "Config"},
+            "sources.local": {"files": ["source/local/local.go"], "root": "Config"},
+            "sources.pci": {"files": ["source/pci/pci.go"], "root": "Config"},
+            "sources.usb": {"files": ["source/usb/usb.go"], "root": "Config"},
+            "sources.fake": {"files": ["source/fake/fake.go"], "root": "Config"},
+            "sources.custom": {"files": ["source/custom/custom.go", "source/custom/api/types.go"], "root": "config",
+                               "aliases": {"config": {"type": "array", "items": "Rule"}, "api.Rule": "Rule",
+                                           # custom UnmarshalJSON (api/expression.go) takes several shapes: not judged
+                                           "MatchExpressionSet": {"type": "object"}, "MatchExpression": {},
+                                           "FeatureMatcher": {"type": "array", "items": "FeatureMatcherTerm"}}},
+        },
+    },
     "clusterpolicy-crd": {
         "repo": "NVIDIA+gpu-operator", "github": "NVIDIA/gpu-operator", "reader": "crd",
         "files": ["deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml"],
@@ -160,8 +183,13 @@ _TYPE = re.compile(r"^type\s+(\w+)\s+struct\s*\{\s*$")
 _FIELD = re.compile(r"^\s*(?:(\w+)\s+)?([\w.*\[\]{}]+)\s+`([^`]*)`")
 
 
-def go_structs(text: str, tag: str) -> dict[str, list[dict]]:
-    """struct name -> [{name, type, deprecated}] for every tagged field."""
+_UNTAGGED = re.compile(r"^\s*([A-Z]\w*)\s+([\w.*\[\]{}]+)\s*(?://.*)?$")
+
+
+def go_structs(text: str, tag: str, untagged: bool = False) -> dict[str, list[dict]]:
+    """struct name -> [{name, type, deprecated}] for every tagged field; ``untagged``: an exported field with
+    no tag is read too, under its name with the first letter lowered (encoding/json matches names without
+    regard to case; the lowered form is the one the component's docs write)."""
     out: dict[str, list[dict]] = {}
     lines = text.split("\n")
     i = 0
@@ -187,6 +215,11 @@ def go_structs(text: str, tag: str) -> dict[str, list[dict]]:
                     dep = next((c for c in comment if c.lower().startswith("deprecated")), None)
                     added = re.search(r"Added in (v\d+(?:\.\d+)*)", ln + " " + " ".join(comment))
                     fields.append({"name": name, "type": f.group(2), "deprecated": dep, "added": added.group(1) if added else None})
+                comment = []
+            elif depth == 1 and untagged and (u := _UNTAGGED.match(ln)):
+                name = u.group(1)[0].lower() + u.group(1)[1:]
+                dep = next((c for c in comment if c.lower().startswith("deprecated")), None)
+                fields.append({"name": name, "type": u.group(2), "deprecated": dep, "added": None})
                 comment = []
             elif not s:
                 comment = []
@@ -243,10 +276,21 @@ def read_go(repo: Path, ref: str, src: dict) -> dict | None:
     for path in src["files"]:
         text = show(repo, ref, path)
         if text is not None:
-            structs.update(go_structs(text, src["tag"]))
-    if src["root"] not in structs:
+            structs.update(go_structs(text, src["tag"], src.get("untagged", False)))
+    if src["root"] not in structs and not (structs and src["root"] in src.get("aliases", {})):
         return None
-    return go_type(src["root"], structs, src.get("aliases", {}))
+    schema = go_type(src["root"], structs, src.get("aliases", {}))
+    # parts: a map whose entries are other packages' structs of the same name (NFD's sources.<name> -> each
+    # source's Config), each read on its own and set at its dotted path; a part the ref lacks is left out
+    for where, part in (src.get("parts") or {}).items():
+        sub = read_go(repo, ref, {"tag": src["tag"], "untagged": src.get("untagged", False), **part})
+        if sub is None:
+            continue
+        node = schema
+        for key in where.split(".")[:-1]:
+            node = node.setdefault("properties", {}).setdefault(key, {"type": "object", "properties": {}, "additionalProperties": False})
+        node.setdefault("properties", {})[where.split(".")[-1]] = sub
+    return schema
 
 
 # ------------------------------------------------------------------------------------------------ CRD, values
@@ -452,6 +496,7 @@ WHAT = {
     "clusterpolicy-crd": "GPU Operator ClusterPolicy CRD",
     "gpu-operator-values": "GPU Operator Helm chart values",
     "nicclusterpolicy-crd": "Network Operator NicClusterPolicy CRD",
+    "nfd-worker-config": "NFD worker config (nfd-worker.conf: core, sources.pci / usb / cpu / kernel / local / custom)",
     "device-plugin-values": "nvidia-device-plugin Helm chart values",
     "crio-runtime": "CRI-O crio.conf `[crio.runtime]` (hooks_dir, default_runtime ...) and `[crio.runtime.runtimes.<name>]` (runtime_path, runtime_type, runtime_root ...); other tables not described",
     "docker-daemon-runtimes": "Docker daemon.json `runtimes` entries and `default-runtime` (other keys not described)",
