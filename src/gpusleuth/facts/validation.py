@@ -459,3 +459,29 @@ def build_runtime_classes(facts: Facts) -> RuntimeClasses:
     if not found:
         raise NotApplicable("no RuntimeClass object in the artifacts")
     return RuntimeClasses(found)
+
+
+@dataclass
+class NfdWorkerConfigs:
+    """The NFD worker configs in the artifacts: every ConfigMap key `nfd-worker.conf` (what NFD's chart, and
+    the GPU and Network Operators' charts that vendor it, render from `worker.config`)."""
+
+    configs: list  # parsers.nfd_config.NfdWorkerConfig
+
+
+@combiner(NfdWorkerConfigs)
+def build_nfd_worker_configs(facts: Facts) -> NfdWorkerConfigs:
+    from gpusleuth.parsers.nfd_config import CONFIGMAP_KEY, from_text
+
+    found = []
+    for obj in facts.all(K8sObject):
+        data = obj.body.get("data") if obj.kind == "ConfigMap" else None
+        if not isinstance(data, dict) or not isinstance(data.get(CONFIGMAP_KEY), str):
+            continue
+        origin = f"ConfigMap {obj.namespace + '/' if obj.namespace else ''}{obj.name}, key {CONFIGMAP_KEY}"
+        cfg = from_text(data[CONFIGMAP_KEY], obj.artifact, line=obj.key_lines.get(f"data.{CONFIGMAP_KEY}", obj.line), origin=origin)
+        if cfg is not None:
+            found.append(cfg)
+    if not found:
+        raise NotApplicable("no nfd-worker.conf ConfigMap in the artifacts")
+    return NfdWorkerConfigs(found)
