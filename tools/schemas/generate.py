@@ -518,10 +518,12 @@ REAL_CASES = (
     ("containerd/containerd v1.7.27 docs/cri/config.md", "RT160", "keys after the `x509_key_pair_streaming` table header", "the CRI plugin's top level"),
     ("NVIDIA/gpu-operator#1374", "RT004", "`binaryName` beside `BinaryName` (Kubespray's spelling, kubernetes-sigs/kubespray#12167)", "`BinaryName`"),
     ("NVIDIA/nvidia-container-toolkit#56", "RT162", "`args` in a daemon.json runtime", "`runtimeArgs`"),
+    ("Mellanox/network-operator#2", "OP162", "`spec.devicePlugin` (the first NicClusterPolicy's key)", "`spec.rdmaSharedDevicePlugin` (named with `spec.sriovDevicePlugin` as the keys it may mean)"),
 )
 # real configs the tests hold as silent (valid) or as a wrong value rather than a wrong key
 REAL_OTHER = ("valid and silent: NVIDIA/k8s-device-plugin#615 (DP160), #990 (DP161), NVIDIA/gpu-operator#346 (SC160), "
               "#1795 (OP105), NVIDIA/nvidia-docker#1788 (RT160), NVIDIA/nvidia-container-runtime#85 (RT161); "
+              "NVIDIA/k8s-device-plugin#729 (FD160), NVIDIA/gpu-operator#172 (RT164), Mellanox/network-operator v26.4.1 example CRs (OP162); "
               "a wrong value: NVIDIA/mig-parted#44 (`devices: 7` for `devices: [7]`, OP150)")
 
 
@@ -535,7 +537,7 @@ def write_table(out: Path, doc: Path) -> None:
     doc.write_text(
         "# Configuration schemas and where they came from\n\n"
         "gpusleuth checks the configs it reads against the schemas of the components that read them "
-        "(`src/gpusleuth/knowledge/schemas/`, checks DP160, DP161, OP105, OP150, OP160, RT160, SC160, RT161, RT162; the same fact stated in two configs: DP162, OP161, RT163). Each schema is "
+        "(`src/gpusleuth/knowledge/schemas/`, checks DP160, DP161, FD160, OP105, OP150, OP160, OP162, RT160, SC160, RT161, RT162, RT164; the same fact stated in two configs: DP162, OP161, RT163). Each schema is "
         "generated from the component's own source by `python tools/schemas/generate.py NAME` (`all` for every one, "
         "`table` for this page) and merged over the refs listed, so a field carries the first version that has it "
         "(`x-since`) and the first that no longer has it (`x-removed`); versions are compared at major.minor. "
@@ -544,8 +546,11 @@ def write_table(out: Path, doc: Path) -> None:
         "|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n\n"
         "Not generated: the allowed values of a few string fields are Go constants, listed as `enums` in the "
         "generator's SOURCES table beside the file they come from (device plugin consts.go, k8s core/v1 "
-        "TolerationOperator/TaintEffect). Not covered yet: NFD worker config, CRI-O, daemon.json beyond its runtimes, "
-        "the Network Operator's NicClusterPolicy.\n\n"
+        "TolerationOperator/TaintEffect, CRI-O's runtime_type constants). NFD's worker config fields without a json tag "
+        "are read under their Go name with the first letter lowered (nfd-worker matches names without regard to case), "
+        "and each feature source's Config is read from its own package (`parts`). Not covered yet: daemon.json beyond "
+        "its runtimes; CRI-O tables other than `[crio.runtime]` (RT164 checks the runtime handlers; the other keys of `[crio.runtime]` need gpusleuth's CRI-O "
+        "reader to keep them, and hooks_dir's type is lost in reading).\n\n"
         f"## Real configs from public threads\n\nThe checks' tests hold {len(REAL_CASES)} real misplaced, misnamed or "
         "other-version keys from public threads, each reported with where the setting is read or the key meant "
         "(the thread's link is in the test):\n\n"

@@ -1006,8 +1006,8 @@ def crio_runtime_key_not_read(setup: RuntimeSetup) -> Iterable[Hit]:
     """A CRI-O runtime handler (`[crio.runtime.runtimes.<name>]`) has keys CRI-O does not read there, or a runtime_type it refuses.
 
     What it does: checks each runtime handler of every crio.conf and crio.conf.d drop-in gpusleuth reads
-    (runtime_path, runtime_type, runtime_root, monitor_path, allowed_annotations ...) and the `hooks_dir` list
-    against CRI-O's own config types (knowledge/schemas/crio-runtime.json, from cri-o/cri-o pkg/config
+    (runtime_path, runtime_type, runtime_root, monitor_path, allowed_annotations ...) against CRI-O's own
+    config types (knowledge/schemas/crio-runtime.json, from cri-o/cri-o pkg/config
     RuntimeConfig and RuntimeHandler): keys a handler does not have (with the key meant), settings of
     `[crio.runtime]` written inside a handler (`hooks_dir`, `default_runtime`, with where they belong),
     values of the wrong type, and a `runtime_type` other than oci, vm or pod.
