@@ -60,3 +60,58 @@ spec:
 def test_key_case_is_not_judged_and_valid_config_is_silent():
     assert run("FD160", {"cm.yaml": ISSUE_729}) == []
     assert run("FD160", {"cm.yaml": ISSUE_729.replace("deviceLabelFields", "DeviceLabelFields")}) == []
+
+
+# OpenShift's NFD operator CR from https://github.com/NVIDIA/gpu-operator/issues/1469: valid, must be silent.
+ISSUE_1469 = """\
+apiVersion: nfd.openshift.io/v1
+kind: NodeFeatureDiscovery
+metadata:
+  name: openshift-nfd
+  namespace: openshift-nfd
+spec:
+  workerConfig:
+    configData: |
+      core:
+        sleepInterval: 60s
+      sources:
+        pci:
+          deviceClassWhitelist:
+            - "0200"
+            - "03"
+            - "12"
+          deviceLabelFields:
+            - "vendor"
+            - "device"
+"""
+
+
+def test_nodefeaturediscovery_cr():
+    assert run("FD160", {"nfd.yaml": ISSUE_1469}) == []
+    (f,) = run("FD160", {"nfd.yaml": ISSUE_1469.replace("        sleepInterval: 60s", "        sleepIntervall: 60s")})
+    assert f.facts["problems"][0]["closest"] == "sleepInterval" and f.evidence[0].line == 8
+
+
+# GPU Operator Helm values setting the worker config as a mapping (NFD's chart renders it into nfd-worker.conf).
+VALUES = """\
+$ helm get values gpu-operator -n gpu-operator
+USER-SUPPLIED VALUES:
+node-feature-discovery:
+  worker:
+    config:
+      sources:
+        pci:
+          deviceClassWhitelist:
+          - "03"
+          deviceLabelFields:
+          - vendor
+"""
+
+
+def test_helm_values_worker_config():
+    assert run("FD160", {"values.txt": VALUES}) == []
+    wrong = VALUES.replace("        pci:\n", "").replace("          device", "        device").replace("          - ", "        - ")
+    (f,) = run("FD160", {"values.txt": wrong})
+    assert {p["belongs"] for p in f.facts["problems"]} == {"sources.pci.deviceClassWhitelist", "sources.pci.deviceLabelFields"}
+    assert sorted(e.line for e in f.evidence) == [7, 9]
+    assert f.fixes[0].snippet.startswith("node-feature-discovery:\n  worker:\n    config:\n      sources:\n        pci:\n")

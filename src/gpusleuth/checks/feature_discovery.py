@@ -359,7 +359,9 @@ def stated_labels_symptom(prose: Prose | None = None) -> Iterable[Hit]:
 def nfd_worker_config_key_not_read(configs: NfdWorkerConfigs, cluster: Cluster | None = None) -> Iterable[Hit]:
     """An NFD worker config (nfd-worker.conf) has keys nfd-worker does not read, values of the wrong type, or settings its version no longer has.
 
-    What it does: checks each `nfd-worker.conf` ConfigMap key against NFD's own config types
+    What it does: checks each NFD worker config in the artifacts (a ConfigMap key `nfd-worker.conf`, the GPU or
+    Network Operator's Helm value `node-feature-discovery.worker.config`, OpenShift's NodeFeatureDiscovery
+    `spec.workerConfig.configData`) against NFD's own config types
     (knowledge/schemas/nfd-worker-config.json, from kubernetes-sigs/node-feature-discovery pkg/nfd-worker
     NFDConfig and each configurable source's Config: core, sources.pci, sources.usb, sources.cpu,
     sources.kernel, sources.local, sources.custom rules): unknown keys (with the key meant, and where a key
@@ -375,6 +377,8 @@ def nfd_worker_config_key_not_read(configs: NfdWorkerConfigs, cluster: Cluster |
     worker's log for the configuration it loaded.
     References: https://kubernetes-sigs.github.io/node-feature-discovery/stable/reference/worker-configuration-reference.html; https://github.com/kubernetes-sigs/node-feature-discovery/blob/master/pkg/nfd-worker/nfd-worker.go
     """
+    import yaml
+
     from gpusleuth.facts.validation import dotted, fix_snippet, image_version, summary, validate
     from gpusleuth.knowledge.config_schemas import load as load_schema, vkey
 
@@ -390,6 +394,11 @@ def nfd_worker_config_key_not_read(configs: NfdWorkerConfigs, cluster: Cluster |
             continue
         matters = [p for p in problems if p.kind != "removed" or version]
         snippet = fix_snippet(problems)
+        if snippet and cfg.prefix:  # a Helm values mapping: the corrected keys where the values hold the config
+            tree = yaml.safe_load(snippet)
+            for part in reversed(cfg.prefix.split(".")):
+                tree = {part: tree}
+            snippet = yaml.safe_dump(tree, sort_keys=False, default_flow_style=False)
         yield Hit(
             title=f"{cfg.origin}: {problems[0].message}",
             explanation=(f"Checked against NFD's worker config types ({cs.cite}" + (f"; the NFD in use is {version}" if version else "")

@@ -463,18 +463,40 @@ def build_runtime_classes(facts: Facts) -> RuntimeClasses:
 
 @dataclass
 class NfdWorkerConfigs:
-    """The NFD worker configs in the artifacts: every ConfigMap key `nfd-worker.conf` (what NFD's chart, and
-    the GPU and Network Operators' charts that vendor it, render from `worker.config`)."""
+    """The NFD worker configs in the artifacts: the operators' Helm values' `node-feature-discovery.worker.config`,
+    OpenShift NFD operator's NodeFeatureDiscovery `spec.workerConfig.configData`, and every ConfigMap key `nfd-worker.conf` (what NFD's chart, and the GPU and Network Operators' charts that
+    vendor it, render from `worker.config`)."""
 
     configs: list  # parsers.nfd_config.NfdWorkerConfig
 
 
 @combiner(NfdWorkerConfigs)
 def build_nfd_worker_configs(facts: Facts) -> NfdWorkerConfigs:
-    from gpusleuth.parsers.nfd_config import CONFIGMAP_KEY, from_text
+    from gpusleuth.model.runtime import HelmRelease
+    from gpusleuth.parsers.nfd_config import CONFIGMAP_KEY, from_text, from_values
 
-    found = []
+    found, seen = [], set()
+    # the operators' charts vendor NFD: their values set the worker config under node-feature-discovery.worker.config
+    key = "node-feature-discovery.worker.config"
+    for rel in sorted(facts.all(HelmRelease), key=lambda r: r.computed):
+        value = rel.get(key)
+        if value in (None, "", {}) or repr(value) in seen:
+            continue
+        seen.add(repr(value))
+        what = "computed Helm values" if rel.computed else "Helm values"
+        origin = f"{what}{' of ' + rel.name if rel.name else ''} ({rel.artifact}), {key}"
+        cfg = from_values(value, rel.artifact, line=rel.key_lines.get(key), key_lines=rel.key_lines, prefix=key, origin=origin)
+        if cfg is not None:
+            found.append(cfg)
     for obj in facts.all(K8sObject):
+        spec = obj.body.get("spec") if obj.kind == "NodeFeatureDiscovery" else None  # OpenShift's NFD operator
+        text = ((spec or {}).get("workerConfig") or {}).get("configData") if isinstance(spec, dict) else None
+        if isinstance(text, str):
+            origin = f"NodeFeatureDiscovery {obj.namespace + '/' if obj.namespace else ''}{obj.name}, spec.workerConfig.configData"
+            cfg = from_text(text, obj.artifact, line=obj.key_lines.get("spec.workerConfig.configData", obj.line), origin=origin)
+            if cfg is not None:
+                found.append(cfg)
+            continue
         data = obj.body.get("data") if obj.kind == "ConfigMap" else None
         if not isinstance(data, dict) or not isinstance(data.get(CONFIGMAP_KEY), str):
             continue
@@ -483,5 +505,5 @@ def build_nfd_worker_configs(facts: Facts) -> NfdWorkerConfigs:
         if cfg is not None:
             found.append(cfg)
     if not found:
-        raise NotApplicable("no nfd-worker.conf ConfigMap in the artifacts")
+        raise NotApplicable("no NFD worker config (nfd-worker.conf ConfigMap, NodeFeatureDiscovery CR, worker.config Helm value) in the artifacts")
     return NfdWorkerConfigs(found)
