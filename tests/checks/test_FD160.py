@@ -115,3 +115,29 @@ def test_helm_values_worker_config():
     assert {p["belongs"] for p in f.facts["problems"]} == {"sources.pci.deviceClassWhitelist", "sources.pci.deviceLabelFields"}
     assert sorted(e.line for e in f.evidence) == [7, 9]
     assert f.fixes[0].snippet.startswith("node-feature-discovery:\n  worker:\n    config:\n      sources:\n        pci:\n")
+
+
+# The Network Operator's values.yaml at Mellanox/network-operator 2dcf59f1 (https://github.com/Mellanox/network-operator/issues/111):
+# the worker config as text, indented unevenly but meaning sources.pci: valid, must be silent.
+ISSUE_111 = """\
+$ helm get values network-operator -n nvidia-network-operator
+USER-SUPPLIED VALUES:
+node-feature-discovery:
+  worker:
+    config: |
+      sources:
+          pci:
+            deviceClassWhitelist:
+              - "02"
+              - "0200"
+              - "0207"
+            deviceLabelFields:
+              - vendor
+"""
+
+
+def test_worker_config_as_text_in_values():
+    assert run("FD160", {"values.yaml": ISSUE_111}) == []
+    (f,) = run("FD160", {"values.yaml": ISSUE_111.replace("deviceLabelFields", "deviceLabelField")})
+    assert f.facts["problems"][0]["closest"] == "deviceLabelFields"
+    assert f.evidence[0].line == 5 and "line 7: deviceLabelField:" in f.evidence[0].text
