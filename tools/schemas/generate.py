@@ -523,7 +523,7 @@ REAL_CASES = (
 # real configs the tests hold as silent (valid) or as a wrong value rather than a wrong key
 REAL_OTHER = ("valid and silent: NVIDIA/k8s-device-plugin#615 (DP160), #990 (DP161), NVIDIA/gpu-operator#346 (SC160), "
               "#1795 (OP105), NVIDIA/nvidia-docker#1788 (RT160), NVIDIA/nvidia-container-runtime#85 (RT161); "
-              "NVIDIA/k8s-device-plugin#729 (FD160), NVIDIA/gpu-operator#172 (RT164), Mellanox/network-operator v26.4.1 example CRs (OP162); "
+              "NVIDIA/k8s-device-plugin#729, NVIDIA/gpu-operator#1469, Mellanox/network-operator#111 (FD160), NVIDIA/gpu-operator#172 (RT164), Mellanox/network-operator v26.4.1 example CRs (OP162); "
               "a wrong value: NVIDIA/mig-parted#44 (`devices: 7` for `devices: [7]`, OP150)")
 
 
