@@ -106,10 +106,50 @@ SOURCES: dict[str, dict] = {
         "wrap": {"type": "object", "properties": {"runtimes": {"type": "object", "additionalProperties": "$root"},
                                                   "default-runtime": {"type": "string"}}},
     },
+    "crio-runtime": {  # crio.conf's [crio.runtime] table and its [crio.runtime.runtimes.<name>] handlers
+        "repo": "cri-o+cri-o", "github": "cri-o/cri-o", "reader": "go", "tag": "toml",
+        "files": ["pkg/config/config.go"], "root": "RuntimeConfig",
+        "refs": ["v1.28.11", "v1.29.13", "v1.30.14", "v1.31.13", "v1.32.13", "v1.33.13", "v1.34.11", "v1.35.6", "v1.36.3"],
+        "aliases": {"Runtimes": {"type": "object", "additionalProperties": "RuntimeHandler"},
+                    "capabilities.Capabilities": {"type": "array"}, "ExecCPUAffinityType": {"type": "string"}},
+        # pkg/config/config.go RuntimeTypeVM/RuntimeTypePod, config_linux.go DefaultRuntimeType ("" means oci);
+        # RuntimeHandler.Validate refuses any other value
+        "enums": {"crio.runtime.runtimes.*.runtime_type": ["", "oci", "vm", "pod"]},
+        # the other tables of crio.conf ([crio], [crio.image], [crio.network] ...) are not described: open
+        "wrap": {"type": "object", "properties": {"crio": {"type": "object", "properties": {"runtime": "$root"}}}},
+    },
+    "nfd-worker-config": {  # nfd-worker.conf: core settings and each configurable feature source's settings
+        "repo": "kubernetes-sigs+node-feature-discovery", "github": "kubernetes-sigs/node-feature-discovery",
+        "reader": "go", "tag": "json", "untagged": True,
+        "files": ["pkg/nfd-worker/nfd-worker.go"], "root": "NFDConfig",
+        "refs": ["v0.14.6", "v0.15.7", "v0.16.9", "v0.17.4", "v0.18.3", "v0.19.0"],
+        # sourcesConfig is map[string]source.Config filled per source; keys of sources no source has are dropped
+        "aliases": {"sourcesConfig": {"type": "object", "properties": {}, "additionalProperties": False},
+                    "klogutils.KlogConfigOpts": {"type": "object"}, "utils.RegexpVal": {"type": "string"},
+                    "utils.DurationVal": {"type": "string"}},
+        "parts": {
+            "sources.cpu": {"files": ["source/cpu/cpu.go"], "root": "Config"},
+            "sources.kernel": {"files": ["source/kernel/kernel.go"], "root": "Config"},
+            "sources.local": {"files": ["source/local/local.go"], "root": "Config"},
+            "sources.pci": {"files": ["source/pci/pci.go"], "root": "Config"},
+            "sources.usb": {"files": ["source/usb/usb.go"], "root": "Config"},
+            "sources.fake": {"files": ["source/fake/fake.go"], "root": "Config"},
+            "sources.custom": {"files": ["source/custom/custom.go", "source/custom/api/types.go"], "root": "config",
+                               "aliases": {"config": {"type": "array", "items": "Rule"}, "api.Rule": "Rule",
+                                           # custom UnmarshalJSON (api/expression.go) takes several shapes: not judged
+                                           "MatchExpressionSet": {"type": "object"}, "MatchExpression": {},
+                                           "FeatureMatcher": {"type": "array", "items": "FeatureMatcherTerm"}}},
+        },
+    },
     "clusterpolicy-crd": {
         "repo": "NVIDIA+gpu-operator", "github": "NVIDIA/gpu-operator", "reader": "crd",
         "files": ["deployments/gpu-operator/crds/nvidia.com_clusterpolicies.yaml"],
         "refs": ["v24.9.2", "v25.3.4", "v25.10.1", "v26.3.3", "v26.7.0"],
+    },
+    "nicclusterpolicy-crd": {  # the Network Operator's NicClusterPolicy (ofedDriver, rdmaSharedDevicePlugin, ...)
+        "repo": "Mellanox+network-operator", "github": "Mellanox/network-operator", "reader": "crd",
+        "files": ["deployment/network-operator/crds/mellanox.com_nicclusterpolicies.yaml"],
+        "refs": ["v24.7.1", "v24.10.1", "v25.1.0", "v25.4.0", "v25.7.0", "v25.10.0", "v26.1.2", "v26.4.1"],
     },
     "gpu-operator-values": {
         "repo": "NVIDIA+gpu-operator", "github": "NVIDIA/gpu-operator", "reader": "values",
@@ -143,8 +183,13 @@ _TYPE = re.compile(r"^type\s+(\w+)\s+struct\s*\{\s*$")
 _FIELD = re.compile(r"^\s*(?:(\w+)\s+)?([\w.*\[\]{}]+)\s+`([^`]*)`")
 
 
-def go_structs(text: str, tag: str) -> dict[str, list[dict]]:
-    """struct name -> [{name, type, deprecated}] for every tagged field."""
+_UNTAGGED = re.compile(r"^\s*([A-Z]\w*)\s+([\w.*\[\]{}]+)\s*(?://.*)?$")
+
+
+def go_structs(text: str, tag: str, untagged: bool = False) -> dict[str, list[dict]]:
+    """struct name -> [{name, type, deprecated}] for every tagged field; ``untagged``: an exported field with
+    no tag is read too, under its name with the first letter lowered (encoding/json matches names without
+    regard to case; the lowered form is the one the component's docs write)."""
     out: dict[str, list[dict]] = {}
     lines = text.split("\n")
     i = 0
@@ -170,6 +215,11 @@ def go_structs(text: str, tag: str) -> dict[str, list[dict]]:
                     dep = next((c for c in comment if c.lower().startswith("deprecated")), None)
                     added = re.search(r"Added in (v\d+(?:\.\d+)*)", ln + " " + " ".join(comment))
                     fields.append({"name": name, "type": f.group(2), "deprecated": dep, "added": added.group(1) if added else None})
+                comment = []
+            elif depth == 1 and untagged and (u := _UNTAGGED.match(ln)):
+                name = u.group(1)[0].lower() + u.group(1)[1:]
+                dep = next((c for c in comment if c.lower().startswith("deprecated")), None)
+                fields.append({"name": name, "type": u.group(2), "deprecated": dep, "added": None})
                 comment = []
             elif not s:
                 comment = []
@@ -197,8 +247,9 @@ def go_type(t: str, structs: dict, aliases: dict, seen: tuple = ()) -> dict:
         if isinstance(a, str):
             return go_type(a, structs, aliases, seen)
         a = dict(a)
-        if isinstance(a.get("items"), str):
-            a["items"] = go_type(a["items"], structs, aliases, seen)
+        for key in ("items", "additionalProperties"):  # a named element type: `map[string]*RuntimeHandler`
+            if isinstance(a.get(key), str):
+                a[key] = go_type(a[key], structs, aliases, seen)
         return a
     if t in structs and t not in seen:
         props: dict = {}
@@ -225,10 +276,21 @@ def read_go(repo: Path, ref: str, src: dict) -> dict | None:
     for path in src["files"]:
         text = show(repo, ref, path)
         if text is not None:
-            structs.update(go_structs(text, src["tag"]))
-    if src["root"] not in structs:
+            structs.update(go_structs(text, src["tag"], src.get("untagged", False)))
+    if src["root"] not in structs and not (structs and src["root"] in src.get("aliases", {})):
         return None
-    return go_type(src["root"], structs, src.get("aliases", {}))
+    schema = go_type(src["root"], structs, src.get("aliases", {}))
+    # parts: a map whose entries are other packages' structs of the same name (NFD's sources.<name> -> each
+    # source's Config), each read on its own and set at its dotted path; a part the ref lacks is left out
+    for where, part in (src.get("parts") or {}).items():
+        sub = read_go(repo, ref, {"tag": src["tag"], "untagged": src.get("untagged", False), **part})
+        if sub is None:
+            continue
+        node = schema
+        for key in where.split(".")[:-1]:
+            node = node.setdefault("properties", {}).setdefault(key, {"type": "object", "properties": {}, "additionalProperties": False})
+        node.setdefault("properties", {})[where.split(".")[-1]] = sub
+    return schema
 
 
 # ------------------------------------------------------------------------------------------------ CRD, values
@@ -379,6 +441,11 @@ def set_enum(schema: dict, path: str, values: list) -> None:
     for part in path.split("."):
         while "items" in node and part not in node.get("properties", {}):
             node = node["items"]
+        if part == "*":  # any key of a map: its value schema
+            node = node.get("additionalProperties") if isinstance(node.get("additionalProperties"), dict) else None
+            if node is None:
+                return
+            continue
         node = node.get("properties", {}).get(part)
         if node is None:
             return
@@ -428,7 +495,10 @@ WHAT = {
     "pod-spec": "Pod spec (resources, runtimeClassName, tolerations, nodeSelector, containers)",
     "clusterpolicy-crd": "GPU Operator ClusterPolicy CRD",
     "gpu-operator-values": "GPU Operator Helm chart values",
+    "nicclusterpolicy-crd": "Network Operator NicClusterPolicy CRD",
+    "nfd-worker-config": "NFD worker config (nfd-worker.conf: core, sources.pci / usb / cpu / kernel / local / custom)",
     "device-plugin-values": "nvidia-device-plugin Helm chart values",
+    "crio-runtime": "CRI-O crio.conf `[crio.runtime]` (hooks_dir, default_runtime ...) and `[crio.runtime.runtimes.<name>]` (runtime_path, runtime_type, runtime_root ...); other tables not described",
     "docker-daemon-runtimes": "Docker daemon.json `runtimes` entries and `default-runtime` (other keys not described)",
 }
 
@@ -448,10 +518,12 @@ REAL_CASES = (
     ("containerd/containerd v1.7.27 docs/cri/config.md", "RT160", "keys after the `x509_key_pair_streaming` table header", "the CRI plugin's top level"),
     ("NVIDIA/gpu-operator#1374", "RT004", "`binaryName` beside `BinaryName` (Kubespray's spelling, kubernetes-sigs/kubespray#12167)", "`BinaryName`"),
     ("NVIDIA/nvidia-container-toolkit#56", "RT162", "`args` in a daemon.json runtime", "`runtimeArgs`"),
+    ("Mellanox/network-operator#2", "OP162", "`spec.devicePlugin` (the first NicClusterPolicy's key)", "`spec.rdmaSharedDevicePlugin` (named with `spec.sriovDevicePlugin` as the keys it may mean)"),
 )
 # real configs the tests hold as silent (valid) or as a wrong value rather than a wrong key
 REAL_OTHER = ("valid and silent: NVIDIA/k8s-device-plugin#615 (DP160), #990 (DP161), NVIDIA/gpu-operator#346 (SC160), "
               "#1795 (OP105), NVIDIA/nvidia-docker#1788 (RT160), NVIDIA/nvidia-container-runtime#85 (RT161); "
+              "NVIDIA/k8s-device-plugin#729, NVIDIA/gpu-operator#1469, Mellanox/network-operator#111 (FD160), NVIDIA/gpu-operator#172 (RT164), Mellanox/network-operator v26.4.1 example CRs (OP162); "
               "a wrong value: NVIDIA/mig-parted#44 (`devices: 7` for `devices: [7]`, OP150)")
 
 
@@ -465,7 +537,7 @@ def write_table(out: Path, doc: Path) -> None:
     doc.write_text(
         "# Configuration schemas and where they came from\n\n"
         "gpusleuth checks the configs it reads against the schemas of the components that read them "
-        "(`src/gpusleuth/knowledge/schemas/`, checks DP160, DP161, OP105, OP150, OP160, RT160, SC160, RT161, RT162; the same fact stated in two configs: DP162, OP161, RT163). Each schema is "
+        "(`src/gpusleuth/knowledge/schemas/`, checks DP160, DP161, FD160, OP105, OP150, OP160, OP162, RT160, SC160, RT161, RT162, RT164; the same fact stated in two configs: DP162, OP161, RT163). Each schema is "
         "generated from the component's own source by `python tools/schemas/generate.py NAME` (`all` for every one, "
         "`table` for this page) and merged over the refs listed, so a field carries the first version that has it "
         "(`x-since`) and the first that no longer has it (`x-removed`); versions are compared at major.minor. "
@@ -474,8 +546,11 @@ def write_table(out: Path, doc: Path) -> None:
         "|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n\n"
         "Not generated: the allowed values of a few string fields are Go constants, listed as `enums` in the "
         "generator's SOURCES table beside the file they come from (device plugin consts.go, k8s core/v1 "
-        "TolerationOperator/TaintEffect). Not covered yet: NFD worker config, CRI-O, daemon.json beyond its runtimes, "
-        "the Network Operator's NicClusterPolicy.\n\n"
+        "TolerationOperator/TaintEffect, CRI-O's runtime_type constants). NFD's worker config fields without a json tag "
+        "are read under their Go name with the first letter lowered (nfd-worker matches names without regard to case), "
+        "and each feature source's Config is read from its own package (`parts`). Not covered yet: daemon.json beyond "
+        "its runtimes; CRI-O tables other than `[crio.runtime]` (RT164 checks the runtime handlers; the other keys of `[crio.runtime]` need gpusleuth's CRI-O "
+        "reader to keep them, and hooks_dir's type is lost in reading).\n\n"
         f"## Real configs from public threads\n\nThe checks' tests hold {len(REAL_CASES)} real misplaced, misnamed or "
         "other-version keys from public threads, each reported with where the setting is read or the key meant "
         "(the thread's link is in the test):\n\n"

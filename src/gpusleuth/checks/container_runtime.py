@@ -996,3 +996,67 @@ def runtimeclass_handler_not_in_runtime_table(classes: RuntimeClasses, setup: Ru
             facts={"runtimeclass": rc.name, "handler": handler, "containerd_runtimes": sorted(all_in),
                    "toolkit_runtime_class": toolkit.value if toolkit and not toolkit.default else None},
         )
+
+
+# ------------------------------------------------------------------------------------------------ RT164
+
+
+@check("RT164", "crio-runtime-key-not-read")
+def crio_runtime_key_not_read(setup: RuntimeSetup) -> Iterable[Hit]:
+    """A CRI-O runtime handler (`[crio.runtime.runtimes.<name>]`) has keys CRI-O does not read there, or a runtime_type it refuses.
+
+    What it does: checks each runtime handler of every crio.conf and crio.conf.d drop-in gpusleuth reads
+    (runtime_path, runtime_type, runtime_root, monitor_path, allowed_annotations ...) against CRI-O's own
+    config types (knowledge/schemas/crio-runtime.json, from cri-o/cri-o pkg/config
+    RuntimeConfig and RuntimeHandler): keys a handler does not have (with the key meant), settings of
+    `[crio.runtime]` written inside a handler (`hooks_dir`, `default_runtime`, with where they belong),
+    values of the wrong type, and a `runtime_type` other than oci, vm or pod.
+    Why it matters: CRI-O decodes its config with BurntSushi/toml and drops keys its structs do not have
+    without a word: a `hooks_dir` written under `[crio.runtime.runtimes.nvidia]` leaves the NVIDIA OCI hook
+    undiscovered, a misspelt `runtime_path` leaves the handler on the runc found in $PATH, so GPU containers
+    start without their devices. A runtime_type outside the allowed set makes CRI-O refuse the handler.
+    How to fix: write the key where CRI-O reads it (the corrected snippet is given), or let
+    `nvidia-ctk runtime configure --runtime=crio` write the drop-in, then restart CRI-O and check with
+    `crio status config`.
+    References: https://github.com/cri-o/cri-o/blob/main/docs/crio.conf.5.md; https://github.com/cri-o/cri-o/blob/main/pkg/config/config.go
+    """
+    cs = load_schema("crio-runtime")
+    for cfg in setup.other_engines:
+        if cfg.engine != "crio":
+            continue
+        problems: list[tuple[Problem, Evidence | None, str | None]] = []
+        for name, h in cfg.runtimes.items():
+            entry = dict(h.options)
+            for p in validate({"runtimes": {name: entry}}, cs, root=("crio", "runtime"), at=("crio", "runtime")):
+                if p.kind != "deprecated":
+                    problems.append((p, h.evidence, name))
+        if not problems:
+            continue
+        ps = [p for p, _, _ in problems]
+        refused = [p for p in ps if p.kind in ("bad-value", "wrong-type")]
+        first = ps[0]
+        snippet = None
+        target = first.belongs or ((*first.path[:-1], first.closest) if first.closest else None)
+        if target:
+            value = first.closest if first.kind == "bad-value" else first.value
+            table = ".".join(str(t) for t in target[:-1])
+            snippet = f"[{table}]\n  {target[-1]} = {json.dumps(value) if value is not None else '...'}\n"
+        yield Hit(
+            title=f"{cfg.where}: {first.message}",
+            explanation=(f"Checked against CRI-O's runtime config types ({cs.cite}): {summary(ps)} "
+                         + ("CRI-O refuses a handler with a runtime_type other than oci, vm or pod. " if refused else "")
+                         + ("CRI-O drops keys its config types do not have without a warning, so these settings are not in effect."
+                            if any(p.ignored for p in ps) else "")).strip(),
+            severity=Severity.ERROR if refused else Severity.WARNING,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(ev for _, ev, _ in problems[:6] if ev)),
+            fixes=(Fix(FixKind.PERMANENT, "Write the key where CRI-O reads it, restart CRI-O and check what it loaded.",
+                       ("sudo systemctl restart crio", "sudo crio status config | grep -n -A6 'crio.runtime.runtimes'"),
+                       snippet=snippet, snippet_language="toml" if snippet else None),),
+            node=setup.node,
+            component="crio",
+            confidence=0.7,
+            facts={"config": cfg.where, "runtimes": sorted({n for _, _, n in problems if n}),
+                   "problems": [{"kind": p.kind, "path": p.dotted, "closest": p.closest,
+                                 "belongs": dotted(p.belongs) if p.belongs else None} for p in ps]},
+        )

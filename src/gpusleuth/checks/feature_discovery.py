@@ -15,6 +15,7 @@ from gpusleuth.facts.configuration import truthy
 from gpusleuth.facts.gpus import COUNT_LABEL, PCI_PRESENT_LABEL
 from gpusleuth.facts.operands import spec_for
 from gpusleuth.facts.plugin_config import PluginWiring
+from gpusleuth.facts.validation import NfdWorkerConfigs
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.k8s import Node, Pod
@@ -349,3 +350,70 @@ def stated_labels_symptom(prose: Prose | None = None) -> Iterable[Hit]:
     References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
     """
     yield from stated_hits(prose, Layer.FEATURE_DISCOVERY)
+
+
+# ------------------------------------------------------------------------------------------------ FD160
+
+
+@check("FD160", "nfd-worker-config-key-not-read")
+def nfd_worker_config_key_not_read(configs: NfdWorkerConfigs, cluster: Cluster | None = None) -> Iterable[Hit]:
+    """An NFD worker config (nfd-worker.conf) has keys nfd-worker does not read, values of the wrong type, or settings its version no longer has.
+
+    What it does: checks each NFD worker config in the artifacts (a ConfigMap key `nfd-worker.conf`, the GPU or
+    Network Operator's Helm value `node-feature-discovery.worker.config`, OpenShift's NodeFeatureDiscovery
+    `spec.workerConfig.configData`) against NFD's own config types
+    (knowledge/schemas/nfd-worker-config.json, from kubernetes-sigs/node-feature-discovery pkg/nfd-worker
+    NFDConfig and each configurable source's Config: core, sources.pci, sources.usb, sources.cpu,
+    sources.kernel, sources.local, sources.custom rules): unknown keys (with the key meant, and where a key
+    belongs when it exists elsewhere: `deviceClassWhitelist` directly under `sources` belongs under
+    sources.pci), wrong types, sources no source has, and settings the NFD version in use (its image tag) does
+    not have yet or no longer has. Key case is not judged: nfd-worker matches names without regard to case.
+    Why it matters: nfd-worker reads the file with sigs.k8s.io/yaml and drops what its types do not have
+    without a word, so a PCI whitelist one level too high leaves the default in force: GPU nodes keep or lose
+    the `feature.node.kubernetes.io/pci-10de.present` label the GPU Operator selects its operands by, and
+    the operands land on the wrong nodes or on none.
+    How to fix: write the key where nfd-worker reads it (the corrected snippet is given), through the chart's
+    `worker.config` (`node-feature-discovery.worker.config` in the GPU Operator's values), and check the
+    worker's log for the configuration it loaded.
+    References: https://kubernetes-sigs.github.io/node-feature-discovery/stable/reference/worker-configuration-reference.html; https://github.com/kubernetes-sigs/node-feature-discovery/blob/master/pkg/nfd-worker/nfd-worker.go
+    """
+    import yaml
+
+    from gpusleuth.facts.validation import dotted, fix_snippet, image_version, summary, validate
+    from gpusleuth.knowledge.config_schemas import load as load_schema, vkey
+
+    cs = load_schema("nfd-worker-config")
+    images = [i for p in (cluster.pods if cluster else ()) for i in p.images]
+    version = image_version(images, "node-feature-discovery")
+    v, s = vkey(version), vkey(cs.version)
+    if v and s and v[:2] > s[:2]:
+        return  # a newer NFD may have settings the stored schema does not
+    for cfg in configs.configs:
+        problems = [p for p in validate(cfg.body, cs, version=version) if p.kind not in ("deprecated", "wrong-case")]
+        if not problems:
+            continue
+        matters = [p for p in problems if p.kind != "removed" or version]
+        snippet = fix_snippet(problems)
+        if snippet and cfg.prefix:  # a Helm values mapping: the corrected keys where the values hold the config
+            tree = yaml.safe_load(snippet)
+            for part in reversed(cfg.prefix.split(".")):
+                tree = {part: tree}
+            snippet = yaml.safe_dump(tree, sort_keys=False, default_flow_style=False)
+        yield Hit(
+            title=f"{cfg.origin}: {problems[0].message}",
+            explanation=(f"Checked against NFD's worker config types ({cs.cite}" + (f"; the NFD in use is {version}" if version else "")
+                         + f"): {summary(problems)} nfd-worker drops settings its config types do not have without a warning, "
+                         "so the defaults stay in force for these."),
+            severity=Severity.WARNING if matters else Severity.INFO,
+            role=Role.ROOT_CAUSE if matters else Role.SYMPTOM,
+            evidence=tuple(dict.fromkeys(cfg.evidence(p.path) for p in problems[:6])),
+            fixes=(Fix(FixKind.PERMANENT, "Write the setting where nfd-worker reads it (the chart's worker.config), let the ConfigMap roll out and "
+                       "check the configuration the worker logs at start.",
+                       ("kubectl logs -l app.kubernetes.io/name=node-feature-discovery,role=worker --tail=200 -A | grep -i config",),
+                       snippet=snippet, snippet_language="yaml" if snippet else None),),
+            component="nfd-worker",
+            confidence=0.7 if matters else 0.4,
+            facts={"config": cfg.origin, "version": version, "schema": cs.version,
+                   "problems": [{"kind": p.kind, "path": p.dotted, "closest": p.closest,
+                                 "belongs": dotted(p.belongs) if p.belongs else None} for p in problems]},
+        )

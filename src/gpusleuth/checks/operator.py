@@ -879,3 +879,60 @@ def gpu_daemonset_taint_not_tolerated(cluster: Cluster) -> Iterable[Hit]:
             confidence=0.8,
             facts={"taint": shown, "daemonset": ds.name, "nodes": [n.name for n, _ in nodes]},
         )
+
+
+# ------------------------------------------------------------------------------------------------ OP162
+
+
+@check("OP162", "nicclusterpolicy-field-not-in-crd")
+def nicclusterpolicy_against_crd(configuration: Configuration, cluster: Cluster | None = None) -> Iterable[Hit]:
+    """A NicClusterPolicy sets fields the Network Operator's CRD does not have, values of the wrong type, or values outside the allowed set.
+
+    What it does: checks the NicClusterPolicy's spec against the CRD's OpenAPI schema as the Network Operator
+    ships it (knowledge/schemas/nicclusterpolicy-crd.json, from Mellanox/network-operator
+    deployment/network-operator/crds at each release): unknown fields (with the nearest field, and where a field
+    belongs when it exists elsewhere: `spec.ofedDriver.upgradePolicy.autoUpgrade` written one level up),
+    wrong types, values outside an enum, and fields the Network Operator version in use (its image tag) does not
+    have yet or no longer has. A version newer than the stored schema is not judged, nor are unknown fields of a
+    NicClusterPolicy read back from the API server (it prunes what its CRD lacks).
+    Why it matters: the API server prunes fields a structural CRD does not declare, so the Network Operator never
+    sees them: the MOFED/DOCA driver, the RDMA shared device plugin or the SR-IOV plugin is deployed with its
+    default instead (no `rdma/...` resource, GPUDirect RDMA unavailable to GPU pods); a wrong type or enum value
+    is refused and the edit does not land at all.
+    How to fix: write the field where the CRD has it (the corrected snippet is given) and re-apply with
+    `kubectl apply --validate=strict`, or set it through the Network Operator chart's values.
+    References: https://github.com/Mellanox/network-operator/blob/master/deployment/network-operator/crds/mellanox.com_nicclusterpolicies.yaml; https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#field-pruning
+    """
+    ncp = configuration.nic_cluster_policy
+    if ncp is None or not isinstance(ncp.body.get("spec"), dict):
+        return
+    cs = load_schema("nicclusterpolicy-crd")
+    images = [i for p in (cluster.pods if cluster else ()) for i in p.images]
+    version = image_version(images, "network-operator")
+    if _newer_than_schema(version, cs.version):
+        return
+    problems = [p for p in validate(ncp.body["spec"], cs, version=version, root=("spec",), at=("spec",)) if p.kind != "deprecated"]
+    if version is None:  # without the version in use, a field the newest CRD lacks may still be the older one's
+        problems = [p for p in problems if p.kind not in ("removed", "not-yet")]
+    if _from_the_api_server(ncp.body):
+        problems = [p for p in problems if p.kind not in ("unknown-key", "misplaced-key", "wrong-case")]
+    if not problems:
+        return
+    refused = [p for p in problems if p.kind in ("wrong-type", "bad-value")]
+    snippet = fix_snippet(problems)
+    yield Hit(
+        title=f"NicClusterPolicy {ncp.name}: {problems[0].message}",
+        explanation=(f"Checked against the NicClusterPolicy CRD ({cs.cite}" + (f"; the Network Operator in use is {version}" if version else "")
+                     + f"): {summary(problems)} "
+                     + ("The API server refuses a value of the wrong type or outside the allowed set, so the edit does not land. " if refused else "")
+                     + ("Fields the CRD does not declare are pruned by the API server, so the Network Operator never sees them." if any(p.ignored for p in problems) else "")).strip(),
+        severity=Severity.ERROR if refused else Severity.WARNING,
+        role=Role.ROOT_CAUSE,
+        evidence=tuple(dict.fromkeys(ncp.evidence(".".join(str(x) for x in p.path), f"{p.dotted}: {p.value!r}"[:200] if p.value is not None else None) for p in problems[:6])),
+        fixes=(Fix(FixKind.PERMANENT, "Write the field where the CRD has it and re-apply with `kubectl apply --validate=strict`.",
+                   snippet=snippet, snippet_language="yaml" if snippet else None),),
+        component="network-operator",
+        confidence=0.8,
+        facts={"schema": cs.version, "version": version,
+               "problems": [{"kind": p.kind, "path": p.dotted, "belongs": dotted(p.belongs) if p.belongs else None} for p in problems]},
+    )

@@ -309,6 +309,10 @@ def _unknown(key, path: tuple, spath: tuple, s: dict, cs: ConfigSchema, value, f
         b = other[0]
         return Problem("misplaced-key", path, f"`{key}` under {where} is not read there: `{b[-1]}` belongs under {dotted(doc(b)[:-1]) or 'the top level'}",
                        closest=b[-1], belongs=doc(b), value=value)
+    # `devicePlugin` beside rdmaSharedDevicePlugin and sriovDevicePlugin: the end of several keys names none of them
+    ends = [k for k in siblings if len(k) > len(str(key)) and k.lower().endswith(str(key).lower())]
+    if close and len(ends) >= 2 and close[0] in ends:
+        return Problem("unknown-key", path, f"{where} has no `{key}`; did you mean one of {', '.join(f'`{k}`' for k in ends)}?", value=value)
     hint = f"; did you mean `{close[0]}`?" if close else ""
     return Problem("unknown-key", path, f"{where} has no `{key}`{hint}", closest=close[0] if close else None, value=value)
 
@@ -455,3 +459,51 @@ def build_runtime_classes(facts: Facts) -> RuntimeClasses:
     if not found:
         raise NotApplicable("no RuntimeClass object in the artifacts")
     return RuntimeClasses(found)
+
+
+@dataclass
+class NfdWorkerConfigs:
+    """The NFD worker configs in the artifacts: the operators' Helm values' `node-feature-discovery.worker.config`,
+    OpenShift NFD operator's NodeFeatureDiscovery `spec.workerConfig.configData`, and every ConfigMap key `nfd-worker.conf` (what NFD's chart, and the GPU and Network Operators' charts that
+    vendor it, render from `worker.config`)."""
+
+    configs: list  # parsers.nfd_config.NfdWorkerConfig
+
+
+@combiner(NfdWorkerConfigs)
+def build_nfd_worker_configs(facts: Facts) -> NfdWorkerConfigs:
+    from gpusleuth.model.runtime import HelmRelease
+    from gpusleuth.parsers.nfd_config import CONFIGMAP_KEY, from_text, from_values
+
+    found, seen = [], set()
+    # the operators' charts vendor NFD: their values set the worker config under node-feature-discovery.worker.config
+    key = "node-feature-discovery.worker.config"
+    for rel in sorted(facts.all(HelmRelease), key=lambda r: r.computed):
+        value = rel.get(key)
+        if value in (None, "", {}) or repr(value) in seen:
+            continue
+        seen.add(repr(value))
+        what = "computed Helm values" if rel.computed else "Helm values"
+        origin = f"{what}{' of ' + rel.name if rel.name else ''} ({rel.artifact}), {key}"
+        cfg = from_values(value, rel.artifact, line=rel.key_lines.get(key), key_lines=rel.key_lines, prefix=key, origin=origin)
+        if cfg is not None:
+            found.append(cfg)
+    for obj in facts.all(K8sObject):
+        spec = obj.body.get("spec") if obj.kind == "NodeFeatureDiscovery" else None  # OpenShift's NFD operator
+        text = ((spec or {}).get("workerConfig") or {}).get("configData") if isinstance(spec, dict) else None
+        if isinstance(text, str):
+            origin = f"NodeFeatureDiscovery {obj.namespace + '/' if obj.namespace else ''}{obj.name}, spec.workerConfig.configData"
+            cfg = from_text(text, obj.artifact, line=obj.key_lines.get("spec.workerConfig.configData", obj.line), origin=origin)
+            if cfg is not None:
+                found.append(cfg)
+            continue
+        data = obj.body.get("data") if obj.kind == "ConfigMap" else None
+        if not isinstance(data, dict) or not isinstance(data.get(CONFIGMAP_KEY), str):
+            continue
+        origin = f"ConfigMap {obj.namespace + '/' if obj.namespace else ''}{obj.name}, key {CONFIGMAP_KEY}"
+        cfg = from_text(data[CONFIGMAP_KEY], obj.artifact, line=obj.key_lines.get(f"data.{CONFIGMAP_KEY}", obj.line), origin=origin)
+        if cfg is not None:
+            found.append(cfg)
+    if not found:
+        raise NotApplicable("no NFD worker config (nfd-worker.conf ConfigMap, NodeFeatureDiscovery CR, worker.config Helm value) in the artifacts")
+    return NfdWorkerConfigs(found)
