@@ -164,3 +164,14 @@ def test_the_catalogue_says_what_the_code_was_doing_and_how_to_tell_the_causes_a
     assert f.facts["catalogue"] == "kernel/required-key" and f.confidence == 0.4
     assert "Secure Boot" in f.explanation
     assert "mokutil --sb-state" in f.fixes[0].commands
+
+
+def test_running_controllers_are_no_sign_that_a_gpu_works(tmp_path):
+    """The operator's and NFD's own pods run whether or not any GPU can be used: alone they earn no HEALTHY."""
+    pods = ("$ kubectl get pods -n nvidia-network-operator\n"
+            "NAME                                                              READY   STATUS    RESTARTS   AGE\n"
+            "network-operator-6597755967-b9rtk                                 1/1     Running   0          7m51s\n"
+            "network-operator-node-feature-discovery-worker-5sdfw              1/1     Running   0          7m51s\n")
+    assert _diagnose(tmp_path, pods).verdict == "no-verdict"
+    plugin = pods + "nvidia-device-plugin-daemonset-x7k2p                              1/1     Running   0          7m51s\n"
+    assert _diagnose(tmp_path, plugin).verdict == "healthy"

@@ -412,13 +412,24 @@ def build_error_lines(facts: Facts) -> ErrorLines:
     return ErrorLines(tuple(out))
 
 
+# Controllers and labellers: running, they say nothing about whether a GPU can be used.
+_NOT_GPU_PATH = frozenset({"gpu-operator", "network-operator", "nfd-master", "nfd-worker", "nfd-gc"})
+
+
+def _on_the_gpu_path(p: Pod) -> bool:
+    """An operand that only runs when the layers below it work (driver, toolkit, plugin, validators, DCGM)."""
+    spec = _operand(p.name, p.namespace) if p.name else None
+    return spec is not None and spec.name not in _NOT_GPU_PATH
+
+
 @combiner(HealthSigns)
 def build_health_signs(facts: Facts) -> HealthSigns:
     signs: list[HealthSign] = []
     cluster: Cluster | None = _optional(facts, Cluster)
     if cluster is not None:
+        gpu_pods = {id(p) for p in cluster.gpu_pods()}
         for p in cluster.pods:
-            if pod_is_healthy(p) and p.evidence is not None:
+            if pod_is_healthy(p) and p.evidence is not None and (id(p) in gpu_pods or _on_the_gpu_path(p)):
                 signs.append(HealthSign(f"pod {p.name} is {p.status or p.phase}" + (f" and ready ({p.ready})" if p.ready else ""), p.evidence, p.node))
         nodes = [*cluster.nodes.values(), *(f for f in cluster.fragments if isinstance(f, Node))]
         for n in nodes:
