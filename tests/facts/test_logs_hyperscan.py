@@ -29,12 +29,12 @@ def _matches(logs: list[ContainerLog], use_hyperscan: bool) -> list[tuple]:
     facts = Facts()
     for log in logs:
         facts.add(log)
-    old = logs_mod.USE_HYPERSCAN
-    logs_mod.USE_HYPERSCAN = use_hyperscan
+    old = logs_mod.USE_HYPERSCAN, logs_mod.HYPERSCAN_MIN_LINES
+    logs_mod.USE_HYPERSCAN, logs_mod.HYPERSCAN_MIN_LINES = use_hyperscan, 0  # whatever the logs' size
     try:
         view = logs_mod.build_logs(facts)
     finally:
-        logs_mod.USE_HYPERSCAN = old
+        logs_mod.USE_HYPERSCAN, logs_mod.HYPERSCAN_MIN_LINES = old
     return [(m.log.artifact, m.line.line, m.line.message, m.signature.id) for m in view.all_matches()]
 
 
@@ -102,3 +102,13 @@ def test_candidates_are_lines_that_can_match():
     known = _known_lines()
     log = _log(["nothing", known[0], "nothing", "nothing", known[1]])
     assert logs_mod._candidates(logs_mod.hyperscan_database(), log) == [1, 4]
+
+
+def test_small_logs_keep_the_re2_path(monkeypatch):
+    """Below HYPERSCAN_MIN_LINES the database is not even compiled: its cost would exceed what it saves."""
+    calls = []
+    monkeypatch.setattr(logs_mod, "hyperscan_database", lambda: calls.append(1))
+    facts = Facts()
+    facts.add(_log(["plain line"] * 10))
+    logs_mod.build_logs(facts)
+    assert not calls
