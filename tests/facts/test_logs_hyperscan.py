@@ -90,6 +90,8 @@ def test_same_matches_at_the_edges():
         [k[: len(k) // 2] for k in known] + [k.upper() for k in known] + known,  # halves, other case, whole
         [known[4] + " \u00e9\u4e2d\U0001f600", "\u00e9" + known[4]],  # multi-byte UTF-8 around a match
         ["first half\n" + known[5], known[6]],  # a message holding a newline: the re2 path for this log
+        ["FAILED TO INITIALIZE NVML", "failed to initialize nvml", "nvml error: driver/library ver\u017fion mismatch",
+         "Failed to initialize NVML: driver/library ver\u017fion mismatch"],  # (?i) signatures, Unicode folding
         [],
     ]
     for i, messages in enumerate(cases):
