@@ -49,8 +49,10 @@ def main() -> None:
                    COLUMNS="100")
         for name, cmd in commands(src).items():
             jobs[name] = (cmd, env)
-    for cmd, env in jobs.values():  # warm-up: writes the bytecode cache
-        subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for name, (cmd, env) in jobs.items():  # warm-up: writes the bytecode cache, and each command must work
+        proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if proc.returncode not in (0, 1):  # 1: the example has findings
+            raise SystemExit(f"{name} failed ({proc.returncode}): {proc.stderr[-2000:]}")
     times: dict[str, list[float]] = {name: [] for name in jobs}
     for _ in range(args.runs):
         for name, (cmd, env) in jobs.items():
