@@ -6,10 +6,8 @@ Exit codes: 0 nothing at the --fail-on severity (default error) or above; 1 find
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import tomllib
 
 import click
 
@@ -486,6 +484,8 @@ def cuda_error(codes: tuple[str, ...], fmt: str) -> None:
 @cli.command()
 def examples() -> None:
     """List the bundled example incidents (diagnose them with example:NAME)."""
+    import tomllib
+
     from gpusleuth.sources import example_names, examples_root
 
     for name in example_names():
@@ -501,6 +501,8 @@ def checks(fmt: str) -> None:
 
     items = all_checks()
     if fmt == "json":
+        import json
+
         click.echo(json.dumps([c.to_dict() for c in items], indent=2))
         return
     from rich.console import Console
@@ -552,6 +554,8 @@ def collect(output: str | None, fmt: str, **live) -> None:
     summary = {"bundle": str(path), "artifacts": len(collection.artifacts), "counts": m["counts"],
                "gaps": [str(g) for g in collection.gaps], "redacted": m["redaction"]["total"]}
     if fmt == "json":
+        import json
+
         click.echo(json.dumps(summary, indent=2))
         return
     click.echo(f"wrote {path}: {summary['artifacts']} artifacts ({m['counts']['nodes']} nodes, {m['counts']['pods']} pods), "

@@ -18,10 +18,21 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 
-try:  # pinned in pyproject.toml; without it (a bare checkout) lines are compared word by word, see token_dice
-    from rapidfuzz import fuzz
-except ImportError:  # pragma: no cover - exercised only where the dependency is missing
-    fuzz = None
+_NOT_LOADED = object()
+fuzz = _NOT_LOADED  # rapidfuzz's fuzz module, imported on the first comparison (None where it is not installed)
+
+
+def _fuzz():
+    """Pinned in pyproject.toml; without it (a bare checkout) lines are compared word by word, see token_dice.
+    Imported on first use, so that a diagnosis that compares no lines (and every other command) never loads it."""
+    global fuzz
+    if fuzz is _NOT_LOADED:
+        try:
+            from rapidfuzz import fuzz as loaded
+        except ImportError:  # pragma: no cover - exercised only where the dependency is missing
+            loaded = None
+        fuzz = loaded
+    return fuzz
 
 from gpusleuth.checks.accounting import normalise
 from gpusleuth.errors import NotApplicable
@@ -160,6 +171,7 @@ def similarity(known: str, seen: str) -> float:
     inside the longer, discounted when the source's line is only a fragment of the incident's."""
     if not known or not seen:
         return 0.0
+    fuzz = _fuzz()
     if fuzz is None:
         return token_dice(known, seen)
     if len(known) <= len(seen):

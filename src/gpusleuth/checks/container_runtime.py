@@ -13,8 +13,6 @@ import json
 from collections import Counter, defaultdict
 from typing import Iterable
 
-import yaml
-
 from gpusleuth.checks.base import check
 from gpusleuth.facts.configs import CdiSpecs
 from gpusleuth.facts.validation import Problem, RuntimeClasses, check_path, dotted, summary, validate
@@ -111,6 +109,7 @@ def _describe_toolkit(setup: RuntimeSetup) -> str:
 
 def target_fixes(setup: RuntimeSetup, handler: str) -> tuple[Fix, ...]:
     """Point the toolkit at kubelet's containerd: values fragment + helm upgrade, or a ClusterPolicy patch."""
+    import yaml
     used = setup.kubelet_instance
     if used is None:
         return ()

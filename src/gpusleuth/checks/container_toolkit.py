@@ -14,8 +14,6 @@ from collections import defaultdict
 from functools import cache
 from typing import Iterable
 
-import yaml
-
 from gpusleuth.checks.base import check
 from gpusleuth.checks.container_runtime import main_handler, misdirected_only, missing_in_used, target_fixes
 from gpusleuth.facts.cluster import Cluster
@@ -224,6 +222,7 @@ def toolkit_env_misses_platform_paths(configuration: Configuration, platform: Pl
     References: https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/getting-started.html#rancher-kubernetes-engine-2;
     https://docs.k3s.io/advanced#configuring-containerd; https://github.com/k3s-io/k3s/issues/4070
     """
+    import yaml
     p = platform.row
     if p.runtime != "containerd" or not p.toolkit_env:
         return

@@ -16,8 +16,6 @@ import re
 from collections import Counter
 from typing import Iterable
 
-import yaml
-
 from gpusleuth.checks.base import check
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.gpus import GpuInventory
@@ -258,6 +256,7 @@ def _plugin_problems(cfg: SharingConfig) -> list[tuple[str, str, Evidence]]:
 def _renamed_block(cfg: SharingConfig) -> str | None:
     """The sharing block rewritten with renameByDefault, for a config that asks for `<name>.shared` with a per-resource
     `rename` the plugin drops; None when no resource renames."""
+    import yaml
     sharing = cfg.body.get("sharing") if isinstance(cfg.body.get("sharing"), dict) else {}
     for mode in ("timeSlicing", "mps"):
         block = sharing.get(mode) if isinstance(sharing.get(mode), dict) else {}

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Iterable
 
-import yaml
-
 from gpusleuth.facts.platform import Platform, PlatformRow
 from gpusleuth.facts.prose import STATED_CONFIDENCE, Prose, event_row, symptom_row
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
@@ -42,6 +40,7 @@ def platform_note(platform: Platform | None, handler: str = "nvidia") -> str:
 
 
 def toolkit_env_snippet(p: PlatformRow, handler: str = "nvidia") -> str | None:
+    import yaml
     if not p.toolkit_env:
         return None
     env = [{"name": k, "value": v} for k, v in p.toolkit_env.items()]

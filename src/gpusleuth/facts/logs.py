@@ -2,6 +2,12 @@
 
 Signatures are RE2 patterns compiled into one re2.Set: every line is scanned once for all of them, in
 linear time, so a hostile or huge log cannot make matching backtrack.
+
+With the optional `hyperscan` wheel (`pip install 'gpusleuth[fast]'`), each log's messages are first scanned
+as one block by hyperscan (also linear, no backtracking) to find the lines any signature can match; only those
+lines then go through the re2.Set as above, so the result is the same line for line (tests/facts/
+test_logs_hyperscan.py). Without the wheel, or for a log hyperscan cannot take as one block (a message holding
+a newline, text that is not valid UTF-8), every line goes through the re2.Set.
 """
 
 from __future__ import annotations
@@ -55,6 +61,60 @@ def signatures() -> tuple[tuple[Signature, ...], "re2.Set"]:
         matcher.Add(s.pattern)
     matcher.Compile()
     return sigs, matcher
+
+
+USE_HYPERSCAN = True  # when the wheel is installed; bench/bench_scan.py and the tests turn it off to compare
+# Compiling the hyperscan database costs ~0.1-0.2 s a run; on bench/bench_scan.py's 1.6 M-line log the path saved
+# ~0.2 s of build_logs' 1.1 s (most of what is left is reading the messages of a million LogLines), so it pays
+# only on logs of about a million lines and more; below that, re2 reads every line as it always did.
+HYPERSCAN_MIN_LINES = 1_000_000
+
+
+@cache
+def hyperscan_database():
+    """Every signature in one hyperscan block-mode database (multi-line: ^ and $ also match at the newlines
+    between messages), or None without the wheel or where a pattern does not compile there."""
+    try:
+        import hyperscan
+    except ImportError:
+        return None
+    sigs, _ = signatures()
+    flags = hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_UTF8
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    try:
+        db.compile(expressions=[s.pattern.encode("utf-8") for s in sigs], ids=list(range(len(sigs))),
+                   elements=len(sigs), flags=[flags] * len(sigs))
+    except Exception:  # hyperscan.error: a pattern it does not support, or one that matches the empty string
+        # (it would report a match at every offset); the re2 path then reads every line
+        return None
+    return db
+
+
+def _candidates(db, log: ContainerLog) -> list[int] | None:
+    """Indexes of the log's lines where hyperscan finds some signature's match ending, in order; a superset of
+    the lines the re2.Set matches (a match inside one message is a match inside the joined messages, and
+    multi-line anchors match at the joins), so confirming each with the re2.Set gives its result exactly.
+    None where the log cannot be scanned as one block."""
+    n = len(log.lines)
+    text = messages_text(log)
+    if text.count("\n") != n - 1:  # a message holding a newline: indexes would not map to lines
+        return None
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates from undecodable bytes: not valid UTF-8 for hyperscan
+        return None
+    ends: list[int] = []
+    db.scan(data, match_event_handler=lambda _id, _frm, to, _flags, _ctx: ends.append(to))
+    if not ends:
+        return []
+    out: list[int] = []
+    line, pos = 0, 0
+    for end in sorted(set(ends)):  # matches arrive by end offset; the count of newlines before each gives its line
+        line += data.count(b"\n", pos, end)
+        pos = end
+        if not out or out[-1] != line:  # a match ending at a line's newline counts for that line, not the next
+            out.append(line)
+    return out
 
 
 @dataclass
@@ -134,8 +194,12 @@ def build_logs(facts: Facts) -> Logs:
     by_id: dict[str, list[Match]] = defaultdict(list)
     by_tag: dict[str, list[Match]] = defaultdict(list)
     seen: dict[str, tuple[int, ...]] = {}  # message -> signatures it matches: logs repeat their lines (polling loops)
+    db = hyperscan_database() if USE_HYPERSCAN and sum(len(log.lines) for log in logs) >= HYPERSCAN_MIN_LINES else None
     for log in logs:
-        for ln in log.lines:
+        lines = log.lines
+        if db is not None and (found := _candidates(db, log)) is not None:
+            lines = [log.lines[i] for i in found]
+        for ln in lines:
             hits = seen.get(ln.message)
             if hits is None:
                 if len(seen) >= _SEEN_MAX:

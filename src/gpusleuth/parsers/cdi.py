@@ -26,8 +26,6 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-import yaml
-
 from gpusleuth.errors import UnusableData
 from gpusleuth.model.configs import CdiSpec
 from gpusleuth.model.document import Document
@@ -45,6 +43,7 @@ _MAX_LINES_TEXT = 4_000_000  # a spec this large is cited at its start, not key 
 
 def _key_lines(doc: Document) -> dict:
     """key path (list items as ints) -> Evidence of every key, from the YAML/JSON node marks."""
+    import yaml
     if len(doc.text) > _MAX_LINES_TEXT:
         return {}
     try:
@@ -79,6 +78,7 @@ def sniff(doc: Document) -> int:
 
 @parser("cdi.spec", "CDI specs (/etc/cdi, /var/run/cdi; YAML or JSON): device names and the host files they mount", sniff=sniff)
 def parse(doc: Document) -> Iterable[CdiSpec]:
+    import yaml
     try:
         body = safe_load(doc.text)
     except yaml.YAMLError as exc:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Iterable
 
-import yaml
-
 from gpusleuth.errors import UnusableData
 from gpusleuth.model.document import Document
 from gpusleuth.model.sharing import SharingConfig
@@ -40,6 +38,7 @@ def from_text(text: str, artifact: str, *, first_line: int = 1, origin: str | No
               anchor: int | None = None) -> SharingConfig | None:
     """A SharingConfig from YAML text, or None when it is not one. ``anchor``: cite every key at this line
     (the ConfigMap key holding the text), quoting the embedded line and its number inside the text."""
+    import yaml
     try:
         node, body = compose_one(text)
     except AliasBomb:

@@ -30,8 +30,6 @@ import shlex
 import zlib
 from typing import Iterable
 
-import yaml
-
 from gpusleuth.errors import UnusableData
 from gpusleuth.model.document import Document
 from gpusleuth.model.evidence import Evidence
@@ -233,6 +231,7 @@ def _values_body(doc: Document) -> tuple[list[str], int, str | None]:
 @parser("helm.values", "helm get values (user-supplied / --all computed), GPU Operator and nvidia-device-plugin values files",
         sniff=sniff_values)
 def parse_values(doc: Document) -> Iterable[HelmRelease]:
+    import yaml
     lines, first, header = _values_body(doc)
     release, namespace, every = _release_from_command(doc.command or "") if doc.command else (None, None, False)
     partial = bool(doc.command and _PIPE_FILTER.search(doc.command))
@@ -343,6 +342,7 @@ def _line_of(doc: Document, needle: str) -> int:
 
 @parser("helm.release-secret", "Helm release Secrets/ConfigMaps (sh.helm.release.v1.*), decoded", sniff=sniff_release_secret)
 def parse_release_secret(doc: Document) -> Iterable[HelmRelease]:
+    import yaml
     try:
         docs = [d for d in safe_load_all(doc.text) if d is not None]
     except yaml.YAMLError as exc:

@@ -19,8 +19,6 @@ import json
 import re
 from typing import Callable, Iterable, Iterator
 
-import yaml
-
 from gpusleuth.errors import UnusableData
 from gpusleuth.model.document import Document
 from gpusleuth.model.finding import Gap
@@ -28,7 +26,7 @@ from gpusleuth.model.k8s import ContainerStatus, DaemonSet, Event, K8sObject, No
 from gpusleuth.parsers.base import LIKELY, NO, SURE, parser
 from gpusleuth.parsers.k8s_common import GPU_RESOURCE, kubectl_status, parse_time, resource_totals
 from gpusleuth.parsers.yamlsafe import AliasBomb, check_aliases, node_paths
-from gpusleuth.parsers.yamlsafe import Loader as _Loader
+from gpusleuth.parsers.yamlsafe import loader_class as _loader_class
 
 _JSON_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*(.*)$')
 _YAML_API = re.compile(r"^(?:- |  )?apiVersion:\s*\S")
@@ -37,6 +35,10 @@ _JSON_API = re.compile(r'^\s*"apiVersion"\s*:')
 _JSON_KIND = re.compile(r'^\s*"kind"\s*:\s*"[A-Z]')
 _MAX_SCAN_LINE = 4096  # a minified JSON line: no per-key lines to find, objects cite where they start
 _KEYED = SURE - 5  # generic objects: a parser for one specific kind (a CDI spec, a Helm release) may outbid
+
+
+def _Loader(text: str):  # noqa: N802 - a loader class's name; PyYAML is imported on the first YAML document
+    return _loader_class()(text)
 
 
 def _dotted(path: tuple) -> str:
@@ -488,6 +490,7 @@ def _node_lines(node, path: tuple, out: dict[tuple, int]) -> None:
 
 
 def _yaml_source(node, value) -> LineSource:
+    import yaml
     items = None
     if _is_list(value) and isinstance(node, yaml.MappingNode):
         items = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == "items"), None)
@@ -512,6 +515,7 @@ def _sniff_yaml(doc: Document) -> int:
 
 @parser("k8s.yaml", "Kubernetes objects as YAML (`kubectl get -o yaml`, multi-document, must-gather .yaml)", _sniff_yaml)
 def parse_yaml(doc: Document) -> Iterable:
+    import yaml
     loader = _Loader("\n".join(doc.lines))
     out: list = []
     found = 0

@@ -28,8 +28,6 @@ import re
 import shlex
 from typing import Iterable
 
-import yaml
-
 from gpusleuth.errors import UnusableData
 from gpusleuth.model.document import Document
 from gpusleuth.model.k8s import DaemonSet, K8sObject, Node
@@ -129,6 +127,7 @@ def sniff_fragment(doc: Document) -> int:
 
 @parser("kubectl.yq-fragment", "`kubectl get KIND NAME -o yaml | yq '.path'` fragments (a sub-tree of one object)", sniff=sniff_fragment)
 def parse_fragment(doc: Document) -> Iterable:
+    import yaml
     (kind, name, namespace), path, fields = _fragment(doc)
     try:
         value, lines = load_yaml_with_lines(list(doc.lines), doc.first_line)

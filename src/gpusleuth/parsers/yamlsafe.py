@@ -18,12 +18,26 @@ from __future__ import annotations
 
 from typing import Iterator
 
-import yaml
+from functools import cache
 
 from gpusleuth.errors import UnusableData
 
-Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_ALIAS_EXPANSION = 100_000  # nodes an alias may add to a document; a real manifest adds hundreds
+
+
+@cache
+def loader_class():
+    """PyYAML's C safe loader where built, else the pure-Python one; PyYAML is imported here, on first use, so
+    that inputs without YAML (and `gpusleuth --version`) never load it."""
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def __getattr__(name: str):
+    if name == "Loader":  # the old module-level name
+        return loader_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class AliasBomb(UnusableData):
@@ -31,6 +45,7 @@ class AliasBomb(UnusableData):
 
 
 def _children(node) -> list:
+    import yaml
     if isinstance(node, yaml.MappingNode):
         return [n for pair in node.value for n in pair]
     if isinstance(node, yaml.SequenceNode):
@@ -85,6 +100,7 @@ def _too_many(limit: int, node) -> str:
 def node_paths(node, scalar_keys_only: bool = False) -> Iterator[tuple[tuple, int]]:
     """(path, 0-based line) of every key and sequence item under ``node``, in document order, each node's
     children walked once. A non-scalar key is named by its line, or skipped with ``scalar_keys_only``."""
+    import yaml
     if node is None:
         return
     seen: set[int] = {id(node)}
@@ -102,6 +118,7 @@ def node_paths(node, scalar_keys_only: bool = False) -> Iterator[tuple[tuple, in
 
 
 def _entries(n, path: tuple, scalar_keys_only: bool) -> Iterator[tuple[object, tuple, int]]:
+    import yaml
     if isinstance(n, yaml.MappingNode):
         for key, value in n.value:
             if isinstance(key, yaml.ScalarNode):
@@ -124,7 +141,7 @@ def _construct(loader, node):
 def compose_one(text: str):
     """(node, value) of a single YAML document, aliases checked before construction; raises yaml.YAMLError
     or AliasBomb."""
-    loader = Loader(text)
+    loader = loader_class()(text)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -141,7 +158,7 @@ def safe_load(text: str):
 
 def safe_load_all(text: str) -> list:
     """yaml.safe_load_all with the alias check on every document."""
-    loader = Loader(text)
+    loader = loader_class()(text)
     out = []
     try:
         while loader.check_node():
