@@ -6,9 +6,9 @@ import pytest
 
 from gpusleuth.analysis.engine import Selection, ingest, run_checks
 from gpusleuth.checks.base import check
-from gpusleuth.errors import NotApplicable, UnusableData
+from gpusleuth.errors import UnusableData
 from gpusleuth.facts import Cluster, Facts
-from gpusleuth.model.finding import Hit, Role, Severity
+from gpusleuth.model.finding import Hit, Severity
 from gpusleuth.model.k8s import Pod
 
 DOC = """Short summary.

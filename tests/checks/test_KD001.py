@@ -60,7 +60,7 @@ spec:
   toolkit:
     enabled: true
 """
-ALL_PODS = f"""\
+ALL_PODS = """\
 $ kubectl get pods -A
 NAMESPACE       NAME                                       READY   STATUS             RESTARTS       AGE
 kube-system     coredns-7db6d8ff4d-x2x4z                   1/1     Running            0              9d

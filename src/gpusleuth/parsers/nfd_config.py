@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import yaml
 
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.parsers.yamlsafe import AliasBomb, compose_one, node_paths
@@ -71,6 +70,8 @@ def from_values(value, artifact: str, *, line: int | None, key_lines: dict, pref
 
 def from_text(text: str, artifact: str, *, line: int, origin: str) -> NfdWorkerConfig | None:
     """The worker config in text, or None when it is not a YAML mapping (an empty key, a broken paste)."""
+    import yaml  # loaded with the first YAML document, not at start-up
+
     try:
         node, body = compose_one(text)
     except (AliasBomb, yaml.YAMLError):
