@@ -164,5 +164,6 @@ def complete(store) -> list[str]:
     if not counts:
         return []
     done = ", ".join(f"{n} {what}" for what, n in counts.items())
-    return [f"inferred what the source did not record ({done}), from the operand table; each such object names them in its "
-            f"{ANNOTATION} annotation"]
+    note = (f"inferred what the source did not record ({done}), from the operand table; each such object names them in its "
+            f"{ANNOTATION} annotation")
+    return [note]
