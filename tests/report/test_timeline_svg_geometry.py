@@ -133,3 +133,9 @@ def test_librsvg_draws_each_example(example_svg, tmp_path):
     assert proc.returncode == 0 and not proc.stderr, proc.stderr
     png = (tmp_path / "t.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(png[16:20], "big") == int(ET.fromstring(example_svg).get("width"))
+
+
+def test_cairosvg_draws_each_example(example_svg, tmp_path):
+    cairosvg = pytest.importorskip("cairosvg", reason="cairosvg (PyPI) is not installed")
+    png = cairosvg.svg2png(bytestring=example_svg.encode())
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(png[16:20], "big") == int(ET.fromstring(example_svg).get("width"))
