@@ -134,12 +134,15 @@ def test_a_node_without_labels_gets_the_kubelet_and_gpu_labels_when_gpu_operands
     store.add({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "cpu-1"}})
     store.add({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "nvidia-dcgm-m25d9", "namespace": "gpu-operator"},
                "spec": {"nodeName": "gpu-1", "containers": [{"name": "nvidia-dcgm-ctr"}]}})
+    store.add({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "nfd-worker-x8w5c", "namespace": "gpu-operator"},
+               "spec": {"nodeName": "cpu-1", "containers": [{"name": "worker"}]}})  # NFD runs on every node: no sign of a GPU
     store.add({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "nvidia-device-plugin-daemonset-v46gq", "namespace": "gpu-operator"},
                "spec": {"containers": [{"name": "nvidia-device-plugin"}]}})
     infer.complete(store)
     gpu, cpu = (store.get(BY_KIND["Node"], None, n)["metadata"] for n in ("gpu-1", "cpu-1"))
     assert gpu["labels"]["nvidia.com/gpu.present"] == "true" and gpu["labels"]["feature.node.kubernetes.io/pci-10de.present"] == "true"
     assert "nvidia.com/gpu.present" not in cpu["labels"] and cpu["labels"]["kubernetes.io/hostname"] == "cpu-1"
+    assert gpu["labels"]["nvidia.com/gpu.deploy.dcgm"] == "true"  # the gate the DaemonSet that runs there selects on
     assert "label:nvidia.com/gpu.present" in gpu["annotations"][infer.ANNOTATION]
     # a pod the source placed on no node is not guessed onto the only GPU node
     dp = store.get(BY_KIND["Pod"], "gpu-operator", "nvidia-device-plugin-daemonset-v46gq")

@@ -7,7 +7,8 @@ driver pods by `-lapp.kubernetes.io/component=nvidia-driver`. So where the sourc
 operand pod or DaemonSet (knowledge/operands.toml says which operand a name belongs to), it gets the
 operand's `app_labels`; a pod without owner gets the owner its name implies (DaemonSet `<ds>-xxxxx`, ReplicaSet `<rs>-xxxxx` of
 a Deployment); a node without labels gets those the kubelet always sets, and the GPU ones when GPU
-operands run on it or it advertises nvidia.com/gpu.
+operands deployed only on GPU nodes run on it (with their nvidia.com/gpu.deploy.* gates) or it advertises
+nvidia.com/gpu.
 
 Labels a source DID record are never changed or added to: the source is what the cluster said. Every
 object changed here says what was inferred in the annotation ``gpusleuth.io/inferred`` (comma-separated:
@@ -38,6 +39,11 @@ class Operand:
     operator: str
     pattern: re.Pattern
     labels: tuple[tuple[str, str], ...]
+    node_selector: tuple[tuple[str, str], ...] = ()  # gate labels of the nodes it is deployed on
+
+    @property
+    def gpu_nodes_only(self) -> bool:
+        return any(k.startswith("nvidia.com/gpu.deploy.") for k, _ in self.node_selector)
 
 
 @cache
@@ -51,7 +57,9 @@ def operands() -> tuple[Operand, ...]:
             k, eq, v = kv.partition("=")
             if eq and "<" not in kv:  # "<release>" placeholders: the real value is not known
                 labels.append((k, v))
-        out.append(Operand(c["name"], c.get("kind", ""), c.get("operator", ""), re.compile("|".join(c["pod_name_patterns"])), tuple(labels)))
+        selector = tuple(tuple(kv.split("=", 1)) for kv in c.get("node_selector", ()) if "=" in kv and "<" not in kv)
+        out.append(Operand(c["name"], c.get("kind", ""), c.get("operator", ""), re.compile("|".join(c["pod_name_patterns"])), tuple(labels),
+                           selector))
     return tuple(out)
 
 
@@ -102,9 +110,11 @@ def complete(store) -> list[str]:
     pod_res, ds_res, node_res = BY_KIND["Pod"], BY_KIND["DaemonSet"], BY_KIND["Node"]
     nodes = store.items(node_res)
     pods = store.items(pod_res)
-    gpu_hosts = {(p.get("spec") or {}).get("nodeName") for p in pods
-                 if (op := operand_of_pod(p["metadata"]["name"])) and op.operator == "gpu-operator" and op.kind in ("DaemonSet", "Pod")}
-    gpu_hosts.discard(None)
+    gates: dict[str, dict[str, str]] = {}  # node -> the deploy labels of the GPU operands that run there
+    for p in pods:
+        op, host = operand_of_pod(p["metadata"]["name"]), (p.get("spec") or {}).get("nodeName")
+        if op is not None and host and op.gpu_nodes_only:
+            gates.setdefault(host, {}).update(op.node_selector)
     for node in nodes:
         meta = node.setdefault("metadata", {})
         if meta.get("labels"):
@@ -114,8 +124,9 @@ def complete(store) -> list[str]:
         arch = ((node.get("status") or {}).get("nodeInfo") or {}).get("architecture")
         if arch:
             added["kubernetes.io/arch"] = arch
-        if name in gpu_hosts or any(k.startswith("nvidia.com/gpu") for k in ((node.get("status") or {}).get("capacity") or {})):
+        if name in gates or any(k.startswith("nvidia.com/gpu") for k in ((node.get("status") or {}).get("capacity") or {})):
             added.update(_GPU_NODE_LABELS)
+            added.update(gates.get(name, {}))
         meta["labels"] = added
         _mark(meta, [f"label:{k}" for k in added])
         count("node labels")
