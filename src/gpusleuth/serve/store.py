@@ -24,7 +24,7 @@ from gpusleuth.model.k8s import DaemonSet, Event, K8sObject, Node, Pod
 from gpusleuth.model.logs import ContainerLog
 from gpusleuth.model.runtime import HelmRelease
 from gpusleuth.parsers.base import WEAK
-from gpusleuth.serve import synth
+from gpusleuth.serve import infer, synth
 from gpusleuth.sources import Source
 
 _API_TYPES = (K8sObject, Pod, Node, Event, DaemonSet, HelmRelease)
@@ -53,6 +53,7 @@ class Store:
     resources: dict[str, Resource] = field(default_factory=lambda: {r.qualified: r for r in RESOURCES})
     logs: dict[tuple[str, str, str, bool], list[LogLine]] = field(default_factory=dict)
     node_files: dict[str, list[Section]] = field(default_factory=dict)
+    node_artifacts: set[str] = field(default_factory=set)  # the source's artifacts served only as node files
     notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -146,6 +147,7 @@ class Store:
         if now is None and source.captured_at is None:
             store.now = _capture_time(facts) or store.now
         store._add_objects(facts)
+        store.notes += infer.complete(store)
         store._add_logs(facts)
         store._add_node_files(node_docs)
         return store
@@ -259,6 +261,7 @@ class Store:
             if node is None:
                 node, guessed = fallback, guessed + 1
             self.node_files.setdefault(node, []).append(_section(doc))
+            self.node_artifacts.add(doc.artifact)
         if guessed:
             self.notes.append(f"{guessed} node-level artifact(s) name no node; served as {fallback}'s")
 
