@@ -12,8 +12,8 @@ A component with no pod in the artifacts is listed only when another one waits o
 from __future__ import annotations
 
 import re
-from collections import defaultdict
-from dataclasses import dataclass, field
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field, replace
 from functools import cache
 from itertools import groupby
 from operator import attrgetter
@@ -70,8 +70,14 @@ class OperandSpec:
     produces: tuple[str, ...]
     waits: tuple[Wait, ...]
 
+    shared: frozenset[tuple[str, str]] = frozenset()  # labels other rows list too: alone they identify no row
+
     def matches(self, pod: Pod) -> bool:
-        if any(pod.labels.get(k) == v for k, v in self.app_labels if v):
+        """A label only this row lists, or all of the row's labels, or its pod-name pattern."""
+        labels = [(k, v) for k, v in self.app_labels if v]
+        if any(pod.labels.get(k) == v for k, v in labels if (k, v) not in self.shared):
+            return True
+        if labels and all(pod.labels.get(k) == v for k, v in labels):
             return True
         return any(p.search(pod.name) for p in self.patterns)
 
@@ -112,7 +118,9 @@ def operand_table() -> tuple[tuple[OperandSpec, ...], dict[str, Marker]]:
         m["path"]: Marker(m["path"], (m["produced_by"], *m.get("also_produced_by", [])), m.get("meaning", ""))
         for m in raw.get("marker", [])
     }
-    return tuple(specs), markers
+    counts = Counter(label for spec in specs for label in set(spec.app_labels))
+    shared = frozenset(label for label, n in counts.items() if n > 1)
+    return tuple(replace(spec, shared=shared & set(spec.app_labels)) for spec in specs), markers
 
 
 def spec_for(pod: Pod) -> OperandSpec | None:
