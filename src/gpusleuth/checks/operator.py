@@ -782,28 +782,40 @@ def clusterpolicy_against_crd(configuration: Configuration, cluster: Cluster | N
         return
     cs = load_schema("clusterpolicy-crd")
     version = _operator_version(configuration, cluster)
+    hit = _against_crd(cp, "ClusterPolicy", cs, version, operator="the operator", component="gpu-operator", unknown_version_judges=True)
+    if hit is not None:
+        yield hit
+
+
+def _against_crd(obj, kind: str, cs, version: str | None, *, operator: str, component: str, unknown_version_judges: bool) -> Hit | None:
+    """One custom resource's spec against its CRD's schema, as the API server and the operator read it: the
+    finding of OP160 (ClusterPolicy) and OP162 (NicClusterPolicy). Without the version in use, a field the
+    newest CRD lacks may still be an older one's: `unknown_version_judges` says whether removed and not-yet
+    fields are judged then."""
     if _newer_than_schema(version, cs.version):
-        return
-    problems = [p for p in validate(cp.body["spec"], cs, version=version, root=("spec",), at=("spec",)) if p.kind != "deprecated"]
-    if _from_the_api_server(cp.body):
+        return None
+    problems = [p for p in validate(obj.body["spec"], cs, version=version, root=("spec",), at=("spec",)) if p.kind != "deprecated"]
+    if version is None and not unknown_version_judges:
+        problems = [p for p in problems if p.kind not in ("removed", "not-yet")]
+    if _from_the_api_server(obj.body):
         # the API server prunes fields its CRD lacks: any field still here is one a newer CRD than ours has
         problems = [p for p in problems if p.kind not in ("unknown-key", "misplaced-key", "wrong-case")]
     if not problems:
-        return
+        return None
     refused = [p for p in problems if p.kind in ("wrong-type", "bad-value")]
     snippet = fix_snippet(problems)
-    yield Hit(
-        title=f"ClusterPolicy {cp.name}: {problems[0].message}",
-        explanation=(f"Checked against the ClusterPolicy CRD ({cs.cite}" + (f"; the operator in use is {version}" if version else "")
+    return Hit(
+        title=f"{kind} {obj.name}: {problems[0].message}",
+        explanation=(f"Checked against the {kind} CRD ({cs.cite}" + (f"; {operator} in use is {version}" if version else "")
                      + f"): {summary(problems)} "
                      + ("The API server refuses a value of the wrong type or outside the allowed set, so the edit does not land. " if refused else "")
-                     + ("Fields the CRD does not declare are pruned by the API server, so the operator never sees them." if any(p.ignored for p in problems) else "")),
+                     + (f"Fields the CRD does not declare are pruned by the API server, so {operator} never sees them." if any(p.ignored for p in problems) else "")).strip(),
         severity=Severity.ERROR if refused else Severity.WARNING,
         role=Role.ROOT_CAUSE,
-        evidence=tuple(dict.fromkeys(cp.evidence(".".join(str(x) for x in p.path), f"{p.dotted}: {p.value!r}"[:200] if p.value is not None else None) for p in problems[:6])),
+        evidence=tuple(dict.fromkeys(obj.evidence(".".join(str(x) for x in p.path), f"{p.dotted}: {p.value!r}"[:200] if p.value is not None else None) for p in problems[:6])),
         fixes=(Fix(FixKind.PERMANENT, "Write the field where the CRD has it and re-apply with `kubectl apply --validate=strict`.",
                    snippet=snippet, snippet_language="yaml" if snippet else None),),
-        component="gpu-operator",
+        component=component,
         confidence=0.8,
         facts={"schema": cs.version, "version": version,
                "problems": [{"kind": p.kind, "path": p.dotted, "belongs": dotted(p.belongs) if p.belongs else None} for p in problems]},
@@ -908,31 +920,7 @@ def nicclusterpolicy_against_crd(configuration: Configuration, cluster: Cluster 
         return
     cs = load_schema("nicclusterpolicy-crd")
     images = [i for p in (cluster.pods if cluster else ()) for i in p.images]
-    version = image_version(images, "network-operator")
-    if _newer_than_schema(version, cs.version):
-        return
-    problems = [p for p in validate(ncp.body["spec"], cs, version=version, root=("spec",), at=("spec",)) if p.kind != "deprecated"]
-    if version is None:  # without the version in use, a field the newest CRD lacks may still be the older one's
-        problems = [p for p in problems if p.kind not in ("removed", "not-yet")]
-    if _from_the_api_server(ncp.body):
-        problems = [p for p in problems if p.kind not in ("unknown-key", "misplaced-key", "wrong-case")]
-    if not problems:
-        return
-    refused = [p for p in problems if p.kind in ("wrong-type", "bad-value")]
-    snippet = fix_snippet(problems)
-    yield Hit(
-        title=f"NicClusterPolicy {ncp.name}: {problems[0].message}",
-        explanation=(f"Checked against the NicClusterPolicy CRD ({cs.cite}" + (f"; the Network Operator in use is {version}" if version else "")
-                     + f"): {summary(problems)} "
-                     + ("The API server refuses a value of the wrong type or outside the allowed set, so the edit does not land. " if refused else "")
-                     + ("Fields the CRD does not declare are pruned by the API server, so the Network Operator never sees them." if any(p.ignored for p in problems) else "")).strip(),
-        severity=Severity.ERROR if refused else Severity.WARNING,
-        role=Role.ROOT_CAUSE,
-        evidence=tuple(dict.fromkeys(ncp.evidence(".".join(str(x) for x in p.path), f"{p.dotted}: {p.value!r}"[:200] if p.value is not None else None) for p in problems[:6])),
-        fixes=(Fix(FixKind.PERMANENT, "Write the field where the CRD has it and re-apply with `kubectl apply --validate=strict`.",
-                   snippet=snippet, snippet_language="yaml" if snippet else None),),
-        component="network-operator",
-        confidence=0.8,
-        facts={"schema": cs.version, "version": version,
-               "problems": [{"kind": p.kind, "path": p.dotted, "belongs": dotted(p.belongs) if p.belongs else None} for p in problems]},
-    )
+    hit = _against_crd(ncp, "NicClusterPolicy", cs, image_version(images, "network-operator"), operator="the Network Operator",
+                       component="network-operator", unknown_version_judges=False)
+    if hit is not None:
+        yield hit
