@@ -265,7 +265,8 @@ def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str
     src.gaps.extend(_selection_gaps(select, ignore))
     report = run(src, Selection(tuple(select), tuple(ignore)), node=node)
     if not report.source.get("recognised"):
-        reasons = "; ".join(str(g) for g in report.gaps[:5]) or "no files"
+        # why each file could not be read; "N checks could not run" follows from it and says nothing more
+        reasons = "; ".join(str(g) for g in report.gaps if g.artifact)[:600] or "no files"
         _fail(f"{source}: nothing gpusleuth can read ({reasons})")
     _warn_partial(report)
     _emit(report, fmt, output, Screen(color, no_color, width, brief, no_pager), fail_on, documents=src.documents)
