@@ -8,13 +8,12 @@ scan whatever the catalogue's size. The most specific match (the most fixed text
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
 import re2
 
+from gpusleuth.knowledge import folder
 from gpusleuth.model.layers import Layer
 
 LEVELS = frozenset({"error", "fatal", "warning"})
@@ -119,13 +118,22 @@ def _message(row: dict, comp: Component, where: str) -> Message:
 
 def load(texts: dict[str, str]) -> "Catalogue":
     """A catalogue from {file name: TOML text}; CatalogueError names the file and row of a bad one."""
-    comps: list[Component] = []
-    msgs: list[Message] = []
-    for name, text in sorted(texts.items()):
+    import tomllib
+
+    tables = {}
+    for name, text in texts.items():
         try:
-            data = tomllib.loads(text)
+            tables[name] = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise CatalogueError(f"{name}: {exc}") from None
+    return build(tables)
+
+
+def build(tables: dict[str, dict]) -> "Catalogue":
+    """A catalogue from {file name: parsed TOML}, in file name order; CatalogueError names a bad row."""
+    comps: list[Component] = []
+    msgs: list[Message] = []
+    for name, data in sorted(tables.items()):
         comp = _component(data.get("source", {}), name)
         comps.append(comp)
         ids: set[str] = set()
@@ -208,6 +216,4 @@ def _start(pattern: str, text: str) -> int:
 
 @cache
 def catalogue() -> Catalogue:
-    folder = resources.files("gpusleuth") / "knowledge" / "messages"
-    texts = {p.name: p.read_text(encoding="utf-8") for p in folder.iterdir() if p.name.endswith(".toml")}
-    return load(texts)
+    return build({f"{name}.toml": data for name, data in folder("messages").items()})

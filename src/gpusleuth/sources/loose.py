@@ -24,7 +24,6 @@ import zipfile
 import zlib
 from dataclasses import dataclass, field
 from datetime import datetime
-from importlib import resources
 from pathlib import Path
 from typing import BinaryIO
 
@@ -381,7 +380,7 @@ def read_zip(path: Path, max_bytes: int | None = None) -> Source:
 
 
 def examples_root() -> Path:
-    return Path(str(resources.files("gpusleuth") / "examples"))
+    return Path(__file__).parent.parent / "examples"  # gpusleuth/examples (no importlib.resources: 8 ms to import)
 
 
 def example_names() -> list[str]:
