@@ -137,7 +137,7 @@ class _Index:
     postings: dict  # word -> tuple of line indexes
     rare: dict  # word -> weight (rarer words weigh more)
     of_incident: tuple[tuple[int, ...], ...]  # incident index -> its line indexes
-    terms: tuple[tuple[tuple[str, re.Pattern], ...], ...] = ()  # incident index -> (term, whole-word pattern)
+    terms: tuple[tuple[tuple[str, str], ...], ...] = ()  # incident index -> (term, its lower case)
 
 
 @cache
@@ -157,8 +157,14 @@ def index(corpus: tuple[Incident, ...] | None = None) -> _Index:
     of_incident: list[list[int]] = [[] for _ in items]
     for li, (n, _, _) in enumerate(lines):
         of_incident[n].append(li)
-    terms = tuple(tuple((t, re.compile(r"(?<![\w-])" + re.escape(t.lower()) + r"(?![\w-])")) for t in inc.terms) for inc in items)
+    terms = tuple(tuple((t, t.lower()) for t in inc.terms) for inc in items)
     return _Index(items, tuple(lines), {w: tuple(p) for w, p in postings.items()}, rare, tuple(map(tuple, of_incident)), terms)
+
+
+@cache
+def _whole_word(term: str) -> re.Pattern:
+    """A term as a whole word, compiled when a query first holds its text (800 terms, few of them in any source)."""
+    return re.compile(r"(?<![\w-])" + re.escape(term) + r"(?![\w-])")
 
 
 def _strength(sim: float) -> float:
@@ -221,7 +227,7 @@ def match(query: Query, corpus: tuple[Incident, ...] | None = None, limit: int =
     found_terms: dict[int, tuple[str, ...]] = {}
     if query.text:
         for n, pats in enumerate(idx.terms):
-            hit = tuple(t for t, pat in pats if t.lower() in query.text and pat.search(query.text))
+            hit = tuple(t for t, low in pats if low in query.text and _whole_word(low).search(query.text))
             if hit:
                 found_terms[n] = hit
         candidates.update(found_terms)
