@@ -30,10 +30,11 @@ _PLACEHOLDER = {
     "literal": re.compile(r"(?!)"),
 }
 _SPECIAL = frozenset("\\.^$|?*+()[]{}")
+_ESCAPED = str.maketrans({c: "\\" + c for c in _SPECIAL})
 
 
 def _escape(text: str) -> str:
-    return "".join("\\" + c if c in _SPECIAL else c for c in text)
+    return text.translate(_ESCAPED)
 
 
 def fixed_parts(fmt: str, style: str) -> list[str]:
@@ -44,8 +45,11 @@ def fixed_parts(fmt: str, style: str) -> list[str]:
 
 def pattern_of(fmt: str, style: str) -> str:
     """An RE2 pattern for the lines a format string prints: its literal runs in order, anything between."""
-    parts = [p.strip() for p in fixed_parts(fmt, style)]
-    return ".*".join(_escape(p) for p in parts if p)
+    return _pattern([p.strip() for p in fixed_parts(fmt, style)])
+
+
+def _pattern(stripped: list[str]) -> str:
+    return ".*".join(_escape(p) for p in stripped if p)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,8 +111,9 @@ def _message(row: dict, comp: Component, where: str) -> Message:
         raise CatalogueError(f"{where}: message {row.get('id', '?')} lacks {', '.join(missing)}")
     if row["level"] not in LEVELS:
         raise CatalogueError(f"{where}: message {row['id']}: level must be one of {sorted(LEVELS)}")
-    fixed = sum(len(p.strip()) for p in fixed_parts(row["format"], comp.style))
-    pattern = row.get("pattern") or pattern_of(row["format"], comp.style)
+    stripped = [p.strip() for p in fixed_parts(row["format"], comp.style)]
+    fixed = sum(map(len, stripped))
+    pattern = row.get("pattern") or _pattern(stripped)
     if "pattern" not in row and fixed < MIN_FIXED:
         raise CatalogueError(f"{where}: message {row['id']}: {row['format']!r} has too little fixed text to name a message")
     return Message(comp, row["id"], row["format"], pattern, row["level"], Layer(row.get("layer", comp.layer.value)),
