@@ -139,6 +139,8 @@ def test_the_default_cache_directory_follows_xdg(monkeypatch, tmp_path):
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert K.cache_dir() == tmp_path / "home" / ".cache" / "gpusleuth"
+    monkeypatch.setattr(K.os.path, "expanduser", lambda path: path)  # no HOME and no passwd entry
+    assert K.cache_dir() is None and K.cache_file() is None
 
 
 def test_a_table_that_does_not_parse_fails_where_it_is_read_and_is_not_cached(knowledge):

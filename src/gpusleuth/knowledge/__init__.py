@@ -83,7 +83,12 @@ def cache_dir() -> Path | None:
     chosen = os.environ.get("GPUSLEUTH_CACHE_DIR")
     if chosen is not None:
         return Path(chosen) if chosen.strip() else None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        home = os.path.expanduser("~")
+        if home.startswith("~"):  # no home directory to be found: no cache rather than one in the current folder
+            return None
+        base = os.path.join(home, ".cache")
     return Path(base) / "gpusleuth"
 
 
