@@ -138,6 +138,7 @@ class _Index:
     rare: dict  # word -> weight (rarer words weigh more)
     of_incident: tuple[tuple[int, ...], ...]  # incident index -> its line indexes
     terms: tuple[tuple[tuple[str, str], ...], ...] = ()  # incident index -> (term, its lower case)
+    weights: tuple[float, ...] = ()  # line index -> the rarity of its words, summed
 
 
 @cache
@@ -158,7 +159,9 @@ def index(corpus: tuple[Incident, ...] | None = None) -> _Index:
     for li, (n, _, _) in enumerate(lines):
         of_incident[n].append(li)
     terms = tuple(tuple((t, t.lower()) for t in inc.terms) for inc in items)
-    return _Index(items, tuple(lines), {w: tuple(p) for w, p in postings.items()}, rare, tuple(map(tuple, of_incident)), terms)
+    weights = tuple(sum(rare[w] for w in words) for _, _, words in lines)
+    return _Index(items, tuple(lines), {w: tuple(p) for w, p in postings.items()}, rare, tuple(map(tuple, of_incident)), terms,
+                  weights)
 
 
 @cache
@@ -216,8 +219,8 @@ def match(query: Query, corpus: tuple[Incident, ...] | None = None, limit: int =
             for li in idx.postings[w]:
                 overlap[li] = overlap.get(li, 0.0) + weight
         for li, shared in overlap.items():
-            n, known, words = idx.lines[li]
-            if shared < min(1.5, 0.35 * sum(idx.rare[w] for w in words)):
+            n, known, _ = idx.lines[li]
+            if shared < min(1.5, 0.35 * idx.weights[li]):
                 continue
             sim = scorer(known, q.text)
             if sim >= LINE_MATCH and sim > best.setdefault(n, {}).get(li, (0.0, None))[0]:
@@ -239,7 +242,7 @@ def match(query: Query, corpus: tuple[Incident, ...] | None = None, limit: int =
         line_score = 0.6 * max(sims) + 0.4 * sum(sims) / len(sims) if sims else 0.0
         line_score += min(0.1, 0.05 * (sum(1 for s in sims if s > 0) - 1)) if sims else 0.0
         # what the matched lines say: a long specific message is stronger evidence than a short common one
-        info = sum(s * sum(idx.rare[w] for w in idx.lines[li][2]) for li, s in zip(line_ids, sims))
+        info = sum(s * idx.weights[li] for li, s in zip(line_ids, sims))
         line_score *= 0.7 + 0.3 * min(1.0, info / FULL_INFO)
         terms = found_terms.get(n, ())
         term_score = len(terms) / len(inc.terms) if inc.terms else 0.0
