@@ -80,7 +80,9 @@ def render(report: Report, width: int = 100, color: bool = False, brief: bool = 
     """The report for a terminal `width` columns wide; `brief`: the summary only."""
     buf = io.StringIO()
     # standard colours (SGR 30-37/90-97 and bold) only: they survive `less -R`, tmux and any terminal
-    con = Console(file=buf, width=max(width, 40), force_terminal=color, color_system="standard" if color else None,
+    # A height too, though nothing here is laid out by height: without one, rich asks the terminal and the
+    # environment for the size at every print (~400 prints for the example, a third of the rendering).
+    con = Console(file=buf, width=max(width, 40), height=25, force_terminal=color, color_system="standard" if color else None,
                   highlight=False, emoji=False, legacy_windows=False)
     _summary(con, report)
     if brief:
