@@ -132,3 +132,15 @@ def test_the_command_line_process_settles_its_objects_and_a_caller_keeps_its_col
     result = CliRunner().invoke(cli, ["diagnose", "example:peermem-race", "--format", "json"])
     assert result.exit_code in (0, 1), result.output
     assert gc.isenabled() and gc.get_freeze_count() == before
+
+
+def test_markdown_and_html_reports_do_not_load_rich_and_the_terminal_one_loads_no_table_it_does_not_draw():
+    """`decisive` lives in report/decisive.py, so the Markdown and HTML reports no longer import the terminal
+    renderer (and rich) for it; the terminal report imports rich's tables only for the fleet and component tables."""
+    for fmt in ("markdown", "html"):
+        loaded = _loaded_modules_after(_diagnosed("example:peermem-race").replace("'json'", repr(fmt)))
+        assert f"gpusleuth.report.{'markdown' if fmt == 'markdown' else 'html'}" in loaded
+        assert not {m for m in loaded if m == "rich" or m.startswith("rich.")}, fmt
+    loaded = _loaded_modules_after(_diagnosed("example:peermem-race").replace("'json'", "'text'"))
+    assert "rich.console" in loaded and "gpusleuth.report.text" in loaded
+    assert "rich.table" not in loaded  # this report has a cascade, no component table and no fleet
