@@ -120,7 +120,7 @@ def test_the_command_line_process_settles_its_objects_and_a_caller_keeps_its_col
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120).stdout
     frozen, enabled = out.split("FROZEN", 1)[1].split()
-    assert int(frozen) > 100_000 and enabled == "True"
+    assert int(frozen) > 10_000 and enabled == "True"  # the modules at least
 
     import gc
 

@@ -365,8 +365,9 @@ def _emit(report, fmt: str, output: str | None, screen: Screen | None = None, fa
     from gpusleuth.report import renderer
 
     screen = screen or Screen()
-    with gc_paused():  # the renderer's imports (rich for text): no garbage either
+    with gc_paused():  # the renderer's imports (rich for text): no garbage either, and they last
         render = renderer(fmt)
+        _settle()
     if fmt == "text":
         text = render(report, width=screen.columns(output), color=screen.use_color(output), brief=screen.brief)
         if screen.tty(output) and not screen.no_pager:
