@@ -44,9 +44,10 @@ def _detached(exc: Exception) -> Exception:
     raised each time (an exception that cannot be rebuilt from its args is kept as it is)."""
     try:
         dup = copy.copy(exc)
+        same = type(dup) is type(exc) and dup.args == exc.args
     except Exception:  # noqa: BLE001 - an exception class whose constructor does not take its own args
         return exc
-    return dup if type(dup) is type(exc) and dup.args == exc.args else exc
+    return dup if same else exc
 
 
 class Facts:
