@@ -6,8 +6,8 @@ Runs, one after the other and interleaved round by round (so that a busy minute 
 `python -c pass` (the baseline), `gpusleuth --version`, `gpusleuth diagnose example:peermem-race --format json`
 and the same diagnosis rendered for the terminal (with `--no-cache`, also the JSON diagnosis with the parsed
 knowledge tables' cache turned off, which is what the first run after an install or upgrade costs). Each is a
-fresh subprocess; the table gives the median and
-the best of the runs, and each median as a ratio to (and milliseconds above) the baseline's.
+fresh subprocess; the table gives the median and the best of the runs, and each median as a ratio to (and
+milliseconds above) the baseline's.
 
 Bytecode is written to a private cache first (PYTHONPYCACHEPREFIX), so that what is measured is an installed
 tool's start-up, not compiling the sources (a checkout run with PYTHONDONTWRITEBYTECODE=1 compiles every module
