@@ -46,7 +46,7 @@ def toml(relpath: str) -> dict:
     if relpath not in parsed:
         raise FileNotFoundError(f"no knowledge table {relpath}")
     data = parsed[relpath]
-    if data is None:  # it did not parse: parse it again, so that the error is raised here, naming the file
+    if data is None:  # it did not parse: parse it again, so that its error is raised where the table is read
         import tomllib
 
         return tomllib.loads((KNOWLEDGE / relpath).read_text(encoding="utf-8"))
