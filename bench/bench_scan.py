@@ -152,10 +152,16 @@ def pools(matcher) -> tuple[list[str], list[str]]:
 _DIGITS = re.compile(r"\d")
 
 
-def generate(path: str, megabytes: int, n_errors: int, matcher, distinct: float) -> tuple[int, int]:
+def generate(path: str, megabytes: int, n_errors: int, matcher, distinct: float, quiet: bool = False) -> tuple[int, int]:
     """Writes the log; (lines, error lines written). A `distinct` share of the background lines get their
-    digits redrawn (ids, addresses, counters), so that not every message repeats one the scan saw before."""
+    digits redrawn (ids, addresses, counters), so that not every message repeats one the scan saw before.
+    quiet: the background holds only lines a big log would not keep (no level word, no error shape, no phrase
+    a view reads), as in a healthy component's log; otherwise it is every unmatched line of the examples, which
+    are incidents: two in five of them are warning or error lines."""
     background, errors = pools(matcher)
+    if quiet:
+        keep = logs_mod.keep_scan().regex
+        background = [ln for ln in background if not keep.search(ln.encode())]
     rnd = random.Random(14)
     target = megabytes << 20
     avg = sum(map(len, background)) / len(background) + 1

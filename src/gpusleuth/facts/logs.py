@@ -23,6 +23,7 @@ import re2
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import table
+from gpusleuth.knowledge.message_catalogue import catalogue, compiled
 from gpusleuth.model.logs import ContainerLog, LogLine
 
 
@@ -213,3 +214,161 @@ def build_logs(facts: Facts) -> Logs:
 
 
 _SEEN_MAX = 100_000  # distinct messages remembered while matching; the memo is dropped and restarted past it
+
+
+# ---- which lines of a big log are kept ---------------------------------------------------------------------------
+#
+# parsers/logs.py makes LogLines of a big log only for the lines found here, by scanning the file's text at C speed
+# before any line becomes an object. The scan is a superset of what the views above and facts/errors.py look for
+# in messages: the same table rows (signatures, attribution's error shapes, kernel errors, retries, success and
+# health lines, the message catalogue's errors), with `^`/`$` dropped since a message sits inside its raw line,
+# plus every level word, the phrases views read, and the first and last lines of the log.
+
+EDGE_LINES = 200  # a big log's first and last lines are always kept: views show the last lines, and the first
+# ones carry its banner, its container's start and the format the rest is in
+# Phrases views read in lines that no table names, with how many lines after each belong to it.
+VIEW_PHRASES: tuple[tuple[str, int], ...] = (
+    ("NVRM", 0), ("nouveau", 0),  # facts/gpus.py: Xids, GPU UUIDs and other kernel messages of the driver
+    ("Running with config:", 200),  # facts/plugin_config.py: the JSON block the plugin prints after it
+    ("modprobe", 0),  # checks/kernel_driver.py: the `+ modprobe` trace above a failure
+    ("torch", 0), ("PyTorch", 0), ("CUDA Version ", 0), ("Cuda compilation tools", 0), ("CUDA used to build", 0),  # checks/cuda_runtime.py
+)
+# Level words in any of the spellings parsers/logs.py reads (klog's `E1126`, logrus' `level=error` and `ERRO[`,
+# JSON's "level":"e", a bare `ERROR:`), the CUDA error names checks/cuda_runtime.py looks for in info lines.
+_LEVEL_WORDS = (r"(?i)\b(?:err|erro|error|fata|fatal|pani|panic|crit|critical|dpanic|warn|warning)\b",
+                r"\b[EFW]\d{4} ", r'(?i)"(?:level|lvl|severity|levelname)"\s*:\s*"[ewf]"',
+                r"(?i)cuda\w*error|cuda_error|\bcuda\b[^\n]*\berror|\berror\b[^\n]*\bcuda\b")
+
+
+def relaxed(pattern: str) -> str:
+    """pattern with its `^` and `$` anchors dropped and its groups made non-capturing: it matches a raw log line
+    wherever the original matches the line's message (which sits inside the raw line, after prefixes and
+    stamps), and can be joined with others (no repeated group names)."""
+    out: list[str] = []
+    i, n, in_class = 0, len(pattern), False
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+            out.append(c)
+            i += 1
+            continue
+        if c == "[":
+            j = i + 1 + (pattern[i + 1:i + 2] == "^")
+            j += pattern[j:j + 1] == "]"  # a `]` first in a class is a character
+            out.append(pattern[i:j])
+            i, in_class = j, True
+            continue
+        if c in "^$":
+            i += 1
+            if c == "^" and pattern.startswith("(", i) and (j := _group_end(pattern, i)) < n and pattern[j] == "?":
+                i = j + 1  # `^(?:prefix: )?`: unanchored, an optional prefix changes no line's match, and costs the
+                # DFA states a counted repetition multiplies
+            continue
+        if c == "(" and pattern.startswith("(?P<", i):
+            out.append("(?:")
+            i = pattern.index(">", i) + 1
+            continue
+        if c == "(" and not pattern.startswith("(?", i):
+            out.append("(?:")
+            i += 1
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+_UNANCHORED = re2._Anchor.UNANCHORED
+
+
+def _group_end(pattern: str, i: int) -> int:
+    """The index just after the group that opens at pattern[i]."""
+    depth, n, in_class = 0, len(pattern), False
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            i += 1 + (pattern[i + 1:i + 2] == "^")
+            i += pattern[i:i + 1] == "]"
+            continue
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return n
+
+
+@dataclass(frozen=True)
+class _KeepScan:
+    regex: "re2._Regexp"  # every relaxed pattern as one alternation, over the UTF-8 bytes of the text
+    after: tuple[tuple[bytes, int], ...]  # phrase -> lines after it that are kept too
+
+
+@cache
+def keep_scan() -> _KeepScan:
+    from gpusleuth.facts.errors import _scoped  # errors.py joins its table rows the same way
+
+    rows = table("attribution")
+    patterns = [s.pattern for s in signatures()[0]]
+    patterns += [r["pattern"] for part in ("error", "kernel", "retry", "success", "health") for r in rows.get(part, [])]
+    runtimes = table("runtimes")
+    patterns += [r["pattern"] for part in ("handler_error", "toolkit_failure") for r in runtimes.get(part, [])]
+    parts = [_scoped(relaxed(p)) for p in patterns] + [_scoped(p) for p in _LEVEL_WORDS]
+    parts += [re2.escape(p) for p, _ in VIEW_PHRASES]
+    opts = re2.Options()
+    opts.max_mem = 256 << 20
+    return _KeepScan(re2.compile("|".join(parts), opts), tuple((p.encode(), k) for p, k in VIEW_PHRASES if k))
+
+
+def kept_rows(text: str, n: int, edges: bool = True) -> set[int] | None:
+    """Indexes of the lines of text (n lines joined by newlines) that a big log keeps: those any table row or view
+    phrase can match, the lines after a phrase that takes them, and (edges) the first and last EDGE_LINES; None when the
+    text cannot be mapped to lines (a line holding a newline). Continuation lines are the parser's to add."""
+    data = text.encode("utf-8", "surrogatepass")
+    if data.count(b"\n") != n - 1:
+        return None
+    scan = keep_scan()
+    keep = set(range(min(EDGE_LINES, n))) if edges else set()
+    if edges:
+        keep.update(range(max(0, n - EDGE_LINES), n))
+    match, size, count, find = scan.regex._regexp.Match, len(data), data.count, data.find  # the wrapper's Match objects
+    # cost more than the search on a line that matches: its spans are read directly
+    line, at, pos = 0, 0, 0  # the line index of byte offset `at`
+    while pos < size:
+        start, end = match(_UNANCHORED, data, pos, size)[0]
+        if start < 0:
+            break
+        line += count(b"\n", at, start)
+        at = start
+        keep.add(line)
+        if end > start + 1 and (extra := count(b"\n", start, end - 1)):  # a match ran on into the next lines
+            keep.update(range(line + 1, line + extra + 1))
+        nl = find(b"\n", start)
+        pos = size if nl < 0 else nl + 1  # one match is enough for a line
+    known = catalogue().errors_in(data)  # the catalogue's error messages: facts/errors.py reads them the same way
+    for msg in known:
+        line, at = 0, 0
+        for m in compiled(relaxed(msg.pattern)).finditer(data):
+            line += data.count(b"\n", at, m.start())
+            at = m.start()
+            keep.add(line)
+    for phrase, after in scan.after:
+        line, at, pos = 0, 0, 0
+        while (pos := data.find(phrase, pos)) >= 0:
+            line += data.count(b"\n", at, pos)
+            at = pos
+            keep.update(range(line, min(n, line + after + 1)))
+            pos += len(phrase)
+    return keep

@@ -17,12 +17,14 @@ command that printed them, and, as hints only, the file name. The node is the on
 
 from __future__ import annotations
 
+import heapq
 import json
 from dataclasses import replace
 import re
 import shlex
 from collections import Counter
 from functools import lru_cache
+from operator import attrgetter
 from typing import Iterator
 
 from gpusleuth.gcpause import gc_paused
@@ -268,12 +270,113 @@ def _hints_of_command(cmd: str) -> dict:
     return h
 
 
+# Logs of more lines than this keep only the lines that matter (facts/logs.py kept_rows); smaller ones keep every
+# line. Below it the whole parse costs under ~0.1 s and ~10 MB, and every bundled example and test log is far
+# under it (docs/performance.md "Big logs: kept lines").
+KEEP_ALL_LINES = 20_000
+_NEIGHBOURS = 64  # lines searched above and below an untimed kept line for the timed lines its interval rests on
+
+
 def parse_log(doc: Document) -> ContainerLog:
     with gc_paused():  # millions of acyclic objects: the cycle collector would rescan them over and over
+        if len(doc.lines) > KEEP_ALL_LINES:
+            return _parse_kept(doc)
         return _parse_log(doc)
 
 
-def _parse_log(doc: Document) -> ContainerLog:
+DENSE = 0.25  # a big log of which the scan would keep more than this share is read whole (as fast, see _parse_kept)
+_SAMPLE = 4000  # lines from the middle of a big log on which that share is measured
+_CRI_PARTIAL = re.compile(r"\S+ (?:stdout|stderr) P ")
+
+
+def _folds(lines: tuple[str, ...], i: int) -> bool:
+    """Whether line i may be folded into the line above it: indented text (after must-gather's prefix), or the
+    line after a CRI partial (`P`) line."""
+    text = lines[i]
+    if text.startswith("[pod/"):
+        text = text.partition("] ")[2]
+    if text.startswith(_INDENT) or text[:1] == "\t":
+        return True
+    above = lines[i - 1] if i > 0 else ""
+    if above.startswith("[pod/"):
+        above = above.partition("] ")[2]
+    return _CRI_PARTIAL.match(above) is not None
+
+
+def _whole(lines: tuple[str, ...], rows: set[int]) -> set[int]:
+    """rows with the lines they fold with: back to the line each continues, on through the lines that continue
+    it, so that a kept line reads as it would in the whole log."""
+    out, n = set(rows), len(lines)
+    for i in rows:
+        j = i
+        while j > 0 and i - j < MAX_FOLDED_LINES and _folds(lines, j):
+            j -= 1
+            out.add(j)
+        j = i + 1
+        while j < n and j - i <= MAX_FOLDED_LINES and j not in out and _folds(lines, j):
+            out.add(j)
+            j += 1
+    return out
+
+
+def _parse_kept(doc: Document) -> ContainerLog:
+    """A big log: its text is scanned first, and only the lines that matter become LogLines (facts/logs.py
+    kept_rows), with the lines they fold with and, for a kept line without a time, the timed lines of its container
+    just above and below it, which its interval in the timeline rests on.
+
+    Scanning costs little per line but a few microseconds per line that matches, as parsing does: a log where
+    more than DENSE of a sample of lines would be kept is read whole, which is as fast and keeps every line."""
+    from gpusleuth.facts.logs import kept_rows
+
+    lines = doc.lines
+    n = len(lines)
+    mid = max(0, n // 2 - _SAMPLE // 2)
+    sample = kept_rows("\n".join(lines[mid:mid + _SAMPLE]), min(_SAMPLE, n - mid), edges=False)
+    if sample is None or len(sample) > DENSE * _SAMPLE:
+        return _parse_log(doc)
+    text = "\n".join(lines)
+    rows = kept_rows(text, n)
+    if rows is None:
+        return _parse_log(doc)
+    del text
+    rows = _whole(lines, rows)
+    log = _parse_log(doc, sorted(rows))
+    first, more = doc.first_line, set()
+    timed = {ln.line - first: ln.time is not None or ln.elapsed is not None for ln in log.lines}
+    if any(timed.values()):  # a log with times at all
+        for ln in log.lines:
+            if ln.time is None and ln.elapsed is None:
+                i = ln.line - first
+                for step in (-1, 1):
+                    j = i + step
+                    while 0 <= j < n and abs(j - i) <= _NEIGHBOURS and not timed.get(j):
+                        if j not in timed and _stamped(lines[j], ln.pod, ln.container):
+                            more.add(j)
+                            break
+                        j += step
+    if more:  # stamped lines start LogLines of their own: parsed apart, they read as they would with the rest
+        extra = _parse_log(doc, sorted(_whole(lines, more) - rows))
+        log = replace(log, lines=tuple(heapq.merge(log.lines, extra.lines, key=_LINE)))
+    return replace(log, total_lines=n)
+
+
+_LINE = attrgetter("line")
+
+
+def _stamped(raw: str, pod: str | None, ctr: str | None) -> bool:
+    """Whether raw carries a time and belongs to the container (pod, ctr) as far as its own prefix says: the
+    cheap test for an untimed line's timed neighbours."""
+    text = raw
+    if raw.startswith("[pod/"):
+        head, sep, text = raw.partition("] ")
+        if sep and head[5:].split("/") != [pod, ctr]:
+            return False
+    fmt, m = _match(text, None)
+    return fmt is not None and _convert(fmt, m) is not None
+
+
+def _parse_log(doc: Document, rows: list[int] | None = None) -> ContainerLog:
+    """The log's lines as LogLines: every line, or the lines whose indexes rows lists (in order)."""
     hints = _hints(doc)
     pod0, ctr0 = hints.get("pod"), hints.get("container")
     artifact, first = doc.artifact, doc.first_line
@@ -292,7 +395,8 @@ def _parse_log(doc: Document) -> ContainerLog:
     folded = 0  # continuation lines folded into out[-1]
     level_in = _level_in
 
-    for i, raw in enumerate(doc.lines):
+    src = doc.lines
+    for i, raw in enumerate(src) if rows is None else ((i, src[i]) for i in rows):
         if not raw or raw.isspace():
             continue
         text, pod, ctr = raw, pod0, ctr0
