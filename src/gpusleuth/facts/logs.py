@@ -24,6 +24,7 @@ from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import table
 from gpusleuth.knowledge.message_catalogue import catalogue, compiled
+from gpusleuth.model.finding import Gap
 from gpusleuth.model.logs import ContainerLog, LogLine
 
 
@@ -210,7 +211,18 @@ def build_logs(facts: Facts) -> Logs:
                 m = Match(ln, sigs[i], log)
                 by_id[sigs[i].id].append(m)
                 by_tag[sigs[i].tag].append(m)
+    for log in logs:
+        if log.total_lines is not None:
+            facts.gaps.append(kept_gap(log))
     return Logs(logs, dict(by_id), dict(by_tag))
+
+
+def kept_gap(log: ContainerLog) -> Gap:
+    """What the report says of a big log read in kept-lines mode: how much was kept and what. It is not partial
+    input: every line was scanned, and only lines nothing looks for were left as text."""
+    return Gap("big log", f"{log.total_lines:,} lines, {len(log.lines):,} kept (lines that match a known signature, error and "
+                          f"warning lines, lines the views read, the first and last {EDGE_LINES}); the other lines were scanned "
+                          "and hold nothing gpusleuth looks for", log.artifact)
 
 
 _SEEN_MAX = 100_000  # distinct messages remembered while matching; the memo is dropped and restarted past it

@@ -17,6 +17,7 @@ command that printed them, and, as hints only, the file name. The node is the on
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import json
 from dataclasses import replace
@@ -357,7 +358,27 @@ def _parse_kept(doc: Document) -> ContainerLog:
     if more:  # stamped lines start LogLines of their own: parsed apart, they read as they would with the rest
         extra = _parse_log(doc, sorted(_whole(lines, more) - rows))
         log = replace(log, lines=tuple(heapq.merge(log.lines, extra.lines, key=_LINE)))
-    return replace(log, total_lines=n)
+    return replace(log, total_lines=n, skipped=_skipped(lines, log.lines, first, sorted(rows | more)))
+
+
+def _skipped(lines: tuple[str, ...], kept: tuple[LogLine, ...], first: int, rows: list[int]) -> tuple[int, ...]:
+    """Indexes of the kept LogLines that come after lines left out (blank lines do not count: they make no
+    LogLine in a whole log either)."""
+    out = []
+    prev = -1
+    for k, ln in enumerate(kept):
+        i = ln.line - first
+        if i > prev + 1:
+            missing = i - prev - 1 - (bisect.bisect_left(rows, i) - bisect.bisect_right(rows, prev))
+            if missing and (missing > 8 or any(lines[j].strip() for j in range(prev + 1, i) if not _in(rows, j))):
+                out.append(k)
+        prev = max(prev, i)
+    return tuple(out)
+
+
+def _in(rows: list[int], j: int) -> bool:
+    k = bisect.bisect_left(rows, j)
+    return k < len(rows) and rows[k] == j
 
 
 _LINE = attrgetter("line")
