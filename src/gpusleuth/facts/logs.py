@@ -16,7 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cache
 from operator import attrgetter
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import re2
 
@@ -344,20 +344,32 @@ def keep_scan() -> _KeepScan:
     return _KeepScan(re2.compile("|".join(parts), opts), tuple((p.encode(), k) for p, k in VIEW_PHRASES if k))
 
 
-def kept_rows(text: str, n: int, edges: bool = True) -> set[int] | None:
-    """Indexes of the lines of text (n lines joined by newlines) that a big log keeps: those any table row or view
-    phrase can match, the lines after a phrase that takes them, and (edges) the first and last EDGE_LINES; None when the
-    text cannot be mapped to lines (a line holding a newline). Continuation lines are the parser's to add."""
-    data = text.encode("utf-8", "surrogatepass")
-    if data.count(b"\n") != n - 1:
-        return None
-    scan = keep_scan()
+CHUNK_LINES = 20_000  # lines scanned as one block: the text of a block, not of the whole log, is what the scan holds
+
+
+def kept_rows(lines: Sequence[str], edges: bool = True) -> set[int] | None:
+    """Indexes of the lines that a big log keeps: those any table row or view phrase can match, the lines after a
+    phrase that takes them, and (edges) the first and last EDGE_LINES; None when the text cannot be mapped to
+    lines (a line holding a newline). Continuation lines are the parser's to add."""
+    n = len(lines)
     keep = set(range(min(EDGE_LINES, n))) if edges else set()
     if edges:
         keep.update(range(max(0, n - EDGE_LINES), n))
+    for base in range(0, n, CHUNK_LINES):
+        part = lines[base:base + CHUNK_LINES]
+        data = "\n".join(part).encode("utf-8", "surrogatepass")
+        if data.count(b"\n") != len(part) - 1:
+            return None
+        _scan_block(data, base, n, keep)
+    return keep
+
+
+def _scan_block(data: bytes, base: int, n: int, keep: set[int]) -> None:
+    """Adds to keep the indexes (from base) of the lines of data that the scan keeps."""
+    scan = keep_scan()
     match, size, count, find = scan.regex._regexp.Match, len(data), data.count, data.find  # the wrapper's Match objects
     # cost more than the search on a line that matches: its spans are read directly
-    line, at, pos = 0, 0, 0  # the line index of byte offset `at`
+    line, at, pos = base, 0, 0  # the line index of byte offset `at`
     while pos < size:
         start, end = match(_UNANCHORED, data, pos, size)[0]
         if start < 0:
@@ -369,18 +381,21 @@ def kept_rows(text: str, n: int, edges: bool = True) -> set[int] | None:
             keep.update(range(line + 1, line + extra + 1))
         nl = find(b"\n", start)
         pos = size if nl < 0 else nl + 1  # one match is enough for a line
-    known = catalogue().errors_in(data)  # the catalogue's error messages: facts/errors.py reads them the same way
-    for msg in known:
-        line, at = 0, 0
-        for m in compiled(relaxed(msg.pattern)).finditer(data):
-            line += data.count(b"\n", at, m.start())
+    for msg in catalogue().errors_in(data):  # the catalogue's error messages: facts/errors.py reads them the same way
+        line, at = base, 0
+        for m in _relaxed_compiled(msg.pattern).finditer(data):
+            line += count(b"\n", at, m.start())
             at = m.start()
             keep.add(line)
     for phrase, after in scan.after:
-        line, at, pos = 0, 0, 0
-        while (pos := data.find(phrase, pos)) >= 0:
-            line += data.count(b"\n", at, pos)
+        line, at, pos = base, 0, 0
+        while (pos := find(phrase, pos)) >= 0:
+            line += count(b"\n", at, pos)
             at = pos
             keep.update(range(line, min(n, line + after + 1)))
             pos += len(phrase)
-    return keep
+
+
+@cache
+def _relaxed_compiled(pattern: str) -> "re2._Regexp":
+    return compiled(relaxed(pattern))

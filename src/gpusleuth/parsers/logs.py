@@ -332,14 +332,12 @@ def _parse_kept(doc: Document) -> ContainerLog:
     lines = doc.lines
     n = len(lines)
     mid = max(0, n // 2 - _SAMPLE // 2)
-    sample = kept_rows("\n".join(lines[mid:mid + _SAMPLE]), min(_SAMPLE, n - mid), edges=False)
+    sample = kept_rows(lines[mid:mid + _SAMPLE], edges=False)
     if sample is None or len(sample) > DENSE * _SAMPLE:
         return _parse_log(doc)
-    text = "\n".join(lines)
-    rows = kept_rows(text, n)
+    rows = kept_rows(lines)
     if rows is None:
         return _parse_log(doc)
-    del text
     rows = _whole(lines, rows)
     log = _parse_log(doc, sorted(rows))
     first, more = doc.first_line, set()
