@@ -342,21 +342,42 @@ def _parse_kept(doc: Document) -> ContainerLog:
     log = _parse_log(doc, sorted(rows))
     first, more = doc.first_line, set()
     timed = {ln.line - first: ln.time is not None or ln.elapsed is not None for ln in log.lines}
-    if any(timed.values()):  # a log with times at all
-        for ln in log.lines:
-            if ln.time is None and ln.elapsed is None:
-                i = ln.line - first
-                for step in (-1, 1):
-                    j = i + step
-                    while 0 <= j < n and abs(j - i) <= _NEIGHBOURS and not timed.get(j):
-                        if j not in timed and _stamped(lines[j], ln.pod, ln.container):
-                            more.add(j)
-                            break
-                        j += step
+    probed: set[tuple] = set()  # (line, pod, container): lines already found to carry no time of that container
+    budget = 8 * len(log.lines) + 20_000  # probes in all: a log with no times at all costs no more than this
+    for ln in log.lines:
+        if ln.time is not None or ln.elapsed is not None:
+            continue
+        i = ln.line - first
+        for step in (-1, 1):
+            j = i + step
+            while 0 <= j < n and abs(j - i) <= _NEIGHBOURS and not timed.get(j) and budget > 0:
+                if j not in timed and (key := (j, ln.pod, ln.container)) not in probed:
+                    budget -= 1
+                    if _stamped(lines[j], ln.pod, ln.container):
+                        more.add(j)
+                        break
+                    probed.add(key)
+                j += step
     if more:  # stamped lines start LogLines of their own: parsed apart, they read as they would with the rest
         extra = _parse_log(doc, sorted(_whole(lines, more) - rows))
         log = replace(log, lines=tuple(heapq.merge(log.lines, extra.lines, key=_LINE)))
+    if not _all_prefixes_kept(lines, log.lines):  # a container only left-out lines name: the log names no single one
+        hints = _hints(doc)
+        log = replace(log, pod=hints.get("pod"), container=hints.get("container"))
     return replace(log, total_lines=n, skipped=_skipped(lines, log.lines, first, sorted(rows | more)))
+
+
+def _all_prefixes_kept(lines: tuple[str, ...], kept: tuple[LogLine, ...]) -> bool:
+    """Whether every must-gather `[pod/P/C] ` prefix of the log is one a kept line has (counted at C speed), so that
+    the pod and container the kept lines name are all the log's."""
+    known = {ln.raw[:ln.raw.index("] ") + 2] for ln in kept if ln.raw.startswith("[pod/") and "] " in ln.raw}
+    if len({ln.pod for ln in kept}) > 1 and len({ln.container for ln in kept}) > 1:
+        return True  # several pods and containers already: more of them would change nothing
+    for base in range(0, len(lines), 20_000):
+        text = "\n" + "\n".join(lines[base:base + 20_000])
+        if text.count("\n[pod/") != sum(text.count("\n" + p) for p in known):
+            return False
+    return True
 
 
 def _skipped(lines: tuple[str, ...], kept: tuple[LogLine, ...], first: int, rows: list[int]) -> tuple[int, ...]:
