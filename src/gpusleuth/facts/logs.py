@@ -365,35 +365,38 @@ def kept_rows(lines: Sequence[str], edges: bool = True) -> set[int] | None:
 
 
 def _scan_block(data: bytes, base: int, n: int, keep: set[int]) -> None:
-    """Adds to keep the indexes (from base) of the lines of data that the scan keeps."""
+    """Adds to keep the indexes (from base) of the lines of data that the scan keeps. Matches are gathered as byte
+    offsets first and turned into line indexes in one sweep, so that newlines are counted once per block."""
     scan = keep_scan()
-    match, size, count, find = scan.regex._regexp.Match, len(data), data.count, data.find  # the wrapper's Match objects
-    # cost more than the search on a line that matches: its spans are read directly
-    line, at, pos = base, 0, 0  # the line index of byte offset `at`
+    match, size, find = scan.regex._regexp.Match, len(data), data.find  # the wrapper's Match objects cost more than
+    # the search on a line that matches: its spans are read directly
+    at: list[int] = []  # offsets of matches; a match that runs on into the next lines adds its end too
+    pos = 0
     while pos < size:
         start, end = match(_UNANCHORED, data, pos, size)[0]
         if start < 0:
             break
-        line += count(b"\n", at, start)
-        at = start
-        keep.add(line)
-        if end > start + 1 and (extra := count(b"\n", start, end - 1)):  # a match ran on into the next lines
-            keep.update(range(line + 1, line + extra + 1))
+        at.append(start)
         nl = find(b"\n", start)
+        if 0 <= nl < end - 1:
+            at.append(end - 1)
         pos = size if nl < 0 else nl + 1  # one match is enough for a line
     for msg in catalogue().errors_in(data):  # the catalogue's error messages: facts/errors.py reads them the same way
-        line, at = base, 0
-        for m in _relaxed_compiled(msg.pattern).finditer(data):
-            line += count(b"\n", at, m.start())
-            at = m.start()
-            keep.add(line)
-    for phrase, after in scan.after:
-        line, at, pos = base, 0, 0
-        while (pos := find(phrase, pos)) >= 0:
-            line += count(b"\n", at, pos)
-            at = pos
-            keep.update(range(line, min(n, line + after + 1)))
-            pos += len(phrase)
+        at.extend(m.start() for m in _relaxed_compiled(msg.pattern).finditer(data))
+    after = []  # (offset, lines after it that are kept) of the phrases that take the lines after them
+    for phrase, k in scan.after:
+        pos = find(phrase)
+        while pos >= 0:
+            after.append((pos, k))
+            pos = find(phrase, pos + len(phrase))
+    marks = sorted([(o, 0) for o in at] + after)
+    line, last, count = base, 0, data.count
+    for offset, k in marks:
+        line += count(b"\n", last, offset)
+        last = offset
+        keep.add(line)
+        if k:
+            keep.update(range(line + 1, min(n, line + k + 1)))
 
 
 @cache
