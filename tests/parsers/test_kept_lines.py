@@ -88,6 +88,15 @@ def test_a_message_after_prefixes_matches_its_relaxed_signature():
         assert rx.search(line.encode()), line
 
 
+def test_an_escaped_quote_in_a_logrus_value_is_read_as_the_message_reads_it():
+    line = r'time="2025-11-21T11:51:41Z" level=info msg="pod gpu-pod: RuntimeClass \"nvidia\" not found"'
+    log = parse_log(Document("containerd.log", (line,)))
+    assert signatures()[1].Match(log.lines[0].message)  # the message, unescaped, is what the signature matches
+    lines = [INFO.format(m=i % 10, s=i % 60, i=i) for i in range(1000)]
+    lines[500] = line
+    assert 500 in kept_rows(lines)
+
+
 def test_kept_rows_are_the_edges_and_what_matches():
     lines = [INFO.format(m=i % 10, s=i % 60, i=i) for i in range(1000)]
     lines[500] = "E1121 11:52:00.000000 1 x.go:1] cannot allocate"  # a klog error

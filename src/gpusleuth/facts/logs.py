@@ -367,6 +367,9 @@ def kept_rows(lines: Sequence[str], edges: bool = True) -> set[int] | None:
 def _scan_block(data: bytes, base: int, n: int, keep: set[int]) -> None:
     """Adds to keep the indexes (from base) of the lines of data that the scan keeps. Matches are gathered as byte
     offsets first and turned into line indexes in one sweep, so that newlines are counted once per block."""
+    if b"\\" in data:  # logrus and JSON escape quotes, tabs and newlines in a value; messages hold them unescaped
+        # (parsers/logs.py _logrus_message). Newlines stay where they are, so line indexes do not move.
+        data = data.replace(b'\\"', b'"').replace(b"\\n", b" ").replace(b"\\t", b" ").replace(b"\\\\", b"\\")
     scan = keep_scan()
     match, size, find = scan.regex._regexp.Match, len(data), data.find  # the wrapper's Match objects cost more than
     # the search on a line that matches: its spans are read directly
