@@ -49,9 +49,9 @@ class ContainerLog:
     previous: bool = False  # `kubectl logs --previous`: the crashed instance
     kind: str = "container"  # container | kernel | journal | operator
     total_lines: int | None = None  # lines of the file when only some were kept; None: every line is in `lines`
-    skipped: tuple[int, ...] = ()  # indexes in `lines` of the kept lines that come after lines left out
+    skipped: tuple[int, ...] = ()  # line numbers of the kept lines that come after lines left out, in order
 
     def position(self, i: int) -> int:
         """Where lines[i] stands in the log, counting each run of lines left out as one line: two kept lines are
         next to each other here only when they were in the file (a burst of error lines stays one)."""
-        return i + bisect_right(self.skipped, i) if self.skipped else i
+        return i + bisect_right(self.skipped, self.lines[i].line) if self.skipped else i

@@ -381,16 +381,16 @@ def _all_prefixes_kept(lines: tuple[str, ...], kept: tuple[LogLine, ...]) -> boo
 
 
 def _skipped(lines: tuple[str, ...], kept: tuple[LogLine, ...], first: int, rows: list[int]) -> tuple[int, ...]:
-    """Indexes of the kept LogLines that come after lines left out (blank lines do not count: they make no
+    """Line numbers of the kept LogLines that come after lines left out (blank lines do not count: they make no
     LogLine in a whole log either)."""
     out = []
     prev = -1
-    for k, ln in enumerate(kept):
+    for ln in kept:
         i = ln.line - first
         if i > prev + 1:
             missing = i - prev - 1 - (bisect.bisect_left(rows, i) - bisect.bisect_right(rows, prev))
             if missing and (missing > 8 or any(lines[j].strip() for j in range(prev + 1, i) if not _in(rows, j))):
-                out.append(k)
+                out.append(ln.line)
         prev = max(prev, i)
     return tuple(out)
 
