@@ -51,11 +51,17 @@ def _without_kept_gaps(r: dict) -> dict:
 # ---- the scan ----------------------------------------------------------------------------------------------------
 
 
-def test_relaxed_drops_anchors_and_groups_but_not_classes():
-    assert relaxed(r"^(?P<a>x)[^$]$") == r"(?:x)[^$]"
-    assert relaxed(r"(?:^|\] )\+ modprobe (a|b)\s*$") == r"(?:|\] )\+ modprobe (?:a|b)\s*"
+def test_relaxed_drops_anchors_and_groups_and_never_crosses_a_line():
+    assert relaxed(r"^(?P<a>x)[^$]$") == r"(?:x)[^$\n]"
+    assert relaxed(r'no runtime for "(?P<r>[^"]+)"') == r'no runtime for \\?"(?:[^"\n]+)\\?"'
+    assert relaxed(r"(?:^|\] )\+ modprobe (a|b)\s*$") == r"(?:|\] )\+ modprobe (?:a|b)[\t\x0b\f\r ]*"
     assert relaxed(r"^(?:[\w.\-]{1,40}: )?(?:[Ff]ailed) ") == r"(?:[Ff]ailed) "  # an optional prefix, unanchored, is nothing
     assert relaxed(r"a\^b\$c[]^]") == r"a\^b\$c[]^]"
+    import re2
+
+    for p in (r"x[^,]*y", r"x\s+y", r"x\W+y", r"x\D+y", r"x[\s,]+y"):
+        assert re2.search(p, "x\ny") and not re2.search(relaxed(p), "x\ny"), p
+        assert re2.search(relaxed(p), "x  y"), p
 
 
 def test_the_scan_finds_every_line_a_signature_or_error_shape_matches_in_the_examples():
@@ -95,6 +101,29 @@ def test_an_escaped_quote_in_a_logrus_value_is_read_as_the_message_reads_it():
     lines = [INFO.format(m=i % 10, s=i % 60, i=i) for i in range(1000)]
     lines[500] = line
     assert 500 in kept_rows(lines)
+
+
+def test_no_scan_pattern_matches_the_empty_string():
+    """One that did would keep every line (and hyperscan refuses it)."""
+    import re2
+
+    from gpusleuth.knowledge.message_catalogue import catalogue
+
+    parts = [*keep_scan().parts, *(relaxed(m.pattern) for m in catalogue().messages)]
+    assert not [p for p in parts if re2.fullmatch(p, "") is not None]
+
+
+def test_the_hyperscan_scan_keeps_the_lines_the_re2_scan_keeps(monkeypatch):
+    pytest.importorskip("hyperscan")
+    assert facts_logs.keep_database() is not None
+    logs = [p for p in example_dir("peermem-race").iterdir() if p.suffix in (".log", ".descr")]
+    logs += [p for d in INCIDENTS for p in (d / "full").rglob("*") if p.is_file()]
+    for p in sorted(logs):
+        lines = p.read_text(encoding="utf-8", errors="replace").splitlines()
+        monkeypatch.setattr(facts_logs, "USE_HYPERSCAN", True)
+        fast = kept_rows(lines, edges=False)
+        monkeypatch.setattr(facts_logs, "USE_HYPERSCAN", False)
+        assert fast == kept_rows(lines, edges=False), p.name
 
 
 def test_kept_rows_are_the_edges_and_what_matches():

@@ -252,25 +252,41 @@ _LEVEL_WORDS = (r"(?i)\b(?:err|erro|error|fata|fatal|pani|panic|crit|critical|dp
                 r"(?i)cuda\w*error|cuda_error|\bcuda\b[^\n]*\berror|\berror\b[^\n]*\bcuda\b")
 
 
+# Escapes that match a newline, and what they become: a message is one line (folded lines are joined by spaces),
+# so no match of the original crosses one, and in the scan none may (a match's end must be in its start's line).
+_NOT_NEWLINE = {"\\s": "[\\t\\x0b\\f\\r ]", "\\W": "[^\\w\\n]", "\\D": "[^\\d\\n]"}
+_NOT_NEWLINE_IN_CLASS = {"\\s": "\\t\\x0b\\f\\r ", "\\W": None, "\\D": None}  # None: cannot be said in a class
+
+
 def relaxed(pattern: str) -> str:
-    """pattern with its `^` and `$` anchors dropped and its groups made non-capturing: it matches a raw log line
-    wherever the original matches the line's message (which sits inside the raw line, after prefixes and
-    stamps), and can be joined with others (no repeated group names)."""
+    """pattern with its `^` and `$` anchors dropped, its groups made non-capturing, a backslash allowed before
+    each quote and nothing that matches a newline: it matches a raw log line wherever the original matches the
+    line's message (which sits inside the raw line, after prefixes and stamps, with a logrus or JSON value's
+    quotes escaped), within that line, and can be joined with others (no repeated group names)."""
     out: list[str] = []
-    i, n, in_class = 0, len(pattern), False
+    i, n, in_class, negated = 0, len(pattern), False, False
     while i < n:
         c = pattern[i]
         if c == "\\":
-            out.append(pattern[i:i + 2])
+            esc = pattern[i:i + 2]
+            if in_class and esc in _NOT_NEWLINE_IN_CLASS:
+                esc = _NOT_NEWLINE_IN_CLASS[esc] or esc  # \W and \D in a class: the class's own newline rule below
+            elif not in_class:
+                esc = _NOT_NEWLINE.get(esc, esc)
+            out.append(esc)
             i += 2
             continue
         if in_class:
-            in_class = c != "]"
+            if c == "]":
+                in_class = False
+                if negated:
+                    out.append("\\n")  # [^"]+ stops at the end of the line, as it does in a message
             out.append(c)
             i += 1
             continue
         if c == "[":
-            j = i + 1 + (pattern[i + 1:i + 2] == "^")
+            negated = pattern[i + 1:i + 2] == "^"
+            j = i + 1 + negated
             j += pattern[j:j + 1] == "]"  # a `]` first in a class is a character
             out.append(pattern[i:j])
             i, in_class = j, True
@@ -280,6 +296,10 @@ def relaxed(pattern: str) -> str:
             if c == "^" and pattern.startswith("(", i) and (j := _group_end(pattern, i)) < n and pattern[j] == "?":
                 i = j + 1  # `^(?:prefix: )?`: unanchored, an optional prefix changes no line's match, and costs the
                 # DFA states a counted repetition multiplies
+            continue
+        if c == '"':
+            out.append('\\\\?"')  # logrus and JSON print a quote inside a value as \", the message holds it bare
+            i += 1
             continue
         if c == "(" and pattern.startswith("(?P<", i):
             out.append("(?:")
@@ -326,6 +346,7 @@ def _group_end(pattern: str, i: int) -> int:
 class _KeepScan:
     regex: "re2._Regexp"  # every relaxed pattern as one alternation, over the UTF-8 bytes of the text
     after: tuple[tuple[bytes, int], ...]  # phrase -> lines after it that are kept too
+    parts: tuple[str, ...]  # the alternation's patterns, one by one
 
 
 @cache
@@ -341,7 +362,27 @@ def keep_scan() -> _KeepScan:
     parts += [re2.escape(p) for p, _ in VIEW_PHRASES]
     opts = re2.Options()
     opts.max_mem = 256 << 20
-    return _KeepScan(re2.compile("|".join(parts), opts), tuple((p.encode(), k) for p, k in VIEW_PHRASES if k))
+    return _KeepScan(re2.compile("|".join(parts), opts), tuple((p.encode(), k) for p, k in VIEW_PHRASES if k), tuple(parts))
+
+
+@cache
+def keep_database():
+    """The keep scan's patterns and the catalogue's error messages in one hyperscan block-mode database, or None
+    without the wheel or where a pattern does not compile there (the RE2 scan then runs)."""
+    try:
+        import hyperscan
+    except ImportError:
+        return None
+    parts = list(keep_scan().parts)
+    parts += [relaxed(m.pattern) for m in catalogue().messages if m.level in ("error", "fatal") and not m.benign]
+    flags = hyperscan.HS_FLAG_UTF8
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    try:
+        db.compile(expressions=[p.encode("utf-8") for p in parts], ids=list(range(len(parts))), elements=len(parts),
+                   flags=[flags] * len(parts))
+    except Exception:  # hyperscan.error: a construct it does not support
+        return None
+    return db
 
 
 CHUNK_LINES = 20_000  # lines scanned as one block: the text of a block, not of the whole log, is what the scan holds
@@ -357,35 +398,45 @@ def kept_rows(lines: Sequence[str], edges: bool = True) -> set[int] | None:
         keep.update(range(max(0, n - EDGE_LINES), n))
     for base in range(0, n, CHUNK_LINES):
         part = lines[base:base + CHUNK_LINES]
-        data = "\n".join(part).encode("utf-8", "surrogatepass")
+        text = "\n".join(part)
+        try:
+            data, valid = text.encode("utf-8"), True
+        except UnicodeEncodeError:  # lone surrogates from undecodable bytes: RE2 takes them, hyperscan does not
+            data, valid = text.encode("utf-8", "surrogatepass"), False
         if data.count(b"\n") != len(part) - 1:
             return None
-        _scan_block(data, base, n, keep)
+        _scan_block(data, base, n, keep, valid)
     return keep
 
 
-def _scan_block(data: bytes, base: int, n: int, keep: set[int]) -> None:
+def _scan_block(data: bytes, base: int, n: int, keep: set[int], valid: bool = True) -> None:
     """Adds to keep the indexes (from base) of the lines of data that the scan keeps. Matches are gathered as byte
-    offsets first and turned into line indexes in one sweep, so that newlines are counted once per block."""
-    if b"\\" in data:  # logrus and JSON escape quotes, tabs and newlines in a value; messages hold them unescaped
-        # (parsers/logs.py _logrus_message). Newlines stay where they are, so line indexes do not move.
-        data = data.replace(b'\\"', b'"').replace(b"\\n", b" ").replace(b"\\t", b" ").replace(b"\\\\", b"\\")
+    offsets first and turned into line indexes in one sweep, so that newlines are counted once per block.
+
+    With the hyperscan wheel, one block scan of the database reports the end of every match of every pattern
+    (the end of a match inside a line is in that line); without it, the RE2 alternation is searched once per
+    matching line and the catalogue's RE2 set once per block."""
     scan = keep_scan()
-    match, size, find = scan.regex._regexp.Match, len(data), data.find  # the wrapper's Match objects cost more than
-    # the search on a line that matches: its spans are read directly
-    at: list[int] = []  # offsets of matches; a match that runs on into the next lines adds its end too
-    pos = 0
-    while pos < size:
-        start, end = match(_UNANCHORED, data, pos, size)[0]
-        if start < 0:
-            break
-        at.append(start)
-        nl = find(b"\n", start)
-        if 0 <= nl < end - 1:
-            at.append(end - 1)
-        pos = size if nl < 0 else nl + 1  # one match is enough for a line
-    for msg in catalogue().errors_in(data):  # the catalogue's error messages: facts/errors.py reads them the same way
-        at.extend(m.start() for m in _relaxed_compiled(msg.pattern).finditer(data))
+    find = data.find
+    at: list[int] = []  # offsets inside the lines that matched (no relaxed pattern matches a newline)
+    db = keep_database() if USE_HYPERSCAN and valid else None
+    if db is not None:
+        ends: list[int] = []
+        db.scan(data, match_event_handler=lambda _id, _frm, to, _flags, _ctx: ends.append(to))
+        at = [e - 1 for e in ends if e]
+    else:
+        match, size = scan.regex._regexp.Match, len(data)  # the wrapper's Match objects cost more than the search on
+        # a line that matches: its spans are read directly
+        pos = 0
+        while pos < size:
+            start = match(_UNANCHORED, data, pos, size)[0][0]
+            if start < 0:
+                break
+            at.append(start)
+            nl = find(b"\n", start)
+            pos = size if nl < 0 else nl + 1  # one match is enough for a line
+        for msg in catalogue().errors_in(data):  # the catalogue's error messages, as facts/errors.py finds them
+            at.extend(m.start() for m in _relaxed_compiled(msg.pattern).finditer(data))
     after = []  # (offset, lines after it that are kept) of the phrases that take the lines after them
     for phrase, k in scan.after:
         pos = find(phrase)
