@@ -8,6 +8,10 @@ as one block by hyperscan (also linear, no backtracking) to find the lines any s
 lines then go through the re2.Set as above, so the result is the same line for line (tests/facts/
 test_logs_hyperscan.py). Without the wheel, or for a log hyperscan cannot take as one block (a message holding
 a newline, text that is not valid UTF-8), every line goes through the re2.Set.
+
+A big log reaches this module already reduced to its kept lines: `kept_rows` (below) is the scan parsers/logs.py
+runs over its raw text first, built from the same tables, so that only lines something here or in
+facts/errors.py can match become LogLines.
 """
 
 from __future__ import annotations
