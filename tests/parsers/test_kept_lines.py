@@ -255,3 +255,17 @@ def test_every_log_read_in_kept_lines_gives_the_same_report(spec, monkeypatch):
     _kept(monkeypatch, edge=40)
     kept = report(spec)
     assert _without_kept_gaps(kept) == _without_kept_gaps(whole)
+
+
+def test_each_container_of_a_mixed_log_keeps_its_first_and_last_lines():
+    a = "[pod/nvidia-driver-daemonset-x/nvidia-driver-ctr] "
+    b = "[pod/nvidia-driver-daemonset-x/nvidia-peermem-ctr] "
+    lines = [a + INFO.format(m=i % 10, s=i % 60, i=i) for i in range(20_000)]
+    lines += [b + INFO.format(m=i % 10, s=i % 60, i=i) for i in range(5_000)]
+    lines += [a + INFO.format(m=i % 10, s=i % 60, i=i) for i in range(20_000)]
+    lines[22_000] = b + "E1121 11:52:00.000000 1 x.go:1] modprobe: ERROR: could not insert 'nvidia_peermem'"
+    log = parse_log(Document("driver.log", tuple(lines)))
+    kept = {ln.line - 1 for ln in log.lines}
+    edge = facts_logs.EDGE_LINES
+    assert set(range(20_000, 20_000 + edge)) | set(range(25_000 - edge, 25_000)) | {22_000} <= kept
+    assert 10_000 not in kept and 30_000 not in kept  # a's lines in the middle of its runs are not

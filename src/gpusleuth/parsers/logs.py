@@ -327,7 +327,7 @@ def _parse_kept(doc: Document) -> ContainerLog:
 
     Scanning costs little per line but a few microseconds per line that matches, as parsing does: a log where
     more than DENSE of a sample of lines would be kept is read whole, which is as fast and keeps every line."""
-    from gpusleuth.facts.logs import kept_rows
+    from gpusleuth.facts.logs import EDGE_LINES, kept_rows
 
     lines = doc.lines
     n = len(lines)
@@ -338,6 +338,9 @@ def _parse_kept(doc: Document) -> ContainerLog:
     rows = kept_rows(lines)
     if rows is None:
         return _parse_log(doc)
+    prefixes = {raw[:raw.index("] ") + 2] for raw in map(lines.__getitem__, rows) if raw.startswith("[pod/") and "] " in raw}
+    if len(prefixes) > 1:  # a log of several containers: each one's first and last lines, as the log's own
+        rows |= _container_edges(lines, prefixes, EDGE_LINES)
     rows = _whole(lines, rows)
     log = _parse_log(doc, sorted(rows))
     first, more = doc.first_line, set()
@@ -365,6 +368,34 @@ def _parse_kept(doc: Document) -> ContainerLog:
         hints = _hints(doc)
         log = replace(log, pod=hints.get("pod"), container=hints.get("container"))
     return replace(log, total_lines=n, skipped=_skipped(lines, log.lines, first, sorted(rows | more)))
+
+
+def _container_edges(lines: tuple[str, ...], prefixes: set[str], k: int) -> set[int]:
+    """Indexes of the first and last k lines of each container (must-gather prefix), found with str.find over
+    blocks of the text: views read a container's first lines (its start, the zone its times are in) and its
+    last (whether it stopped), wherever they are in a log that mixes containers."""
+    out: set[int] = set()
+    n, step = len(lines), 20_000
+    for forward in (True, False):
+        need = dict.fromkeys(prefixes, k)
+        for base in range(0, n, step) if forward else reversed(range(0, n, step)):
+            if not any(need.values()):
+                break
+            text = "\n" + "\n".join(lines[base:base + step])  # a line starting with p follows "\n" + p
+            for p, left in need.items():
+                key, j, at = "\n" + p, base, 0  # line index j of offset at
+                pos = text.find(key) if forward else text.rfind(key)
+                found = []
+                while pos >= 0 and left:
+                    found.append(pos)
+                    left -= 1
+                    pos = text.find(key, pos + 1) if forward else text.rfind(key, 0, pos)
+                need[p] = left
+                for pos in sorted(found):
+                    j += text.count("\n", at, pos)
+                    at = pos
+                    out.add(j)
+    return out
 
 
 def _all_prefixes_kept(lines: tuple[str, ...], kept: tuple[LogLine, ...]) -> bool:
