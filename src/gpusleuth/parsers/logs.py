@@ -287,6 +287,9 @@ def parse_log(doc: Document) -> ContainerLog:
 
 DENSE = 0.25  # a big log of which the scan would keep more than this share is read whole (as fast, see _parse_kept)
 _SAMPLE = 4000  # lines from the middle of a big log on which that share is measured
+# A pod has a few containers; a log mixing more (a whole namespace's, line by line) keeps only its own first and
+# last lines: finding every container's costs a pass over the text per container.
+_MAX_CONTAINERS = 8
 _CRI_PARTIAL = re.compile(r"\S+ (?:stdout|stderr) P ")
 
 
@@ -339,7 +342,7 @@ def _parse_kept(doc: Document) -> ContainerLog:
     if rows is None:
         return _parse_log(doc)
     prefixes = {raw[:raw.index("] ") + 2] for raw in map(lines.__getitem__, rows) if raw.startswith("[pod/") and "] " in raw}
-    if len(prefixes) > 1:  # a log of several containers: each one's first and last lines, as the log's own
+    if 1 < len(prefixes) <= _MAX_CONTAINERS:  # a pod's log of several containers: each one's first and last lines
         rows |= _container_edges(lines, prefixes, EDGE_LINES)
     rows = _whole(lines, rows)
     log = _parse_log(doc, sorted(rows))
