@@ -248,6 +248,7 @@ VIEW_PHRASES: tuple[tuple[str, int], ...] = (
     ("Running with config:", 200),  # facts/plugin_config.py: the JSON block the plugin prints after it
     ("modprobe", 0),  # checks/kernel_driver.py: the `+ modprobe` trace above a failure
     ("torch", 0), ("PyTorch", 0), ("CUDA Version ", 0), ("Cuda compilation tools", 0), ("CUDA used to build", 0),  # checks/cuda_runtime.py
+    ("CUDA driver version is insufficient", 0),
 )
 # Level words in any of the spellings parsers/logs.py reads (klog's `E1126`, logrus' `level=error` and `ERRO[`,
 # JSON's "level":"e", a bare `ERROR:`), the CUDA error names checks/cuda_runtime.py looks for in info lines.
