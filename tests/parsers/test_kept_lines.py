@@ -269,3 +269,16 @@ def test_each_container_of_a_mixed_log_keeps_its_first_and_last_lines():
     edge = facts_logs.EDGE_LINES
     assert set(range(20_000, 20_000 + edge)) | set(range(25_000 - edge, 25_000)) | {22_000} <= kept
     assert 10_000 not in kept and 30_000 not in kept  # a's lines in the middle of its runs are not
+
+
+def test_an_untimed_line_far_from_a_time_still_keeps_the_timed_lines_around_it():
+    """A compiler's output runs for hundreds of untimed lines: the interval of an error in it rests on the stamped
+    lines before and after the run, as in the whole log."""
+    lines = [INFO.format(m=i % 10, s=i % 60, i=i) for i in range(30_000)]
+    lines[15_000:15_900] = [f"  CC [M]  /usr/src/nvidia/kernel/nvidia/file{i}.o" for i in range(900)]
+    lines[15_450] = "make[2]: *** [scripts/Makefile.build:251: nvidia/nv.o] Error 1"
+    log = parse_log(Document("installer.log", tuple(lines)))
+    kept = [ln.line for ln in log.lines]
+    at = kept.index(15_451)
+    assert kept[at - 1] == 15_000 and kept[at + 1] == 15_901  # the stamped lines just before and after the run
+    assert log.lines[at - 1].time is not None and log.lines[at + 1].time is not None

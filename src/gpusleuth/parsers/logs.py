@@ -275,7 +275,8 @@ def _hints_of_command(cmd: str) -> dict:
 # line. Below it the whole parse costs under ~0.1 s and ~10 MB, and every bundled example and test log is far
 # under it (docs/performance.md "Big logs: kept lines").
 KEEP_ALL_LINES = 20_000
-_NEIGHBOURS = 64  # lines searched above and below an untimed kept line for the timed lines its interval rests on
+_NEIGHBOURS = 2000  # lines searched above and below an untimed kept line for the timed lines its interval rests on
+# (a compiler's or installer's output can run for hundreds of untimed lines between two stamped ones)
 
 
 def parse_log(doc: Document) -> ContainerLog:
@@ -348,22 +349,33 @@ def _parse_kept(doc: Document) -> ContainerLog:
     log = _parse_log(doc, sorted(rows))
     first, more = doc.first_line, set()
     timed = {ln.line - first: ln.time is not None or ln.elapsed is not None for ln in log.lines}
-    probed: set[tuple] = set()  # (line, pod, container): lines already found to carry no time of that container
-    budget = 8 * len(log.lines) + 20_000  # probes in all: a log with no times at all costs no more than this
+    found: dict[tuple, int | None] = {}  # (line, step, pod, container) -> the timed line that search reached
+    budget = 4 * len(log.lines) + 50_000  # lines looked at in all: a log with few times costs no more than this
+    if not any(timed.values()) and not any(_stamped(raw, *_who(raw)) for raw in lines[::max(1, n // 400)]):
+        budget = 0  # no time in the kept lines nor in 400 lines spread over the log: nothing to look for
     for ln in log.lines:
         if ln.time is not None or ln.elapsed is not None:
             continue
         i = ln.line - first
         for step in (-1, 1):
-            j = i + step
-            while 0 <= j < n and abs(j - i) <= _NEIGHBOURS and not timed.get(j) and budget > 0:
-                if j not in timed and (key := (j, ln.pod, ln.container)) not in probed:
-                    budget -= 1
-                    if _stamped(lines[j], ln.pod, ln.container):
-                        more.add(j)
-                        break
-                    probed.add(key)
+            j, seen, who = i + step, [], (ln.pod, ln.container)
+            while True:
+                if not 0 <= j < n or abs(j - i) > _NEIGHBOURS or budget <= 0:
+                    j = None
+                    break
+                if timed.get(j):  # a kept line with a time
+                    break
+                if (j, step, who) in found:  # a search from a line further on already went this way
+                    j = found[(j, step, who)]
+                    break
+                budget -= 1
+                seen.append(j)
+                if j not in timed and _stamped(lines[j], *who):
+                    more.add(j)
+                    break
                 j += step
+            for k in seen:  # an untimed run is walked once per direction, whatever number of kept lines it holds
+                found[(k, step, who)] = j
     if more:  # stamped lines start LogLines of their own: parsed apart, they read as they would with the rest
         extra = _parse_log(doc, sorted(_whole(lines, more) - rows))
         log = replace(log, lines=tuple(heapq.merge(log.lines, extra.lines, key=_LINE)))
@@ -435,6 +447,15 @@ def _in(rows: list[int], j: int) -> bool:
 
 
 _LINE = attrgetter("line")
+
+
+def _who(raw: str) -> tuple[str | None, str | None]:
+    """(pod, container) of a must-gather prefix, for _stamped."""
+    if raw.startswith("[pod/"):
+        parts = raw.partition("] ")[0][5:].split("/")
+        if len(parts) == 2:
+            return parts[0], parts[1]
+    return None, None
 
 
 def _stamped(raw: str, pod: str | None, ctr: str | None) -> bool:
