@@ -398,6 +398,7 @@ def kept_rows(lines: Sequence[str], edges: bool = True) -> set[int] | None:
     phrase that takes them, and (edges) the first and last EDGE_LINES; None when the text cannot be mapped to
     lines (a line holding a newline). Continuation lines are the parser's to add."""
     n = len(lines)
+    fast = USE_HYPERSCAN and n >= HYPERSCAN_MIN_LINES  # compiling the database (~0.3 s) pays only on logs this big
     keep = set(range(min(EDGE_LINES, n))) if edges else set()
     if edges:
         keep.update(range(max(0, n - EDGE_LINES), n))
@@ -410,11 +411,11 @@ def kept_rows(lines: Sequence[str], edges: bool = True) -> set[int] | None:
             data, valid = text.encode("utf-8", "surrogatepass"), False
         if data.count(b"\n") != len(part) - 1:
             return None
-        _scan_block(data, base, n, keep, valid)
+        _scan_block(data, base, n, keep, fast and valid)
     return keep
 
 
-def _scan_block(data: bytes, base: int, n: int, keep: set[int], valid: bool = True) -> None:
+def _scan_block(data: bytes, base: int, n: int, keep: set[int], fast: bool = False) -> None:
     """Adds to keep the indexes (from base) of the lines of data that the scan keeps. Matches are gathered as byte
     offsets first and turned into line indexes in one sweep, so that newlines are counted once per block.
 
@@ -424,7 +425,7 @@ def _scan_block(data: bytes, base: int, n: int, keep: set[int], valid: bool = Tr
     scan = keep_scan()
     find = data.find
     at: list[int] = []  # offsets inside the lines that matched (no relaxed pattern matches a newline)
-    db = keep_database() if USE_HYPERSCAN and valid else None
+    db = keep_database() if fast else None  # data is valid UTF-8 (hyperscan's UTF-8 mode needs it)
     if db is not None:
         ends: list[int] = []
         db.scan(data, match_event_handler=lambda _id, _frm, to, _flags, _ctx: ends.append(to))
