@@ -279,9 +279,10 @@ _NEIGHBOURS = 2000  # lines searched above and below an untimed kept line for th
 # (a compiler's or installer's output can run for hundreds of untimed lines between two stamped ones)
 
 
-def parse_log(doc: Document) -> ContainerLog:
+def parse_log(doc: Document, whole: bool = False) -> ContainerLog:
+    """whole: every line, however big the log (serve hands the log itself to `kubectl logs`, not a diagnosis of it)."""
     with gc_paused():  # millions of acyclic objects: the cycle collector would rescan them over and over
-        if len(doc.lines) > KEEP_ALL_LINES:
+        if len(doc.lines) > KEEP_ALL_LINES and not whole:
             return _parse_kept(doc)
         return _parse_log(doc)
 
