@@ -14,24 +14,23 @@ gives each file the command that wrote it, anything else is split at its shell p
 from __future__ import annotations
 
 import errno
-import gzip
 import io
 import os
 import stat
-import tarfile
 import time
-import zipfile
 import zlib
 from dataclasses import dataclass, field
 from datetime import datetime
-from importlib import resources
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from gpusleuth.model.document import Document
 from gpusleuth.model.finding import Gap
 from gpusleuth.sources import bugreport, bundle, mustgather
 from gpusleuth.sources.text import decode_stream, normalise, split_documents
+
+if TYPE_CHECKING:  # imported where an archive is read
+    import tarfile
 
 ARCHIVE_GUARD_BYTES = 16 << 30  # decompressed content of one archive: stops a decompression bomb, not a real bundle
 MAX_FILES = 200_000  # files per input: a 5,000-node must-gather has ~63,000; a bomb of empty files stops here
@@ -120,6 +119,8 @@ class _Reader:
             head = fh.read(2)
             fh = Prefixed(head, fh)
             if head == _GZIP_MAGIC:
+                import gzip
+
                 name, gzipped = name[:-3], True
                 fh = gzip.GzipFile(fileobj=fh, mode="rb")
         got = decode_stream(fh, self.max_bytes)
@@ -323,6 +324,8 @@ def _safe_member(name: str) -> str | None:
 
 
 def read_tar(path: Path, max_bytes: int | None = None) -> Source:
+    import tarfile  # archives only: tarfile and zipfile cost ~8 ms to import
+
     reader = _Reader(str(path), "archive", max_bytes)
     try:
         tf = tarfile.open(path, "r:*")
@@ -333,6 +336,8 @@ def read_tar(path: Path, max_bytes: int | None = None) -> Source:
 
 
 def _read_members(reader: _Reader, tf: tarfile.TarFile, label: str) -> None:
+    import tarfile
+
     with tf:
         try:
             for member in tf:
@@ -354,6 +359,8 @@ def _read_members(reader: _Reader, tf: tarfile.TarFile, label: str) -> None:
 
 
 def read_zip(path: Path, max_bytes: int | None = None) -> Source:
+    import zipfile
+
     reader = _Reader(str(path), "archive", max_bytes)
     try:
         zf = zipfile.ZipFile(path)
@@ -381,7 +388,7 @@ def read_zip(path: Path, max_bytes: int | None = None) -> Source:
 
 
 def examples_root() -> Path:
-    return Path(str(resources.files("gpusleuth") / "examples"))
+    return Path(__file__).parent.parent / "examples"  # gpusleuth/examples (no importlib.resources: 8 ms to import)
 
 
 def example_names() -> list[str]:
@@ -409,6 +416,8 @@ def _is_tar_head(head: bytes) -> bool:
 def read_piped(fh: BinaryIO, name: str = STDIN, description: str | None = None, max_bytes: int | None = None) -> Source:
     """What came on a pipe: a tar stream (plain or gzipped, `tar czf - dir |`) is read as an archive, a gzipped
     file is gunzipped, anything else is one pasted file named ``name``."""
+    import tarfile
+
     head = fh.read(1024)
     while len(head) < 1024 and (more := fh.read(1024 - len(head))):
         head += more
@@ -488,6 +497,8 @@ def open_source(spec: str, max_bytes: int | None = None, stdin: BinaryIO | None 
             return read_tar(path, max_bytes)
         if lower.endswith(".zip"):
             return read_zip(path, max_bytes)
+        import tarfile
+
         if tarfile.is_tarfile(path):
             return read_tar(path, max_bytes)
         return read_file(path, max_bytes)
