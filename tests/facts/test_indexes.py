@@ -94,3 +94,27 @@ def test_timeline_select_matches_scan(all_facts):
                     assert len(got) == len(want) and all(a is b for a, b in zip(got, want)), (name, sel, node, any_node)
                     checked += bool(want)
     assert checked
+
+
+def test_spec_for_cache_matches_the_table_scan(all_facts):
+    """spec_for answers from a cache keyed on the pod's name and its values of the table's label keys; it must
+    name the row the plain scan of the table names, for every pod (labels as given, and name alone)."""
+    from gpusleuth.facts.operands import operand_table, spec_for, spec_for_name
+    from gpusleuth.model.k8s import Pod
+
+    specs, _ = operand_table()
+    seen = 0
+    for name, facts in all_facts:
+        c = _get(facts, Cluster)
+        for p in c.pods if c is not None else ():
+            for _ in range(2):  # the second answer comes from the cache
+                assert spec_for(p) is next((s for s in specs if s.matches(p)), None), (name, p.name)
+            bare = next((s for s in specs if any(rx.search(p.name) for rx in s.patterns)), None)
+            assert spec_for_name(p.name) is bare, (name, p.name)
+            assert spec_for(Pod(p.name, p.namespace)) is bare, (name, p.name)
+            seen += 1
+    assert seen > 100
+    # labels decide before the name: the same name with another operand's labels is that operand
+    pod = Pod("nvidia-driver-daemonset-abcde", "gpu-operator", labels={"app": "nvidia-device-plugin-daemonset"})
+    assert spec_for(pod) is next((s for s in specs if s.matches(pod)), None)
+    assert spec_for(Pod("x", "y", labels={"app": ["not", "hashable"]})) is None

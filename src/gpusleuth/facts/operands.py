@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, lru_cache
 from itertools import groupby
 from operator import attrgetter
 
@@ -124,9 +124,36 @@ def operand_table() -> tuple[tuple[OperandSpec, ...], dict[str, Marker]]:
 
 
 def spec_for(pod: Pod) -> OperandSpec | None:
-    """The operand a pod belongs to (first table row whose labels or name pattern match)."""
+    """The operand a pod belongs to (first table row whose labels or name pattern match). What decides it is the
+    pod's name and its values of the label keys the table lists, so the answer is worked out once per such key
+    (every view asks again for every pod)."""
+    keys, _ = _label_keys()
+    try:
+        return _spec_of(pod.name, tuple(map(pod.labels.get, keys)))
+    except TypeError:  # an unhashable label value (hostile input): no cache
+        specs, _ = operand_table()
+        return next((s for s in specs if s.matches(pod)), None)
+
+
+def spec_for_name(name: str) -> OperandSpec | None:
+    """spec_for a pod known by name alone (no labels): the first row whose pod-name pattern matches."""
+    keys, _ = _label_keys()
+    return _spec_of(name, (None,) * len(keys))
+
+
+@cache
+def _label_keys() -> tuple[tuple[str, ...], dict[str, int]]:
+    """Every label key a row of the table lists, and each one's position."""
     specs, _ = operand_table()
-    return next((s for s in specs if s.matches(pod)), None)
+    keys = tuple(sorted({k for s in specs for k, _ in s.app_labels}))
+    return keys, {k: i for i, k in enumerate(keys)}
+
+
+@lru_cache(maxsize=1 << 16)
+def _spec_of(name: str, values: tuple) -> OperandSpec | None:
+    specs, _ = operand_table()
+    keys, _ = _label_keys()
+    return next((s for s in specs if s.matches(Pod(name, labels={k: v for k, v in zip(keys, values) if v is not None}))), None)
 
 
 def _is_error(ln: LogLine, sigs: list[Signature]) -> bool:

@@ -40,7 +40,7 @@ from typing import Iterable
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.logs import Logs, Signature, signatures
-from gpusleuth.facts.operands import OperandSpec, operand_table
+from gpusleuth.facts.operands import OperandSpec, operand_table, spec_for, spec_for_name
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import table
 from gpusleuth.model.evidence import Evidence
@@ -244,9 +244,9 @@ def _specs() -> tuple[OperandSpec, ...]:
 
 def _spec_for_name(pod: str | None, pod_obj: Pod | None) -> OperandSpec | None:
     if pod_obj is not None:
-        return next((s for s in _specs() if s.matches(pod_obj)), None)
+        return spec_for(pod_obj)
     if pod:
-        return next((s for s in _specs() if any(p.search(pod) for p in s.patterns)), None)
+        return spec_for_name(pod)
     return None
 
 
