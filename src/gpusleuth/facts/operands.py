@@ -153,7 +153,8 @@ def _label_keys() -> tuple[tuple[str, ...], dict[str, int]]:
 def _spec_of(name: str, values: tuple) -> OperandSpec | None:
     specs, _ = operand_table()
     keys, _ = _label_keys()
-    return next((s for s in specs if s.matches(Pod(name, labels={k: v for k, v in zip(keys, values) if v is not None}))), None)
+    pod = Pod(name, labels={k: v for k, v in zip(keys, values) if v is not None})
+    return next((s for s in specs if s.matches(pod)), None)
 
 
 def _is_error(ln: LogLine, sigs: list[Signature]) -> bool:
