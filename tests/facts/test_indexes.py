@@ -118,3 +118,17 @@ def test_spec_for_cache_matches_the_table_scan(all_facts):
     pod = Pod("nvidia-driver-daemonset-abcde", "gpu-operator", labels={"app": "nvidia-device-plugin-daemonset"})
     assert spec_for(pod) is next((s for s in specs if s.matches(pod)), None)
     assert spec_for(Pod("x", "y", labels={"app": ["not", "hashable"]})) is None
+
+
+def test_gpu_inventory_for_node_matches_the_scan(all_facts):
+    from gpusleuth.facts.gpus import GpuInventory
+
+    seen = 0
+    for name, facts in all_facts:
+        inv = _get(facts, GpuInventory)
+        if inv is None:
+            continue
+        for node in {n.node for n in inv.nodes} | {"nope", None}:
+            assert inv.for_node(node) is next((n for n in inv.nodes if n.node == node), None), (name, node)
+            seen += 1
+    assert seen > 10
