@@ -132,3 +132,21 @@ def test_gpu_inventory_for_node_matches_the_scan(all_facts):
             assert inv.for_node(node) is next((n for n in inv.nodes if n.node == node), None), (name, node)
             seen += 1
     assert seen > 10
+
+
+def test_operand_error_lines_match_the_per_line_test(all_facts):
+    """_errors (a line's level, or its key among the error-signature keys) picks what _is_error picked."""
+    from gpusleuth.facts.operands import _error_keys, _errors, _is_error
+
+    seen = 0
+    for name, facts in all_facts:
+        g = _get(facts, OperandGraph)
+        if g is None:
+            continue
+        keys = _error_keys(g.signatures)
+        for pod, plogs in g.logs.items():
+            for pl in plogs:
+                want = [(i, ln) for i, ln in enumerate(pl.lines) if _is_error(ln, g.signatures.get((ln.artifact, ln.line), []))]
+                assert _errors(pl.lines, keys) == want, (name, pod)
+                seen += len(want)
+    assert seen > 20
