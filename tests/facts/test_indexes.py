@@ -83,6 +83,9 @@ def test_timeline_select_matches_scan(all_facts):
         if tl is None:
             continue
         sels = [s for _, _, a, b in _phase_rows() for s in (a, b) if s is not None]
+        from gpusleuth.analysis.ordering import rules  # evaluate() selects each rule's events through the index
+
+        sels += [s for r in rules() for s in (r.then, r.first, r.revoked_by, r.window) if s is not None]
         sigs = {s for e in tl.entries for s in tl.signatures_of(e)}
         sels += [Selector(signatures=frozenset({s})) for s in sorted(sigs)]
         sels += [Selector(tags=frozenset({t})) for t in sorted({t for e in tl.entries for t in tl.tags_of(e)})]

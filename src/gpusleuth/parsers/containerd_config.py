@@ -88,9 +88,9 @@ def sniff(doc: Document) -> int:
         return SURE
     head = doc.lines[:400]
     blob = "\n".join(head)  # each pattern needs its keyword: a log's head skips the per-line regexes
-    if "[crio" in blob and any(_CRIO_HEADER.match(ln) for ln in head):
+    if "[crio" in blob and any(map(_CRIO_HEADER.match, head)):
         return NO
-    if "plugins" in blob and any(_PLUGIN_HEADER.match(ln) for ln in head):
+    if "plugins" in blob and any(map(_PLUGIN_HEADER.match, head)):
         return SURE
     versioned = "version" in blob and any(map(_VERSION_LINE.match, head))
     keys = bool(_ANY_KEY_WORD.search(blob)) and any(map(_CONTAINERD_KEYS.match, head))
@@ -222,7 +222,7 @@ def parse_config(doc: Document) -> ContainerdConfig:
     problems: list[ConfigProblem] = []
     template = any("{{" in ln for ln in lines)
     if template:
-        base = any(_BASE_TEMPLATE.search(ln) for ln in lines)
+        base = any(map(_BASE_TEMPLATE.search, lines))
         lines, blanked, stubbed = tomlscan.untemplate(lines)
         problems.append(ConfigProblem(
             "template",

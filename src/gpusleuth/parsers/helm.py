@@ -127,7 +127,7 @@ def _plugin_chart(lines, keys: set[str] | None = None) -> bool:
         return True
     if "config" in keys:
         at = next(i for i, ln in enumerate(lines) if ln.startswith("config:"))
-        if any(_PLUGIN_CONFIG_KEY.match(ln) for ln in lines[at + 1 : at + 4]):
+        if any(map(_PLUGIN_CONFIG_KEY.match, lines[at + 1 : at + 4])):
             return True
     install = _install_comment(lines)
     return bool(keys and keys <= _PLUGIN_SHARED_KEYS and install and install[2] == "nvidia-device-plugin")
@@ -314,7 +314,7 @@ def sniff_release_secret(doc: Document) -> int:
     blob = "\n".join(head)
     if "helm.sh/release.v1" not in blob and "sh.helm.release.v1." not in blob:
         return NO  # both answers below need one of them
-    if any(_RELEASE_TYPE.search(ln) for ln in head):
+    if any(map(_RELEASE_TYPE.search, head)):
         return SURE + 5  # ahead of the generic object parser: the release is decoded, nothing else is kept
     if any("sh.helm.release.v1." in ln for ln in head) and any("owner" in ln and "helm" in ln for ln in head):
         return SURE + 5

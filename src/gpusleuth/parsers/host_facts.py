@@ -180,7 +180,7 @@ def sniff_modules(doc: Document) -> int:
     lines = _head(doc, 100)
     if not lines:
         return NO
-    header = any(_LSMOD_HEADER.match(ln) for ln in lines[:3])
+    header = any(map(_LSMOD_HEADER.match, lines[:3]))
     if prog == "lsmod" or host_path(doc) == "/proc/modules" or header:
         return SURE if header or any(map(_module_row, lines)) else NO
     rows = []
@@ -246,7 +246,7 @@ def parse_modules(doc: Document) -> Iterable[ModuleList]:
         used = tuple(x for x in re.split(r"[,\s]+", by) if x and x != "-" and not x.startswith("["))
         modules.append(LoadedModule(m.group("name"), int(m.group("size")), used, doc.evidence(i), int(m.group("count")),
                                     m.group("state") if proc else None))
-    header = any(_LSMOD_HEADER.match(ln) for ln in _head(doc, 3))
+    header = any(map(_LSMOD_HEADER.match, _head(doc, 3)))
     source = "/proc/modules" if path == "/proc/modules" or (prog == "cat" and "/proc/modules" in args) or (rows[0][2] and not header) else "lsmod"
     if prog in _GREP:  # `grep nvidia /proc/modules`
         pattern, filtered = _grep_pattern([[prog, *[a for a in args if a != "/proc/modules"]]])
@@ -290,8 +290,8 @@ def sniff_security(doc: Document) -> int:
     head = _head(doc, 6)
     if (prog in _SECURITY_PROGRAMS or (head and _SECURITY_PROMPT.match(head[0]))) and head[1 if not prog else 0:]:
         return SURE
-    if head and ((_GETENFORCE.match(head[0]) and len(head) == 1) or any(_SESTATUS.match(ln) for ln in head)
-                 or any(_AA_LOADED.match(ln) for ln in head)):
+    if head and ((_GETENFORCE.match(head[0]) and len(head) == 1) or any(map(_SESTATUS.match, head))
+                 or any(map(_AA_LOADED.match, head))):
         return LIKELY
     return NO
 
@@ -331,7 +331,7 @@ def sniff_lspci(doc: Document) -> int:
     prog, args, _, _ = command(doc)
     head = doc.head(40)
     devices = sum(1 for ln in head if _PCI_DEVICE.match(ln))
-    drivers = any(_PCI_DRIVER.match(ln) for ln in head)
+    drivers = any(map(_PCI_DRIVER.match, head))
     if prog == "lspci" and devices:
         return SURE
     return LIKELY if devices and drivers else NO
@@ -588,7 +588,7 @@ _SYS_VERSION = re.compile(r"^/sys/module/(?P<module>[\w-]+)/version$")
 
 def sniff_driver_version(doc: Document) -> int:
     lines = _head(doc, 3)
-    if any(_NVRM.match(ln) for ln in lines):
+    if any(map(_NVRM.match, lines)):
         return SURE
     m = _SYS_VERSION.match(host_path(doc) or "")
     if m and m.group("module") == "nvidia" and len(lines) == 1 and _VERSION_LINE.match(lines[0]):

@@ -420,8 +420,8 @@ def _sniff_json(doc: Document) -> int:
         if '"apiVersion"' in first and ('"kind"' in first or '"kind"' in head[0]):
             return _KEYED
         return NO
-    api = any(_JSON_API.match(ln) for ln in head)
-    kind = any(_JSON_KIND.match(ln) for ln in head)
+    api = any(map(_JSON_API.match, head))
+    kind = any(map(_JSON_KIND.match, head))
     if api and kind:
         return _KEYED
     return LIKELY if (api or kind) and any('"items"' in ln for ln in head) else NO
@@ -566,8 +566,8 @@ def _sniff_yaml(doc: Document) -> int:
     head = doc.head(60)
     if head and head[0].lstrip()[:1] in "{[":
         return NO
-    api = any(_YAML_API.match(ln) for ln in head)
-    kind = any(_YAML_KIND.match(ln) for ln in head)
+    api = any(map(_YAML_API.match, head))
+    kind = any(map(_YAML_KIND.match, head))
     return _KEYED if api and kind else NO
 
 
