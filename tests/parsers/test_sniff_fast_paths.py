@@ -36,3 +36,19 @@ def test_any_key_word_is_any_substring():
     for _ in range(20000):
         blob = "".join(rnd.choice(parts) for _ in range(rnd.randint(0, 6)))
         assert any(k in blob for k in _CONTAINERD_KEY_WORDS) == bool(_ANY_KEY_WORD.search(blob)), repr(blob)
+
+
+def test_document_head_is_the_first_non_blank_lines_whatever_was_asked_before():
+    from itertools import islice
+
+    from gpusleuth.model.document import Document
+
+    rnd = random.Random(4)
+    docs = [Document(f"d{i}", tuple(rnd.choice(["", "  ", "x", "y z", "\t"]) for _ in range(rnd.randint(0, 300)))) for i in range(40)]
+    for _ in range(3000):
+        d = rnd.choice(docs)
+        n = rnd.choice([0, 1, 2, 3, 40, 80, 100, 127, 128, 129, 200, 400])
+        got = d.head(n)
+        assert got == list(islice(filter(str.strip, d.lines), max(n, 1)))
+        got.append("changed")  # a caller's list is its own
+        assert d.head(n) == list(islice(filter(str.strip, d.lines), max(n, 1)))
