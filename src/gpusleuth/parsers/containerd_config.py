@@ -39,7 +39,6 @@ _PLUGIN_HEADER = re.compile(r"""^\s*\[+\s*plugins\s*\.\s*(?:"io\.containerd\.|'i
 _VERSION_LINE = re.compile(r"^\s*version\s*=\s*\d+\s*(?:#.*)?$")
 _CONTAINERD_KEYS = re.compile(r"^\s*(?:imports\s*=|\[grpc\]|\[plugins\]|\[proxy_plugins|oom_score\s*=|\[debug\]|\[metrics\])")
 _CONTAINERD_KEY_WORDS = ("imports", "[grpc]", "[plugins]", "[proxy_plugins", "oom_score", "[debug]", "[metrics]")  # one in each
-_ANY_KEY_WORD = re.compile("|".join(map(re.escape, _CONTAINERD_KEY_WORDS)))  # any(k in blob for k in ...), in one C pass
 _DUMP = re.compile(r"^containerd\b.*\bconfig\s+(?P<what>dump|default)\b")
 _FLAG_CONFIG = re.compile(r"(?:--config[= ]|-c\s+)(?P<path>\S+)")
 _COMMENT_PATH = re.compile(r"^\s*#+\s*(?P<path>/[\w./-]+\.\w+)\s*$")
@@ -93,7 +92,7 @@ def sniff(doc: Document) -> int:
     if "plugins" in blob and any(map(_PLUGIN_HEADER.match, head)):
         return SURE
     versioned = "version" in blob and any(map(_VERSION_LINE.match, head))
-    keys = bool(_ANY_KEY_WORD.search(blob)) and any(map(_CONTAINERD_KEYS.match, head))
+    keys = any(k in blob for k in _CONTAINERD_KEY_WORDS) and any(map(_CONTAINERD_KEYS.match, head))
     if versioned and keys:
         return LIKELY
     hint = (doc.path_hint or doc.artifact).lower()

@@ -383,8 +383,9 @@ def sniff_modinfo(doc: Document) -> int:
     lines = _head(doc, 60)
     if not lines:
         return NO
-    errors = [ln for ln in lines if _MODINFO_ERROR.match(ln)]
-    keys = {m.group("key") for ln in lines if (m := _modinfo_key(ln))}
+    errors = any(map(_MODINFO_ERROR.match, lines))
+    keys = {m.group("key") for m in filter(None, map(_MODINFO_FIELD.match, lines))  # the lines _modinfo_key keeps
+            if m.group("key") in _MODINFO_KEYS or len(m.group("key")) + 1 + len(m.group("sp")) == 16}
     if prog == "modinfo" and (keys or errors):
         return SURE
     if errors or {"filename", "vermagic"} <= keys or ({"vermagic"} == keys and len(lines) == 1):
