@@ -330,21 +330,22 @@ def _scan_json(lines: tuple[str, ...], begin: int = 0, end: int | None = None, s
     kubectl writes it. Each is yielded once its line is read; a scan can resume at the next line from a copy
     of the stack and the count (`_KeyLines` does, for one object's lines)."""
     stack = [] if stack is None else stack  # [path, is_array, next_index]
+    key_match = _JSON_KEY.match
     for idx in range(begin, len(lines) if end is None else end):
         s = lines[idx].strip()
         if not s or len(s) > _MAX_SCAN_LINE:
             continue
         c = s[0]
-        if stack and not stack[-1][1] and c == '"':
-            m = _JSON_KEY.match(s)
+        top = stack[-1] if stack else None
+        if top is not None and not top[1] and c == '"':
+            m = key_match(s)
             if not m:
                 continue
-            key = m.group(1)
+            key, rest = m.groups()
             if "\\" in key:
                 key = json.loads(f'"{key}"')
-            path, rest = stack[-1][0] + (key,), m.group(2)
-        elif stack and stack[-1][1] and c not in "]}":
-            top = stack[-1]
+            path = top[0] + (key,)
+        elif top is not None and top[1] and c not in "]}":
             path, rest = top[0] + (top[2],), s
             top[2] += 1
         elif not stack and c in "{[":
@@ -485,10 +486,15 @@ class _JsonLines:
         cur: dict[tuple, int] = {}
         start = last = 0
         resume: tuple = ()
+        lists = self.lists
         for path, idx, stack, root_count in scan:
-            unit, rel = self._unit(path)
-            if unit is None:
-                continue
+            root = path[0]  # the object the path belongs to, and the path inside it (_unit, inline: once per line)
+            if root in lists:
+                if len(path) < 3 or path[1] != "items":
+                    continue
+                unit, rel = (root, path[2]), path[3:]
+            else:
+                unit, rel = (root, -1), path[1:]
             if unit != key:
                 if key is not None:
                     yield key, cur, start, _KeyLines(self, key, start, last, resume)
