@@ -336,6 +336,7 @@ class _Builder:
         self.capture_log: str | None = None  # the artifact that is only the `date` printed at capture
         self.entries: list[TimelineEntry] = []
         self.meta: dict = {}
+        self._sets: dict[frozenset, frozenset] = {}  # one copy of each distinct signature / tag set
 
     def build(self) -> Timeline:
         self._capture_declared()
@@ -612,7 +613,10 @@ class _Builder:
         e = TimelineEntry(time=time, text=text, artifact=artifact, line=line, tag=tag, source=lane, node=node, signature=sig,
                           container=container, earliest=earliest, latest=latest, approximate=approximate, note=note)
         self.entries.append(e)
-        self.meta[id(e)] = (frozenset(sigs) | ({sig} if sig else set()), frozenset(tags) | ({tag} if tag else set()), component, pod, namespace)
+        sig_set = frozenset(sigs) | ({sig} if sig else set())
+        tag_set = frozenset(tags) | ({tag} if tag else set())
+        # entries of one signature share one set (a fleet has thousands of entries per signature): kept once
+        self.meta[id(e)] = (self._sets.setdefault(sig_set, sig_set), self._sets.setdefault(tag_set, tag_set), component, pod, namespace)
         return e
 
     def _log_entries(self) -> None:
