@@ -136,14 +136,23 @@ class Logs:
     def all_matches(self) -> list[Match]:
         return [m for ms in self._by_id.values() for m in ms]
 
-    def signatures_at(self) -> dict[tuple[str, int], list[Signature]]:
+    def signatures_at(self) -> dict[tuple[str, int], tuple[Signature, ...]]:
         """(artifact, line) -> the signatures that line matches, in all_matches() order. Built once and shared
         (the timeline and the operand graph both index by it): read it, never change it."""
         if self._at is None:
             at: dict[tuple[str, int], list[Signature]] = defaultdict(list)
             for m in self.all_matches():
                 at[(m.line.artifact, m.line.line)].append(m.signature)
-            self._at = dict(at)
+            # as tuples, one per distinct combination (most lines match one signature, the same on every node)
+            shared: dict[tuple, tuple] = {}  # the signatures' ids -> the one tuple of them
+            out = {}
+            for k, v in at.items():
+                ids = tuple(map(id, v))
+                t = shared.get(ids)
+                if t is None:
+                    t = shared[ids] = tuple(v)
+                out[k] = t
+            self._at = out
         return self._at
 
     def for_pod(self, pod: str) -> list[ContainerLog]:

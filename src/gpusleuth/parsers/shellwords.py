@@ -16,7 +16,7 @@ from functools import lru_cache
 _PLAIN = re.compile(r"[\x20\x21\x23-\x26\x28-\x5b\x5d-\x7e\t\r\n]*")
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=256)
 def split(cmd: str) -> tuple[str, ...]:
     """shlex.split(cmd) as a tuple; ValueError (an unclosed quote) as shlex raises it."""
     if _PLAIN.fullmatch(cmd):
