@@ -112,10 +112,6 @@ def _top_keys(lines) -> set[str]:
     return {m.group("key") for m in filter(None, map(_TOP_KEY.match, lines))}
 
 
-def _operator_keys(lines) -> set[str]:
-    return _top_keys(lines) & OPERATOR_KEYS
-
-
 def _plugin_chart(lines, keys: set[str] | None = None) -> bool:
     """Whether values are the nvidia-device-plugin chart's: its own top-level keys, `config:` holding
     name/map/default/fallbackStrategies, or an install comment naming the chart; never with operator-only keys.
