@@ -613,8 +613,11 @@ class _Builder:
         e = TimelineEntry(time=time, text=text, artifact=artifact, line=line, tag=tag, source=lane, node=node, signature=sig,
                           container=container, earliest=earliest, latest=latest, approximate=approximate, note=note)
         self.entries.append(e)
-        sig_set = frozenset(sigs) | ({sig} if sig else set())
-        tag_set = frozenset(tags) | ({tag} if tag else set())
+        sig_set, tag_set = frozenset(sigs), frozenset(tags)  # (frozenset of a frozenset is that set)
+        if sig and sig not in sig_set:
+            sig_set = sig_set | {sig}
+        if tag and tag not in tag_set:
+            tag_set = tag_set | {tag}
         # entries of one signature share one set (a fleet has thousands of entries per signature): kept once
         self.meta[id(e)] = (self._sets.setdefault(sig_set, sig_set), self._sets.setdefault(tag_set, tag_set), component, pod, namespace)
         return e
@@ -653,6 +656,7 @@ class _Builder:
         if anchors:
             bounds = self._bounds(stream_of, anchors)
         context: set[tuple] = set()
+        sets_of: dict[int, tuple] = {}  # id of a signature tuple (the map shares one per combination) -> (it, ids, tags)
         for key, sigs in by_line.items():
             if key not in stream_of:
                 continue
@@ -660,8 +664,11 @@ class _Builder:
             ln = s.lines[i]
             g = _primary(sigs)
             t = s.resolve(ln)
+            known = sets_of.get(id(sigs))
+            if known is None or known[0] is not sigs:
+                known = sets_of[id(sigs)] = (sigs, frozenset(x.id for x in sigs), frozenset(x.tag for x in sigs))
             kw = dict(text=shown[ln.message], artifact=ln.artifact, line=ln.line, tag=g.tag, sig=g.id, lane=s.lane,
-                      node=s.node, container=s.container, component=s.component, sigs={x.id for x in sigs}, tags={x.tag for x in sigs},
+                      node=s.node, container=s.container, component=s.component, sigs=known[1], tags=known[2],
                       pod=s.pod, namespace=s.namespace)
             if key in heads:
                 count, last = heads[key]
