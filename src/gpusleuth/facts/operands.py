@@ -395,7 +395,9 @@ def _index_logs(logs: Logs | None, pods: list[Pod]) -> tuple[dict[str, list[PodL
                 if len(owners) != 1:
                     continue
                 pod = owners[0]
-            by_pod[pod].append(PodLog(log, tuple(lines)))
+            # a log of one pod (the usual case) shares its own tuple of lines instead of a copy of it
+            kept = log.lines if len(groups) == 1 and len(lines) == len(log.lines) and isinstance(log.lines, tuple) else tuple(lines)
+            by_pod[pod].append(PodLog(log, kept))
     return by_pod, sig_at
 
 
