@@ -90,3 +90,7 @@ def test_reports_of_examples_are_the_stdlib_bytes():
     for name in names:
         report = diagnose(open_source(str(examples_root() / name)))
         assert render(report) == _stdlib(as_dict(report)) + "\n", name
+
+
+def test_end_is_appended():
+    assert jsonenc.dumps({"a": [1]}, end="\n") == _stdlib({"a": [1]}) + "\n"

@@ -7,7 +7,7 @@ from gpusleuth.report import jsonenc
 
 
 def render(report: Report) -> str:
-    return jsonenc.dumps(as_dict(report), indent=2) + "\n"  # json.dumps(..., indent=2, ensure_ascii=False, default=str)
+    return jsonenc.dumps(as_dict(report), indent=2, end="\n")  # json.dumps(..., indent=2, ensure_ascii=False, default=str) + "\n"
 
 
 def as_dict(report: Report) -> dict:

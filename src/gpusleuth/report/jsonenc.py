@@ -14,14 +14,16 @@ from json.encoder import c_make_encoder, encode_basestring
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
-def dumps(obj, indent: int = 2) -> str:
-    """json.dumps(obj, indent=indent, ensure_ascii=False, default=str)."""
+def dumps(obj, indent: int = 2, end: str = "") -> str:
+    """json.dumps(obj, indent=indent, ensure_ascii=False, default=str) + end (joined once: a report of a fleet is
+    100 MB and more, and `dumps(...) + "\n"` would copy it again)."""
     if c_make_encoder is None:  # an interpreter without the C accelerator
         import json
 
-        return json.dumps(obj, indent=indent, ensure_ascii=False, default=str)
+        return json.dumps(obj, indent=indent, ensure_ascii=False, default=str) + end
     out: list[str] = []
     _Encoder(" " * indent, out).value(obj, 0)
+    out.append(end)
     return "".join(out)
 
 
