@@ -140,19 +140,21 @@ class Logs:
         """(artifact, line) -> the signatures that line matches, in all_matches() order. Built once and shared
         (the timeline and the operand graph both index by it): read it, never change it."""
         if self._at is None:
-            at: dict[tuple[str, int], list[Signature]] = defaultdict(list)
+            # values are tuples: a line matching one signature shares the one 1-tuple of it (most lines; the same
+            # signatures on every node), a line matching several gets its own
+            at: dict[tuple[str, int], tuple[Signature, ...]] = {}
+            one: dict[int, tuple[Signature]] = {}
             for m in self.all_matches():
-                at[(m.line.artifact, m.line.line)].append(m.signature)
-            # as tuples, one per distinct combination (most lines match one signature, the same on every node)
-            shared: dict[tuple, tuple] = {}  # the signatures' ids -> the one tuple of them
-            out = {}
-            for k, v in at.items():
-                ids = tuple(map(id, v))
-                t = shared.get(ids)
-                if t is None:
-                    t = shared[ids] = tuple(v)
-                out[k] = t
-            self._at = out
+                key, sig = (m.line.artifact, m.line.line), m.signature
+                prev = at.get(key)
+                if prev is None:
+                    t = one.get(id(sig))
+                    if t is None:
+                        t = one[id(sig)] = (sig,)
+                    at[key] = t
+                else:
+                    at[key] = prev + (sig,)
+            self._at = at
         return self._at
 
     def for_pod(self, pod: str) -> list[ContainerLog]:
