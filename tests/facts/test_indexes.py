@@ -153,3 +153,20 @@ def test_operand_error_lines_match_the_per_line_test(all_facts):
                 assert _errors(pl.lines, keys) == want, (name, pod)
                 seen += len(want)
     assert seen > 20
+
+
+def test_operand_spec_matches_with_its_labels_split_once(all_facts):
+    """operand_table splits each row's labels once; matches() answers what it answers working them out per call."""
+    from dataclasses import replace
+
+    from gpusleuth.facts.operands import operand_table
+
+    specs, _ = operand_table()
+    unsplit = [replace(s, split_labels=None) for s in specs]
+    n = 0
+    for name, facts in all_facts:
+        c = _get(facts, Cluster)
+        for p in c.pods if c is not None else ():
+            assert [s.matches(p) for s in specs] == [u.matches(p) for u in unsplit], (name, p.name)
+            n += 1
+    assert n > 100

@@ -71,13 +71,20 @@ class OperandSpec:
     waits: tuple[Wait, ...]
 
     shared: frozenset[tuple[str, str]] = frozenset()  # labels other rows list too: alone they identify no row
+    # (labels with a value, those of them only this row lists): set with `shared` by operand_table, else worked out per call
+    split_labels: tuple | None = None
 
     def matches(self, pod: Pod) -> bool:
         """A label only this row lists, or all of the row's labels, or its pod-name pattern."""
-        labels = [(k, v) for k, v in self.app_labels if v]
-        if any(pod.labels.get(k) == v for k, v in labels if (k, v) not in self.shared):
+        if self.split_labels is None:
+            labels = [(k, v) for k, v in self.app_labels if v]
+            own = [(k, v) for k, v in labels if (k, v) not in self.shared]
+        else:
+            labels, own = self.split_labels
+        get = pod.labels.get
+        if any(get(k) == v for k, v in own):
             return True
-        if labels and all(pod.labels.get(k) == v for k, v in labels):
+        if labels and all(get(k) == v for k, v in labels):
             return True
         return any(p.search(pod.name) for p in self.patterns)
 
@@ -120,7 +127,12 @@ def operand_table() -> tuple[tuple[OperandSpec, ...], dict[str, Marker]]:
     }
     counts = Counter(label for spec in specs for label in set(spec.app_labels))
     shared = frozenset(label for label, n in counts.items() if n > 1)
-    return tuple(replace(spec, shared=shared & set(spec.app_labels)) for spec in specs), markers
+    out = []
+    for spec in specs:
+        mine = shared & set(spec.app_labels)
+        labels = tuple((k, v) for k, v in spec.app_labels if v)
+        out.append(replace(spec, shared=mine, split_labels=(labels, tuple(kv for kv in labels if kv not in mine))))
+    return tuple(out), markers
 
 
 def spec_for(pod: Pod) -> OperandSpec | None:
