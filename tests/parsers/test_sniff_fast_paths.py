@@ -43,3 +43,45 @@ def test_document_head_is_the_first_non_blank_lines_whatever_was_asked_before():
         assert got == list(islice(filter(str.strip, d.lines), max(n, 1)))
         got.append("changed")  # a caller's list is its own
         assert d.head(n) == list(islice(filter(str.strip, d.lines), max(n, 1)))
+
+
+def _containerd_sniff_as_it_was(doc):
+    """containerd_config.sniff before it stopped looking for key words that could not count."""
+    from gpusleuth.parsers import containerd_config as cc
+    from gpusleuth.parsers.base import LIKELY, NO, SURE, WEAK
+
+    if cc._DUMP.match(doc.command or ""):
+        return SURE
+    head = doc.lines[:400]
+    blob = "\n".join(head)
+    if "[crio" in blob and any(map(cc._CRIO_HEADER.match, head)):
+        return NO
+    if "plugins" in blob and any(map(cc._PLUGIN_HEADER.match, head)):
+        return SURE
+    versioned = "version" in blob and any(map(cc._VERSION_LINE.match, head))
+    keys = any(k in blob for k in cc._CONTAINERD_KEY_WORDS) and any(map(cc._CONTAINERD_KEYS.match, head))
+    if versioned and keys:
+        return LIKELY
+    hint = (doc.path_hint or doc.artifact).lower()
+    if "containerd" in hint and hint.endswith((".toml", ".tmpl")) and (versioned or keys):
+        return LIKELY
+    if "containerd" in hint and hint.endswith((".toml", ".tmpl")):
+        return WEAK
+    return NO
+
+
+def test_containerd_sniff_answers_as_before():
+    from gpusleuth.model.document import Document
+    from gpusleuth.parsers.containerd_config import sniff
+    from gpusleuth.sources import examples_root, open_source
+
+    docs = [d for e in sorted(examples_root().iterdir()) if e.is_dir() for d in open_source(str(e)).documents]
+    rnd = random.Random(5)
+    parts = ["version = 2", "version = 3", "imports = []", "[grpc]", "oom_score = 0", "[debug]", "[metrics]", "x = 1",
+             "[plugins]", "[crio.runtime]", "", "# version", "[proxy_plugins]"]
+    for i in range(3000):
+        name = rnd.choice(["config.toml", "containerd/config.toml", "etc/containerd/config.toml.tmpl", "a.log", "x"])
+        docs.append(Document(name, tuple(rnd.choice(parts) for _ in range(rnd.randint(0, 6)))))
+    assert len(docs) > 3000
+    for d in docs:
+        assert sniff(d) == _containerd_sniff_as_it_was(d), (d.artifact, d.lines[:6])

@@ -92,13 +92,16 @@ def sniff(doc: Document) -> int:
     if "plugins" in blob and any(map(_PLUGIN_HEADER.match, head)):
         return SURE
     versioned = "version" in blob and any(map(_VERSION_LINE.match, head))
+    hint = (doc.path_hint or doc.artifact).lower()
+    hinted = "containerd" in hint and hint.endswith((".toml", ".tmpl"))
+    if not versioned and not hinted:
+        return NO  # the key words can only count with a version line or a containerd file name: not looked for
     keys = any(k in blob for k in _CONTAINERD_KEY_WORDS) and any(map(_CONTAINERD_KEYS.match, head))
     if versioned and keys:
         return LIKELY
-    hint = (doc.path_hint or doc.artifact).lower()
-    if "containerd" in hint and hint.endswith((".toml", ".tmpl")) and (versioned or keys):
+    if hinted and (versioned or keys):
         return LIKELY
-    if "containerd" in hint and hint.endswith((".toml", ".tmpl")):
+    if hinted:
         return WEAK
     return NO
 
