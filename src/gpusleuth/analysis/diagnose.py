@@ -24,12 +24,7 @@ def diagnose(source: Source, selection: Selection = Selection(), node: str | Non
     """node: report that node in full (its findings ungrouped, its components and timeline) instead of the fleet."""
     about = {"description": source.description, "kind": source.kind, "files": source.files, "documents": len(source.documents)}
     with gc_paused():  # millions of acyclic objects; see gcpause.py
-        facts = build_facts(source)
-        try:
-            return analyse(facts, about, selection, node)
-        finally:  # no cycle left through the store: freed here, before the collector runs again and would walk it
-            facts.release()
-            del facts
+        return analyse(build_facts(source), about, selection, node)
 
 
 def analyse(facts: Facts, about: dict, selection: Selection = Selection(), node: str | None = None) -> Report:
