@@ -14,6 +14,7 @@ from gpusleuth.model.finding import Finding, Gap
 from gpusleuth.model.report import CheckOutcome
 from gpusleuth.parsers import PARSERS
 from gpusleuth.parsers.base import WEAK, Parser
+from gpusleuth.parsers.dispatch import BEATEN_BY_STAMPED_LOGS, stamped_log
 from gpusleuth.parsers import prose
 from gpusleuth.parsers.logs import parse_text
 
@@ -22,7 +23,7 @@ _BUG = "internal error in gpusleuth (please report it)"
 
 def sniff(doc: Document) -> tuple[int, Parser | None]:
     best, chosen = 0, None
-    for p in PARSERS:
+    for p in _STAMPED_LOG_PARSERS if stamped_log(doc) else PARSERS:
         try:
             score = p.sniff(doc)
         except Exception:  # a sniffer bug must not hide the document from the others
@@ -30,6 +31,10 @@ def sniff(doc: Document) -> tuple[int, Parser | None]:
         if score > best:
             best, chosen = score, p
     return best, chosen
+
+
+# On a `kubectl logs` document of stamped lines, the sniffers that can outbid the log sniffer (parsers/dispatch.py)
+_STAMPED_LOG_PARSERS = tuple(p for p in PARSERS if p.kind not in BEATEN_BY_STAMPED_LOGS)
 
 
 def ingest(documents: Iterable[Document], facts: Facts) -> Facts:
