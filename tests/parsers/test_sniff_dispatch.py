@@ -127,3 +127,12 @@ def test_sniffers_still_run_on_stamped_logs_can_win_them(lines, kind):
     score, chosen = engine.sniff(doc)
     assert chosen.kind == kind and score > SURE - 10
     assert (score, chosen) == _every_sniffer(doc)
+
+
+def test_the_digit_test_is_every_non_empty_line_led_by_an_ascii_digit():
+    rnd = random.Random(7)
+    parts = ["", "", "1", "2025-06-01T11:00:00Z x", "x", " 1", "\t", "\u0663", "[", "0", "\r1", "9 a"]
+    for _ in range(20000):
+        lines = tuple(rnd.choice(parts) for _ in range(rnd.randint(0, 6)))
+        doc = Document("a.log", lines, command="kubectl logs p --timestamps")
+        assert stamped_log(doc) == all(ln[:1] in tuple("0123456789") for ln in lines if ln), lines

@@ -51,7 +51,8 @@ BEATEN_BY_STAMPED_LOGS = frozenset({
     "dcgm-exporter",  # lines that start with "# HELP DCGM_FI_", "# TYPE DCGM_FI_" or "DCGM_FI_"
 })
 
-_NOT_DIGIT_FIRST = re.compile(r"^[^0-9\n]", re.M)  # a non-empty line whose first character is not an ASCII digit
+_DIGITS = "0123456789"  # `c in _DIGITS` for the first character, or "" for an empty line
+_NOT_DIGIT_AFTER = re.compile(r"\n[^0-9\n]")  # a later non-empty line not led by an ASCII digit (a literal-first scan)
 
 
 def stamped_log(doc: Document) -> bool:
@@ -59,8 +60,9 @@ def stamped_log(doc: Document) -> bool:
     cmd = doc.command
     if not cmd or doc.path_hint is not None or not cmd.startswith(("kubectl logs ", "oc logs ")):
         return False
-    if not logs._command_hints(cmd):  # the log sniffer's SURE - 10 rests on these
+    lines = doc.lines
+    if lines and lines[0][:1] not in _DIGITS or _NOT_DIGIT_AFTER.search("\n".join(lines)) is not None:
         return False
-    if host_facts.command(doc)[0] not in ("kubectl", "oc"):  # `kubectl logs P -- lsmod` names another program
-        return False
-    return _NOT_DIGIT_FIRST.search("\n".join(doc.lines)) is None
+    # the log sniffer's SURE - 10 rests on the command's hints; `kubectl logs P -- lsmod` names another program
+    # for the host sniffers (both answers are cached per command line, as those sniffers cache them)
+    return bool(logs._hints_of_command(cmd)) and host_facts._command_of(cmd)[0] in ("kubectl", "oc")
