@@ -6,8 +6,9 @@ On such a document the log sniffer (first in PARSERS, so it keeps a tie) answers
 alone, and another parser wins only with a higher score. The sniffers listed in BEATEN_BY_STAMPED_LOGS cannot
 score above SURE - 10 on a document that passes `stamped_log`; each entry says why (a score above SURE - 10
 needs a line that starts with something other than a digit, or a command or host path the document does not
-have). The sniffers not listed (tables, nvidia-smi's banner, the security tools' prompt, a CDI spec, a Helm
-release, the node probe) can find what they claim in the middle of a stamped line, and still run.
+have). The sniffers not listed (nvidia-smi's banner, the security tools' prompt, a CDI spec, a Helm
+release, the node probe) can find what they claim in the middle of a stamped line, and those that read only the
+command (a yq fragment, one label per line) are cheap and can be told by a piped command: they still run.
 
 tests/parsers/test_sniff_dispatch.py compares the dispatched answer with every sniffer's on the examples, the
 incidents, a generated fleet and fuzzed stamped documents made of other formats' lines.
@@ -48,6 +49,13 @@ BEATEN_BY_STAMPED_LOGS = frozenset({
     "kubectl.describe",  # SURE needs a "Name:" line; its other answers are <= LIKELY + 15
     "k8s.json",  # NO unless the first head line starts with "{" or "["
     "k8s.yaml",  # needs apiVersion: and kind: lines at a line's start (or after "- " / two spaces)
+    "kubectl.get-pods",  # SURE needs a table header, whose first column's name starts the line in upper case; a
+    "kubectl.get-daemonsets",  # headerless `get pods | grep` paste (from the command) scores at most LIKELY + 20
+    "kubectl.get-nodes",
+    "kubectl.get-events",
+    "kubectl.get-all",
+    "kubectl.get-objects",  # at most LIKELY + 10
+    "must-gather.node-labels",  # needs a second line starting with "- "
     "dcgm-exporter",  # lines that start with "# HELP DCGM_FI_", "# TYPE DCGM_FI_" or "DCGM_FI_"
 })
 
