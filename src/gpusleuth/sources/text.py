@@ -131,8 +131,9 @@ _SAMPLE = 65536  # what decide text or binary is judged on
 
 @dataclass
 class StreamRead:
-    """What reading a file as a stream gave: its text (or why not), how many bytes were read, whether a cap
-    stopped the read before the end, and the error that cut it short (a truncated archive member)."""
+    """What reading a file (or one piece of it) as a stream gave: its text (or why not), how many bytes were read
+    so far, whether a cap stopped the read before the end, and the error that cut it short (a truncated archive
+    member). ``more``: a piece of a huge file, more pieces follow."""
 
     text: str | None
     why: str | None
@@ -140,6 +141,7 @@ class StreamRead:
     capped: bool = False
     error: Exception | None = None
     note: str | None = None  # text read, with something dropped (NUL bytes) that the report should say
+    more: bool = False
 
 
 def _judge(sample: bytes) -> tuple[str | None, int, bool, str | None]:
@@ -174,9 +176,25 @@ def decode_stream(fh: BinaryIO, cap: int | None = None) -> StreamRead:
     the stream (a cut archive, a corrupt gzip member) ends the read and is returned with what came before it.
     UTF-16/32 are read with or without a byte-order mark; a few NUL bytes in UTF-8 text are dropped (and
     counted in ``note``)."""
-    size, pieces, error, capped = 0, [], None, False
+    return next(read_pieces(fh, cap))
+
+
+def _cut_point(text: str) -> int:
+    """Where a piece of a huge file ends: after its last line break (a single line longer than a piece is cut)."""
+    at = text.rfind("\n")
+    if at < 0:
+        at = text.rfind("\r")
+    return at + 1 if at >= 0 else len(text)
+
+
+def read_pieces(fh: BinaryIO, cap: int | None = None, piece: int | None = None) -> Iterator[StreamRead]:
+    """decode_stream, handing on a file above ``piece`` characters in pieces of whole lines (``more`` set on all
+    but the last), so that no string of a whole huge file is ever built. A file at most one piece long comes as
+    one StreamRead, exactly as decode_stream reads it. The last StreamRead carries the size, the cap, the error
+    and the note; one with ``text`` None says why the rest is not text (binary, empty)."""
+    size, pieces, held, error, capped = 0, [], 0, None, False
     decoder = None
-    codec, drop_nuls, dropped = "utf-8", False, 0
+    codec, drop_nuls, dropped, first = "utf-8", False, 0, True
     read = getattr(fh, "read1", fh.read)  # one read at a time: a stream that fails later keeps what came before
     try:
         while True:
@@ -194,27 +212,54 @@ def decode_stream(fh: BinaryIO, cap: int | None = None) -> StreamRead:
                     size += len(more)
                 judged, bom, drop_nuls, why = _judge(chunk[:_SAMPLE])
                 if judged is None:
-                    return StreamRead(None, why, size)
+                    yield StreamRead(None, why, size)
+                    return
                 codec, chunk = judged, chunk[bom:]
                 decoder = codecs.getincrementaldecoder(codec)("replace")
             if drop_nuls and b"\x00" in chunk:
                 dropped += chunk.count(0)
                 chunk = chunk.replace(b"\x00", b"")
-            pieces.append(decoder.decode(chunk))
+            decoded = decoder.decode(chunk)
+            pieces.append(decoded)
+            held += len(decoded)
+            if piece is not None and held >= piece:
+                text = "".join(pieces)
+                cut = _cut_point(text)
+                pieces, held = [text[cut:]], len(text) - cut
+                text = text[:cut]
+                bad = _not_text(text, codec, first)
+                if bad:
+                    yield StreamRead(None, bad, size)
+                    return
+                if first and text.startswith("\ufeff"):
+                    text = text[1:]
+                first = False
+                yield StreamRead(text, None, size, more=True)
+                del text
     except Exception as exc:  # noqa: BLE001 - the stream's own errors (EOFError, zlib.error, TarError, ...)
         error = exc
     if decoder is None:
-        return StreamRead(None, "empty file", 0, error=error)
+        yield StreamRead(None, "empty file", 0, error=error)
+        return
     pieces.append(decoder.decode(b"", final=True))
     text = "".join(pieces)
     del pieces
-    if text.count("\ufffd") > max(16, len(text) // 50):
-        what = "UTF-8" if codec == "utf-8" else codec.upper()
-        return StreamRead(None, f"binary file (not {what} text)", size, capped, error)
-    if text.startswith("\ufeff"):
+    bad = _not_text(text, codec, first)
+    if bad:
+        yield StreamRead(None, bad, size, capped, error)
+        return
+    if first and text.startswith("\ufeff"):
         text = text[1:]
     note = f"{dropped} NUL byte(s) dropped; the rest read as text" if dropped else None
-    return StreamRead(text, None, size, capped, error, note)
+    yield StreamRead(text, None, size, capped, error, note)
+
+
+def _not_text(text: str, codec: str, first: bool) -> str | None:
+    """Why a decoded piece is not text (too many undecodable bytes), or None."""
+    if text.count("\ufffd") > max(16, len(text) // 50):
+        what = "UTF-8" if codec == "utf-8" else codec.upper()
+        return f"binary file (not {what} text)"
+    return None
 
 
 def normalise(text: str) -> tuple[list[str], list[str]]:
