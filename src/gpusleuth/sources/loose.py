@@ -21,7 +21,6 @@ import errno
 import gzip
 import io
 import os
-import shutil
 import stat
 import tarfile
 import tempfile
@@ -72,9 +71,9 @@ class Budgets:
     """What one run reads at most. None: no limit. Each one reached is a partial-input gap saying so."""
 
     max_bytes: int | None = None  # per file (--max-bytes): every file whole unless the user caps it
-    max_total_bytes: int | None = MAX_TOTAL_BYTES  # bytes read in all (--max-total-bytes)
-    max_files: int = MAX_FILES  # files read (--max-files)
-    time_budget: float | None = TIME_BUDGET_S  # seconds of reading from the run's start (--time-budget)
+    max_total_bytes: int | None = field(default_factory=lambda: MAX_TOTAL_BYTES)  # bytes read in all (--max-total-bytes)
+    max_files: int = field(default_factory=lambda: MAX_FILES)  # files read (--max-files)
+    time_budget: float | None = field(default_factory=lambda: TIME_BUDGET_S)  # seconds of reading from the run's start (--time-budget)
     started: float = field(default_factory=time.monotonic)
 
 
@@ -568,7 +567,6 @@ class _Reader:
                    present: set[str]) -> Iterator[Document | int]:
         """A file read as a stream: gunzipped when it is a .gz, decoded as it comes, handed on in pieces when it
         is huge; yields its Documents, then the bytes it read."""
-        base = name.rsplit("/", 1)[-1]
         gzipped = False
         if name.endswith(".gz"):
             head = fh.read(2)

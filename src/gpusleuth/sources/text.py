@@ -227,7 +227,7 @@ def read_pieces(fh: BinaryIO, cap: int | None = None, piece: int | None = None) 
                 cut = _cut_point(text)
                 pieces, held = [text[cut:]], len(text) - cut
                 text = text[:cut]
-                bad = _not_text(text, codec, first)
+                bad = _not_text(text, codec)
                 if bad:
                     yield StreamRead(None, bad, size)
                     return
@@ -244,7 +244,7 @@ def read_pieces(fh: BinaryIO, cap: int | None = None, piece: int | None = None) 
     pieces.append(decoder.decode(b"", final=True))
     text = "".join(pieces)
     del pieces
-    bad = _not_text(text, codec, first)
+    bad = _not_text(text, codec)
     if bad:
         yield StreamRead(None, bad, size, capped, error)
         return
@@ -254,7 +254,7 @@ def read_pieces(fh: BinaryIO, cap: int | None = None, piece: int | None = None) 
     yield StreamRead(text, None, size, capped, error, note)
 
 
-def _not_text(text: str, codec: str, first: bool) -> str | None:
+def _not_text(text: str, codec: str) -> str | None:
     """Why a decoded piece is not text (too many undecodable bytes), or None."""
     if text.count("\ufffd") > max(16, len(text) // 50):
         what = "UTF-8" if codec == "utf-8" else codec.upper()
