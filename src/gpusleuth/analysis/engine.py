@@ -45,11 +45,15 @@ def ingest(documents: Iterable[Document], facts: Facts) -> Facts:
     carry: _Pieces | None = None
     for doc in documents:
         if joining is not None:
-            joining.append(doc)
-            if doc.meta.get(CONTINUED):
-                continue
-            doc, joining = _joined(joining), None
-        elif carry is not None:
+            if doc.meta.get(CONTINUES) and doc.artifact == joining[0].artifact:
+                joining.append(doc)
+                if doc.meta.get(CONTINUED):
+                    continue
+                doc, joining = _joined(joining), None
+            else:  # the file ended at a piece's end: what was joined is whole
+                _ingest_one(_joined(joining), facts)
+                joining = None
+        if carry is not None:
             if doc.meta.get(CONTINUES) and doc.artifact == carry.artifact:
                 carry.add(doc, facts)
                 if not doc.meta.get(CONTINUED):

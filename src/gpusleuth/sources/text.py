@@ -179,12 +179,12 @@ def decode_stream(fh: BinaryIO, cap: int | None = None) -> StreamRead:
     return next(read_pieces(fh, cap))
 
 
-def _cut_point(text: str) -> int:
-    """Where a piece of a huge file ends: after its last line break (a single line longer than a piece is cut)."""
-    at = text.rfind("\n")
+def _cut_point(text: str, end: int) -> int:
+    """Where a piece of a huge file ends: after its last line break before ``end`` (a line longer than a piece is cut)."""
+    at = text.rfind("\n", 0, end)
     if at < 0:
-        at = text.rfind("\r")
-    return at + 1 if at >= 0 else len(text)
+        at = text.rfind("\r", 0, end)
+    return at + 1 if at >= 0 else min(end, len(text))
 
 
 def read_pieces(fh: BinaryIO, cap: int | None = None, piece: int | None = None) -> Iterator[StreamRead]:
@@ -222,9 +222,9 @@ def read_pieces(fh: BinaryIO, cap: int | None = None, piece: int | None = None) 
             decoded = decoder.decode(chunk)
             pieces.append(decoded)
             held += len(decoded)
-            if piece is not None and held >= piece:
+            while piece is not None and held >= piece:  # whole lines, at most about a piece each
                 text = "".join(pieces)
-                cut = _cut_point(text)
+                cut = _cut_point(text, piece)
                 pieces, held = [text[cut:]], len(text) - cut
                 text = text[:cut]
                 bad = _not_text(text, codec)
