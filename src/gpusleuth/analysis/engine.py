@@ -89,7 +89,7 @@ class _Pieces:
 
     def __init__(self, artifact: str, chosen: tuple[int, Parser | None]):
         self.artifact, self.chosen = artifact, chosen
-        self.log: ContainerLog | None = None
+        self.logs: list[ContainerLog] = []
         self.recognised: dict[str, int] = {}  # kind -> its index in facts.recognised
         self.gaps: set[tuple[str, str]] = set()
 
@@ -112,19 +112,21 @@ class _Pieces:
         for objs in part._by_type.values():  # noqa: SLF001 - a Facts of one piece, merged into the run's
             for obj in objs:
                 if isinstance(obj, ContainerLog):
-                    self.log = obj if self.log is None else join_logs(self.log, obj)
+                    self.logs.append(obj)
                 else:
                     facts.add(obj)
 
     def flush(self, facts: Facts) -> None:
-        if self.log is not None:
-            facts.add(self.log)
-            self.log = None
+        if self.logs:
+            facts.add(join_logs(self.logs))
+            self.logs = []
 
 
-def join_logs(head: ContainerLog, tail: ContainerLog) -> ContainerLog:
-    """One log of an artifact read in two pieces: the first piece's provenance, the lines of both."""
-    return replace(head, lines=head.lines + tail.lines)
+def join_logs(pieces: list[ContainerLog]) -> ContainerLog:
+    """One log of an artifact read in pieces: the first piece's provenance, the lines of all, in order."""
+    if len(pieces) == 1:
+        return pieces[0]
+    return replace(pieces[0], lines=tuple(ln for log in pieces for ln in log.lines))
 
 
 def _ingest_one(doc: Document, facts: Facts, chosen: tuple[int, Parser | None] | None = None) -> None:
