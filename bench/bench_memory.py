@@ -8,6 +8,8 @@ logrus line with a timestamp; one line in 5,000 an error, one in 20,000 a known 
 
   short-log     one log file of ~60-byte lines         short-bundle  a folder of 4 MiB log files of ~60-byte lines
   long-log      one log file of ~1 KiB lines           long-bundle   a folder of 4 MiB log files of ~1 KiB lines
+  bugreports    a folder of 4 MiB nvidia-bug-report logs: a kernel log with an Xid, then a section nothing analyses
+                (what memory costs when the input is read but not kept)
 
 Each input is diagnosed in a fresh subprocess (imports + open_source + diagnose + the JSON report) that prints its
 wall time and peak RSS (resource.getrusage ru_maxrss). In the same run, a second subprocess only reads every
@@ -29,7 +31,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-SHAPES = ("short-log", "short-bundle", "long-log", "long-bundle")
+SHAPES = ("short-log", "short-bundle", "long-log", "long-bundle", "bugreports")
 FILE_MIB = 4  # one log file of a bundle: a pod log of a busy operand
 
 _ERROR = 'time="2025-09-26T18:47:{s:02d}Z" level=error msg="failed to get node labels: connection refused" node=gpu-node-{n:04d}'
@@ -78,6 +80,15 @@ def generate(root: Path, shape: str, mib: int) -> Path:
         _write_log(path, size, width, 0, rng)
         return path
     folder = root / "bundle"
+    if shape == "bugreports":
+        folder.mkdir()
+        for n in range(max(1, size // (FILE_MIB << 20))):
+            with (folder / f"nvidia-bug-report_gpu-node-{n:05d}.log").open("w", encoding="utf-8") as fh:
+                fh.write("Start of NVIDIA bug report log file.\n\n" + "_" * 44 + "\n\ndmesg:\n\n" + _SIGNATURE.format(n=n % 256) + "\n\n"
+                         + "_" * 44 + "\n\n*** /var/log/Xorg.0.log\n\n")
+                line = '[ {i}.000] (II) NVIDIA(0): Setting mode "DFP-0:nvidia-auto-select" on screen 0\n'
+                fh.write("".join(line.format(i=i) for i in range((FILE_MIB << 20) // len(line.format(i=0)))))
+        return folder
     i = 0
     for n in range(max(1, size // (FILE_MIB << 20))):
         pod = folder / "pods" / f"nvidia-driver-daemonset-{n:05d}"
@@ -150,6 +161,7 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()] + ([1024] if args.gb else [])
     shapes = [s for s in args.shapes.split(",") if s in SHAPES]
     limit = _size(args.mem_limit)
+    cut_seen = False
     runs = [("this", None)] + ([("other", args.src)] if args.src else [])
     print(f"{'shape':<13} {'MiB':>5} {'files':>6} {'cat s':>6} {'cat MiB':>8}  " + "  ".join(f"{name + ' s':>9} {name + ' RSS MiB':>14}" for name, _ in runs))
     for shape in shapes:
@@ -166,11 +178,13 @@ def main() -> None:
                         cells.append(f"{m['error']:>24}")
                     else:
                         cut = "*" if m["cut"] else " "
+                        cut_seen = cut_seen or m["cut"]
                         cells.append(f"{m['seconds']:>9.1f} {m['rss_mib']:>13.0f}{cut}")
                 print(f"{shape:<13} {mib:>5} {files:>6} {cat['seconds']:>6.2f} {cat['rss_mib']:>8.0f}  " + "  ".join(cells), flush=True)
             finally:
                 shutil.rmtree(root, ignore_errors=True)
-    print("* the input was read only in part (a budget or cap reached)")
+    if cut_seen:
+        print("* the input was read only in part (a budget or cap reached)")
 
 
 if __name__ == "__main__":
