@@ -156,3 +156,22 @@ def test_budgets_are_flags_and_reaching_one_is_said(tmp_path):
     report = json.loads(out.stdout)
     assert any("more than 2 files (--max-files)" in g for g in report["gaps"])
     assert "partial input" in out.stderr
+
+
+def test_a_huge_bug_report_in_pieces_keeps_its_sections(tmp_path, monkeypatch):
+    sep = "_" * 44
+    filler = [f'[ {i}.000] (II) NVIDIA(0): Setting mode "DFP-0" on screen {i}' for i in range(3000)]
+    dmesg = [f"[ {i}.000000] eth0: link up, line {i}" for i in range(3000)]
+    dmesg[2500] = XID
+    lines = ["Start of NVIDIA bug report log file.", "", sep, "", "*** /var/log/Xorg.0.log", "", *filler, "", sep, "", "dmesg:", "",
+             *dmesg, "", sep, "", "*** /var/log/Xorg.1.log", "", *filler]
+    (tmp_path / "nvidia-bug-report.log").write_text("\n".join(lines) + "\n")
+    whole = build_facts(open_source(str(tmp_path)))
+    reported = diagnose(open_source(str(tmp_path)))
+    monkeypatch.setattr(loose, "PIECE_BYTES", 20 << 10)
+    docs = list(open_source(str(tmp_path)).documents)
+    assert len(docs) > 3 and {d.meta.get("section") for d in docs} == {"dmesg:"}
+    pieced = build_facts(open_source(str(tmp_path)))
+    assert [(r.kind, r.first_line, r.last_line) for r in pieced.recognised] == [(r.kind, r.first_line, r.last_line) for r in whole.recognised]
+    assert [len(log.lines) for log in pieced.all(ContainerLog)] == [len(log.lines) for log in whole.all(ContainerLog)] == [3000]
+    assert _cited(diagnose(open_source(str(tmp_path)))) == _cited(reported)

@@ -147,11 +147,14 @@ class Source:
     """Where the Documents come from: what it is, its files, and what could not be read. ``gaps`` is whole once
     the documents have been iterated (reading ``gaps`` first reads them, and drops them)."""
 
-    def __init__(self, description: str, kind: str, documents: Documents | None = None, gaps: list[Gap] | None = None,
+    def __init__(self, description: str, kind: str, documents: Documents | list[Document] | None = None, gaps: list[Gap] | None = None,
                  files: int = 0, metadata: dict | None = None, captured_at: datetime | None = None):
         self.description = description
         self.kind = kind  # directory | archive | file | example | bundle | must-gather | live | node
-        self.documents = documents if documents is not None else Documents()
+        if documents is None or isinstance(documents, (list, tuple)):  # Documents given in memory are held
+            held, documents = documents or (), Documents()
+            documents.extend(held)
+        self.documents = documents
         self._gaps: list[Gap] = list(gaps or ())
         self.files = files
         self.metadata: dict = metadata if metadata is not None else {}  # name -> bytes of METADATA_FILES and manifests
@@ -576,6 +579,7 @@ class _Reader:
                 fh = gzip.GzipFile(fileobj=fh, mode="rb")
         offset, prev, lines_read = 0, None, 0
         split = self._splitter(name)
+        section: str | None = None  # a bug report's: the header of the section the last piece ended in
         got: StreamRead | None = None
         for got in read_pieces(fh, cap, PIECE_BYTES):
             if got.text is None:
@@ -583,11 +587,25 @@ class _Reader:
             present.add(name)
             lines, notes = normalise(got.text)
             got.text = None
-            if got.note and not prev:
+            if got.note and not offset:
                 notes.insert(0, got.note)
             for note in notes:
                 gaps.append(Gap("artifact", note if not offset else f"{note} (lines {offset + 1}-{offset + len(lines)})", name))
-            docs = split(name, lines) if prev is None else _continued(name, lines, offset, prev, split)
+            if not offset:
+                docs = split(name, lines)
+                meta = self._bug_report_meta(name) if got.more and bugreport.is_bug_report(lines) else None
+                if meta is not None:  # a bug report: its later pieces are cut into sections too
+                    split = lambda n, ls, meta=meta: bugreport.split(n, ls, meta)  # noqa: E731
+                    section = bugreport.last_section(lines)
+            elif section == "":  # the last piece ended on a section's separator: its header opens this one
+                docs = _continued(name, [bugreport.SEPARATOR, *lines], offset - 1, None, split)
+                section = bugreport.last_section([bugreport.SEPARATOR, *lines])
+            else:
+                head = prev is not None and (section is None or (bugreport.kept(section) and prev.meta.get("section") == section))
+                limit = bugreport.first_separator(lines) if section is not None else len(lines)
+                docs = _continued(name, lines, offset, prev if head else None, split, limit)
+                if section is not None and (found := bugreport.last_section(lines)) is not None:
+                    section = found
             if got.more and docs:
                 docs[-1] = replace(docs[-1], meta={**docs[-1].meta, CONTINUED: True})
             offset += len(lines)
@@ -622,6 +640,14 @@ class _Reader:
                                          f"{lines_read} line(s) were read (raise or drop --max-bytes to read it whole)", name))
         yield got.size
 
+    def _bug_report_meta(self, name: str) -> dict | None:
+        """The provenance the sections of a bug report get (a must-gather's node), or None when this file is not
+        cut into sections (a bundle's artifact is one Document)."""
+        if self.manifest is not None and name in bundle.records(self.manifest):
+            return None
+        bug = mustgather.bug_report_node(name) if self.gather is not None else None
+        return {"node": bug, "source": "must-gather"} if bug else {}
+
     def _splitter(self, name: str) -> Callable[[str, list[str]], list[Document]]:
         """How a file becomes Documents, the way the source's kind says."""
         if self.manifest is not None:
@@ -643,19 +669,28 @@ class _Reader:
         return [Gap("artifact", "empty file", n) for n in empty]
 
 
-def _continued(name: str, lines: list[str], offset: int, prev: Document, split) -> list[Document]:
+def _continued(name: str, lines: list[str], offset: int, prev: Document | None, split, limit: int | None = None) -> list[Document]:
     """The Documents of a later piece of a huge file: what comes before its first split point goes on from the
-    previous piece's last Document (same command and provenance); line numbers go on from the previous piece."""
+    previous piece's last Document (same command and provenance; dropped when ``prev`` is None: a bug report's
+    section that is not kept; it ends at ``limit`` at the latest: a bug report's next separator); line numbers go
+    on from the previous piece."""
     docs = split(name, lines)
     out = []
     for d in docs:
         d = replace(d, first_line=d.first_line + offset)
+        if prev is None:
+            out.append(d)
+            continue
         if d.first_line == offset + 1 and not out and (d.command is None or d.command == prev.command):
             d = replace(d, command=prev.command, path_hint=prev.path_hint, meta={**prev.meta, CONTINUES: True})
             d.meta.pop(CONTINUED, None)
         out.append(d)
-    if not out or out[0].first_line != offset + 1:
+    if prev is not None and (not out or out[0].first_line != offset + 1):
         head = len(lines) if not out else out[0].first_line - offset - 1
+        if limit is not None and limit < head:  # a section ends here: without its trailing blank lines, as split() cuts it
+            head = limit
+            while head and not lines[head - 1].strip():
+                head -= 1
         if any(ln.strip() for ln in lines[:head]):
             meta = {k: v for k, v in prev.meta.items() if k != CONTINUED}
             out.insert(0, Document(name, tuple(lines[:head]), offset + 1, command=prev.command, path_hint=prev.path_hint, meta={**meta, CONTINUES: True}))

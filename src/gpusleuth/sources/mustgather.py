@@ -167,6 +167,12 @@ def gaps(ctx: Context, empty: list[str]) -> list[Gap]:
     return out + ctx.fatal
 
 
+def bug_report_node(name: str) -> str | None:
+    """The node of a must-gather's nvidia-bug-report_<node>.log, or None for any other file."""
+    bug = _BUG_REPORT.match(base(name))
+    return bug.group("node") if bug else None
+
+
 def documents(name: str, lines: list[str], ctx: Context, fallback) -> list[Document]:
     """The Documents of one must-gather file; the script's own logs and version file are read, not analysed."""
     b = base(name)
