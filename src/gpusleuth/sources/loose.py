@@ -705,6 +705,8 @@ def _split(name: str, lines: list[str]) -> list[Document]:
 
 
 def _reason(exc: Exception, gzipped: bool) -> str:
+    if isinstance(exc, MemoryError):
+        return "out of memory while reading it"
     what = "the gzip stream is truncated or corrupt" if gzipped else "truncated or corrupt"
     return f"{what}: {exc}" if str(exc) else what
 
