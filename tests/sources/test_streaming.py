@@ -175,3 +175,15 @@ def test_a_huge_bug_report_in_pieces_keeps_its_sections(tmp_path, monkeypatch):
     assert [(r.kind, r.first_line, r.last_line) for r in pieced.recognised] == [(r.kind, r.first_line, r.last_line) for r in whole.recognised]
     assert [len(log.lines) for log in pieced.all(ContainerLog)] == [len(log.lines) for log in whole.all(ContainerLog)] == [3000]
     assert _cited(diagnose(open_source(str(tmp_path)))) == _cited(reported)
+
+
+def test_the_time_budget_is_checked_between_pieces_of_a_huge_file(tmp_path, monkeypatch):
+    (tmp_path / "dmesg.log").write_text(_kernel_log(5000, {10: XID, 4000: XID.replace("79", "48")}))
+    monkeypatch.setattr(loose, "PIECE_BYTES", 16 << 10)
+    clock = iter(range(0, 1000, 10))
+    monkeypatch.setattr(loose.time, "monotonic", lambda: next(clock))
+    report = diagnose(open_source(str(tmp_path), budgets=Budgets(time_budget=35, started=0)))
+    gap = next(g for g in report.gaps if g.artifact == "dmesg.log" and "--time-budget" in g.why)
+    assert gap.what == "partial-input" and "the rest of the file was not read" in gap.why
+    cited = {e.line for f in report.findings for e in f.evidence}
+    assert 11 in cited and 4001 not in cited

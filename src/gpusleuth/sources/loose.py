@@ -541,7 +541,7 @@ class _Reader:
             if b.max_total_bytes is not None and (cap is None or b.max_total_bytes - total < cap):
                 cap, by_total = max(b.max_total_bytes - total, 0), True
             size = 0
-            for doc_or_size in self._read_file(entry.name, fh, cap, by_total, gaps, empty, present):
+            for doc_or_size in self._read_file(entry.name, fh, cap, by_total, gaps, empty, present, first):
                 if isinstance(doc_or_size, int):
                     size = doc_or_size
                     continue
@@ -558,16 +558,20 @@ class _Reader:
 
     def _over(self, total: int, read: int, of: int) -> str | None:
         b = self.budgets
-        left = f"{of - read} of {of} file(s) were not read"
+        left = f"{of - read:,} of {of:,} file(s) were not read"
         if b.max_total_bytes is not None and total >= b.max_total_bytes:
-            return f"the budget of {size_text(b.max_total_bytes)} read in all (--max-total-bytes) was reached after {read} file(s); {left}"
-        if b.time_budget is not None and time.monotonic() - b.started >= b.time_budget:
-            return (f"the time budget of {b.time_budget:g} s (--time-budget) was reached after {read} file(s) "
+            return f"the budget of {size_text(b.max_total_bytes)} read in all (--max-total-bytes) was reached after {read:,} file(s); {left}"
+        if self._out_of_time():
+            return (f"the time budget of {b.time_budget:g} s (--time-budget) was reached after {read:,} file(s) "
                     f"({size_text(total)}); {left}; the checks ran on what was read")
         return None
 
+    def _out_of_time(self) -> bool:
+        b = self.budgets
+        return b.time_budget is not None and time.monotonic() - b.started >= b.time_budget
+
     def _read_file(self, name: str, fh: BinaryIO, cap: int | None, by_total: bool, gaps: list[Gap], empty: list[str],
-                   present: set[str]) -> Iterator[Document | int]:
+                   present: set[str], timed: bool = True) -> Iterator[Document | int]:
         """A file read as a stream: gunzipped when it is a .gz, decoded as it comes, handed on in pieces when it
         is huge; yields its Documents, then the bytes it read."""
         gzipped = False
@@ -614,6 +618,11 @@ class _Reader:
                 prev = docs[-1]
             yield from docs
             del docs
+            if got.more and timed and self._out_of_time():  # between two pieces of a huge file
+                gaps.append(Gap(PARTIAL, f"cut at the time budget of {self.budgets.time_budget:g} s (--time-budget) after line "
+                                         f"{offset:,}; the rest of the file was not read", name))
+                yield got.size
+                return
         if got is None:
             return
         lines_read = offset
