@@ -187,3 +187,20 @@ def test_the_time_budget_is_checked_between_pieces_of_a_huge_file(tmp_path, monk
     assert gap.what == "partial-input" and "the rest of the file was not read" in gap.why
     cited = {e.line for f in report.findings for e in f.evidence}
     assert 11 in cited and 4001 not in cited
+
+
+def test_after_ingest_of_50_mb_nothing_read_but_not_kept_is_held(tmp_path):
+    sep = "_" * 44
+    for n in range(25):  # 25 bug reports of 2 MiB: a kernel log each, the rest a section nothing analyses
+        head = f"Start of NVIDIA bug report log file.\n\n{sep}\n\ndmesg:\n\n{XID}\n\n{sep}\n\n*** /var/log/Xorg.0.log\n\n"
+        line = '[ {i}.000] (II) NVIDIA(0): Setting mode "DFP-0:nvidia-auto-select" on screen 0\n'
+        (tmp_path / f"nvidia-bug-report_{n:02d}.log").write_text(head + "".join(line.format(i=i) for i in range((2 << 20) // 80)))
+    tracemalloc.start()
+    try:
+        src = open_source(str(tmp_path))
+        facts = ingest(src.documents, Facts())
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(facts.all(ContainerLog)) == 25 and src.documents.count == 25
+    assert held < 4 << 20 and peak < 16 << 20, f"held {held >> 20} MiB, peak {peak >> 20} MiB after 50 MiB read"
