@@ -12,7 +12,8 @@ logrus line with a timestamp; one line in 5,000 an error, one in 20,000 a known 
                 (what memory costs when the input is read but not kept)
 
 Each input is diagnosed in a fresh subprocess (imports + open_source + diagnose + the JSON report) that prints its
-wall time and peak RSS (resource.getrusage ru_maxrss). In the same run, a second subprocess only reads every
+wall time and peak RSS (resource.getrusage ru_maxrss); with --stage read, the child only opens the source and
+iterates its documents (the readers alone, without the parsers and what they keep). In the same run, a second subprocess only reads every
 file of the input in 1 MiB blocks (what `cat` does): the baseline, for the time and memory that reading alone
 costs. A child is limited to --mem-limit of address space (default 3 GiB), so that a run that would grow past it
 stops with "over the limit" instead of taking a shared machine's memory. --src runs the same inputs through
@@ -115,6 +116,22 @@ print(json.dumps({"seconds": time.perf_counter() - t, "rss_mib": resource.getrus
                   "findings": len(report.findings), "cut": any(g.what == "partial-input" for g in report.gaps)}))
 """
 
+_READ = """
+import json, resource, sys, time
+limit = int(sys.argv[2])
+if limit:
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+t = time.perf_counter()
+import gpusleuth.sources.loose as loose
+from gpusleuth.sources import open_source
+if hasattr(loose, "TIME_BUDGET_S"):
+    loose.TIME_BUDGET_S = None
+src = open_source(sys.argv[1])
+lines = sum(len(d.lines) for d in src.documents)
+print(json.dumps({"seconds": time.perf_counter() - t, "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "lines": lines, "cut": any(g.what == "partial-input" for g in src.gaps)}))
+"""
+
 _CAT = """
 import json, os, resource, sys, time
 t = time.perf_counter()
@@ -157,6 +174,8 @@ def main() -> None:
     ap.add_argument("--src", help="diagnose with the gpusleuth under this src/ (another checkout), in the same run")
     ap.add_argument("--mem-limit", default="3G", help="address-space limit of each child (0: none)")
     ap.add_argument("--timeout", type=float, default=900, help="seconds allowed per child")
+    ap.add_argument("--stage", choices=("diagnose", "read"), default="diagnose",
+                    help="read: only open the source and iterate its documents (the readers alone, no parser)")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()] + ([1024] if args.gb else [])
     shapes = [s for s in args.shapes.split(",") if s in SHAPES]
@@ -173,7 +192,7 @@ def main() -> None:
                 cat = measure(_CAT, path, None, 0, args.timeout)
                 cells = []
                 for _name, src in runs:  # alternately, in the same minutes
-                    m = measure(_DIAGNOSE, path, src, limit, args.timeout)
+                    m = measure(_DIAGNOSE if args.stage == "diagnose" else _READ, path, src, limit, args.timeout)
                     if "error" in m:
                         cells.append(f"{m['error']:>24}")
                     else:

@@ -23,7 +23,6 @@ import io
 import os
 import stat
 import tarfile
-import tempfile
 import time
 import zipfile
 import zlib
@@ -798,6 +797,8 @@ def read_file(path: Path, max_bytes: int | None = None, budgets: Budgets | None 
 def _spool(fh: BinaryIO, budgets: Budgets) -> tuple[BinaryIO, bool]:
     """A stream copied to an unnamed temporary file, so that it can be listed and read like a file on disk (and
     read again for an HTML report); at most the budget of bytes in all (and True when that cut it)."""
+    import tempfile  # only a pipe needs it
+
     limit = budgets.max_total_bytes
     spool = tempfile.TemporaryFile(prefix="gpusleuth-")
     copied = 0
