@@ -1,7 +1,7 @@
 """Peak memory against input size: does RSS grow with what is kept, or with the input's lines?
 
     PYTHONPATH=src python bench/bench_memory.py [--sizes 16,64,256] [--gb] [--shapes short-log,short-bundle,long-log,long-bundle]
-                                               [--src OTHER_CHECKOUT/src] [--mem-limit 3G] [--timeout 900]
+                                               [--src OTHER_CHECKOUT/src] [--mem-limit 3G] [--timeout 900] [--stage read]
 
 Generates, per size (MiB; --gb adds 1024), four inputs of container-log text made of realistic lines (a klog or
 logrus line with a timestamp; one line in 5,000 an error, one in 20,000 a known driver signature):

@@ -204,3 +204,14 @@ def test_after_ingest_of_50_mb_nothing_read_but_not_kept_is_held(tmp_path):
         tracemalloc.stop()
     assert len(facts.all(ContainerLog)) == 25 and src.documents.count == 25
     assert held < 4 << 20 and peak < 16 << 20, f"held {held >> 20} MiB, peak {peak >> 20} MiB after 50 MiB read"
+
+
+def test_whole_documents_joins_the_pieces_back(tmp_path, monkeypatch):
+    from gpusleuth.analysis.engine import whole_documents
+
+    (tmp_path / "a.log").write_text(_kernel_log(3000, {}))
+    (tmp_path / "b.txt").write_text("NAME READY STATUS\n")
+    whole = [(d.artifact, d.first_line, d.lines) for d in open_source(str(tmp_path)).documents]
+    monkeypatch.setattr(loose, "PIECE_BYTES", 8 << 10)
+    assert len(list(open_source(str(tmp_path)).documents)) > 5
+    assert [(d.artifact, d.first_line, d.lines) for d in whole_documents(open_source(str(tmp_path)).documents)] == whole

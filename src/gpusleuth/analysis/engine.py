@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from gpusleuth.checks import Check, all_checks
 from gpusleuth.checks.accounting import Explained
@@ -74,6 +74,26 @@ def ingest(documents: Iterable[Document], facts: Facts) -> Facts:
     if carry is not None:
         carry.flush(facts)
     return facts
+
+
+def whole_documents(documents: Iterable[Document]) -> Iterator[Document]:
+    """Documents with the pieces of a huge file joined back into the one Document they were cut from, for a
+    reader that needs whole artifacts and can afford them (serve)."""
+    pieces: list[Document] = []
+    for doc in documents:
+        if pieces and not (doc.meta.get(CONTINUES) and doc.artifact == pieces[0].artifact):
+            yield _joined(pieces)
+            pieces = []
+        if doc.meta.get(CONTINUED) or pieces:
+            pieces.append(doc)
+            if doc.meta.get(CONTINUED):
+                continue
+            yield _joined(pieces)
+            pieces = []
+            continue
+        yield doc
+    if pieces:
+        yield _joined(pieces)
 
 
 def _joined(pieces: list[Document]) -> Document:
