@@ -613,8 +613,8 @@ class _Reader:
                 docs[-1] = replace(docs[-1], meta={**docs[-1].meta, CONTINUED: True})
             offset += len(lines)
             del lines
-            if docs:
-                prev = docs[-1]
+            if docs:  # what the next piece needs of the last Document: its provenance, not its lines
+                prev = replace(docs[-1], lines=())
             yield from docs
             del docs
             if got.more and timed and self._out_of_time():  # between two pieces of a huge file

@@ -179,12 +179,22 @@ def decode_stream(fh: BinaryIO, cap: int | None = None) -> StreamRead:
     return next(read_pieces(fh, cap))
 
 
-def _cut_point(text: str, end: int) -> int:
-    """Where a piece of a huge file ends: after its last line break before ``end`` (a line longer than a piece is cut)."""
-    at = text.rfind("\n", 0, end)
-    if at < 0:
-        at = text.rfind("\r", 0, end)
-    return at + 1 if at >= 0 else min(end, len(text))
+def _cut_point(chunks: list[str], end: int) -> tuple[int, int]:
+    """Where a piece of a huge file ends, as (chunk, position in it): after the last line break within its first
+    ``end`` characters (a line longer than a piece is cut at ``end``)."""
+    before, k = 0, 0
+    while k < len(chunks) - 1 and before + len(chunks[k]) < end:
+        before += len(chunks[k])
+        k += 1
+    limit = end - before
+    for j in range(k, -1, -1):
+        c = chunks[j]
+        at = c.rfind("\n", 0, limit if j == k else len(c))
+        if at < 0:
+            at = c.rfind("\r", 0, limit if j == k else len(c))
+        if at >= 0:
+            return j, at + 1
+    return k, min(limit, len(chunks[k]))
 
 
 def read_pieces(fh: BinaryIO, cap: int | None = None, piece: int | None = None) -> Iterator[StreamRead]:
@@ -223,19 +233,18 @@ def read_pieces(fh: BinaryIO, cap: int | None = None, piece: int | None = None) 
             pieces.append(decoded)
             held += len(decoded)
             while piece is not None and held >= piece:  # whole lines, at most about a piece each
-                text = "".join(pieces)
-                cut = _cut_point(text, piece)
-                pieces, held = [text[cut:]], len(text) - cut
-                text = text[:cut]
-                bad = _not_text(text, codec)
+                k, at = _cut_point(pieces, piece)
+                out = StreamRead("".join([*pieces[:k], pieces[k][:at]]), None, size, more=True)
+                pieces = [pieces[k][at:], *pieces[k + 1:]]
+                held = sum(map(len, pieces))
+                bad = _not_text(out.text, codec)
                 if bad:
                     yield StreamRead(None, bad, size)
                     return
-                if first and text.startswith("\ufeff"):
-                    text = text[1:]
+                if first and out.text.startswith("\ufeff"):
+                    out.text = out.text[1:]
                 first = False
-                yield StreamRead(text, None, size, more=True)
-                del text
+                yield out  # its text is the only reference to the piece: the reader drops it once split into lines
     except Exception as exc:  # noqa: BLE001 - the stream's own errors (EOFError, zlib.error, TarError, ...)
         error = exc
     if decoder is None:
