@@ -127,7 +127,10 @@ from gpusleuth.sources import open_source
 if hasattr(loose, "TIME_BUDGET_S"):
     loose.TIME_BUDGET_S = None
 src = open_source(sys.argv[1])
-lines = sum(len(d.lines) for d in src.documents)
+lines, docs = 0, iter(src.documents)
+while (d := next(docs, None)) is not None:
+    lines += len(d.lines)
+    del d
 print(json.dumps({"seconds": time.perf_counter() - t, "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "lines": lines, "cut": any(g.what == "partial-input" for g in src.gaps)}))
 """

@@ -41,39 +41,57 @@ def ingest(documents: Iterable[Document], facts: Facts) -> Facts:
     one and joined into one log of the artifact, so that the views see one log, and the artifacts list one
     range; pieces of anything else (a YAML or JSON dump) are joined and parsed whole, since such a parser needs
     the whole text."""
-    joining: list[Document] | None = None
-    carry: _Pieces | None = None
-    for doc in documents:
-        if joining is not None:
-            if doc.meta.get(CONTINUES) and doc.artifact == joining[0].artifact:
-                joining.append(doc)
+    state = _Stream(facts)
+    it = iter(documents)
+    while (doc := next(it, None)) is not None:
+        state.take(doc)
+        del doc  # before the next is read: a loop variable would hold this one (a whole piece) meanwhile
+    state.finish()
+    return facts
+
+
+class _Stream:
+    """ingest's state between Documents: the pieces of a structured document being joined, or of a log being
+    parsed piece by piece."""
+
+    def __init__(self, facts: Facts):
+        self.facts = facts
+        self.joining: list[Document] | None = None
+        self.carry: _Pieces | None = None
+
+    def take(self, doc: Document) -> None:
+        facts = self.facts
+        if self.joining is not None:
+            if doc.meta.get(CONTINUES) and doc.artifact == self.joining[0].artifact:
+                self.joining.append(doc)
                 if doc.meta.get(CONTINUED):
-                    continue
-                doc, joining = _joined(joining), None
+                    return
+                doc, self.joining = _joined(self.joining), None
             else:  # the file ended at a piece's end: what was joined is whole
-                _ingest_one(_joined(joining), facts)
-                joining = None
-        if carry is not None:
-            if doc.meta.get(CONTINUES) and doc.artifact == carry.artifact:
-                carry.add(doc, facts)
+                _ingest_one(_joined(self.joining), facts)
+                self.joining = None
+        if self.carry is not None:
+            if doc.meta.get(CONTINUES) and doc.artifact == self.carry.artifact:
+                self.carry.add(doc, facts)
                 if not doc.meta.get(CONTINUED):
-                    carry, _ = None, carry.flush(facts)
-                continue
-            carry, _ = None, carry.flush(facts)
+                    self.carry, _ = None, self.carry.flush(facts)
+                return
+            self.carry, _ = None, self.carry.flush(facts)
         if doc.meta.get(CONTINUED):
             score, p = sniff(doc)
             if p is not None and score >= WEAK and p.kind != "logs":
-                joining = [doc]
-                continue
-            carry = _Pieces(doc.artifact, (score, p))
-            carry.add(doc, facts)
-            continue
+                self.joining = [doc]
+                return
+            self.carry = _Pieces(doc.artifact, (score, p))
+            self.carry.add(doc, facts)
+            return
         _ingest_one(doc, facts)
-    if joining:
-        _ingest_one(_joined(joining), facts)
-    if carry is not None:
-        carry.flush(facts)
-    return facts
+
+    def finish(self) -> None:
+        if self.joining:
+            _ingest_one(_joined(self.joining), self.facts)
+        if self.carry is not None:
+            self.carry.flush(self.facts)
 
 
 def whole_documents(documents: Iterable[Document]) -> Iterator[Document]:
