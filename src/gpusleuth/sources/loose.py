@@ -411,6 +411,7 @@ class _Reader:
         self.listed_files = 0
         self.cut = 0  # characters of a common root folder every name starts with (an archive's `incident/`)
         self.manifest: dict | None = None
+        self.records: dict[str, dict] = {}  # the manifest's, by name
         self.gather: mustgather.Context | None = None
 
     # listing
@@ -465,7 +466,7 @@ class _Reader:
         manifest = next((m for n, d in src.metadata.items() if n.rsplit("/", 1)[-1] == "manifest.json" and (m := bundle.load_manifest(d))), None)
         names = [e.name for e in self.items if isinstance(e, _Entry)]
         if manifest is not None:
-            self.manifest = manifest
+            self.manifest, self.records = manifest, bundle.records(manifest)
             src.captured_at = bundle.captured_at(manifest)
             src.kind = "live" if src.kind == "live" else "bundle"
             if not self.container.sequential:  # in manifest order; an archive is read in its own order
@@ -651,7 +652,7 @@ class _Reader:
     def _bug_report_meta(self, name: str) -> dict | None:
         """The provenance the sections of a bug report get (a must-gather's node), or None when this file is not
         cut into sections (a bundle's artifact is one Document)."""
-        if self.manifest is not None and name in bundle.records(self.manifest):
+        if self.manifest is not None and name in self.records:
             return None
         bug = mustgather.bug_report_node(name) if self.gather is not None else None
         return {"node": bug, "source": "must-gather"} if bug else {}
@@ -659,7 +660,7 @@ class _Reader:
     def _splitter(self, name: str) -> Callable[[str, list[str]], list[Document]]:
         """How a file becomes Documents, the way the source's kind says."""
         if self.manifest is not None:
-            records = bundle.records(self.manifest)
+            records = self.records
             if name in records:
                 return lambda n, lines: [bundle.document(n, lines, records[n])]
             return _split
