@@ -1,6 +1,6 @@
 """The signature scan of logs against GNU grep with the same signatures, measured in the same run.
 
-    PYTHONPATH=src python bench/bench_scan.py [--mb 200] [--errors 1000] [--keep]
+    PYTHONPATH=src python bench/bench_scan.py [--mb 200] [--errors 1000] [--quiet] [--keep]
 
 Writes a log of --mb megabytes: lines of the bundled examples and of bench_logs.py's must-gather shapes that
 no signature matches (the background, with their seconds varied), and --errors lines, spread at random, that
@@ -11,8 +11,14 @@ have their digits redrawn, as ids and counters vary in real logs. Then times, on
   extended regexes (named and non-capturing groups become plain groups, `\\d` a bracket, lazy quantifiers
   greedy, which changes no line's match or not). Signatures that cannot be rewritten faithfully are left out
   of grep's list and named; grep's count is checked against RE2 with the same subset on the first 16 MB.
-* gpusleuth's scan as a diagnosis runs it: decode + normalise + parse_log (the parse), then build_logs over
-  the parsed lines (signatures matched once per distinct message, a Match per matching line).
+* gpusleuth's default path as a diagnosis runs it, end to end: decode + normalise + parse_log (a log over
+  parsers/logs.py KEEP_ALL_LINES is scanned first and only the lines that matter become LogLines), then
+  build_logs over them; and the same with every line made a LogLine (the whole-log parse, as before kept lines).
+* bytes per input line that the parse keeps (tracemalloc), in kept-lines mode and for the whole-log parse.
+
+--quiet draws the background only from lines a big log would not keep (no level word, error shape or phrase a
+view reads), as a healthy component's log is; without it the background is every unmatched line of the
+examples, which are incidents: two in five of those are warning or error lines, all of which are kept.
 * the raw re2.Set pass: every line of the decoded text through the signature set, no memo.
 * with the `hyperscan` wheel installed (`pip install 'gpusleuth[fast]'`): a hyperscan block scan of the whole
   file (every signature, multi-line mode), then the same with the candidate lines confirmed by RE2 (what
@@ -31,11 +37,14 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 
 from gpusleuth.facts import logs as logs_mod
 from gpusleuth.facts.store import Facts
+from gpusleuth.knowledge.message_catalogue import catalogue
 from gpusleuth.model.document import Document
+from gpusleuth.parsers import logs as parsers_logs
 from gpusleuth.parsers.logs import parse_log
 from gpusleuth.sources import examples_root
 from gpusleuth.sources.text import decode, normalise
@@ -152,10 +161,16 @@ def pools(matcher) -> tuple[list[str], list[str]]:
 _DIGITS = re.compile(r"\d")
 
 
-def generate(path: str, megabytes: int, n_errors: int, matcher, distinct: float) -> tuple[int, int]:
+def generate(path: str, megabytes: int, n_errors: int, matcher, distinct: float, quiet: bool = False) -> tuple[int, int]:
     """Writes the log; (lines, error lines written). A `distinct` share of the background lines get their
-    digits redrawn (ids, addresses, counters), so that not every message repeats one the scan saw before."""
+    digits redrawn (ids, addresses, counters), so that not every message repeats one the scan saw before.
+    quiet: the background holds only lines a big log would not keep (no level word, no error shape, no phrase
+    a view reads), as in a healthy component's log; otherwise it is every unmatched line of the examples, which
+    are incidents: two in five of them are warning or error lines."""
     background, errors = pools(matcher)
+    if quiet:
+        keep = logs_mod.keep_scan().regex
+        background = [ln for ln in background if not keep.search(ln.encode())]
     rnd = random.Random(14)
     target = megabytes << 20
     avg = sum(map(len, background)) / len(background) + 1
@@ -216,6 +231,7 @@ def main() -> None:
     ap.add_argument("--errors", type=int, default=1000, help="known error lines spread through the log")
     ap.add_argument("--distinct", type=float, default=0.5, help="share of background lines with their digits redrawn")
     ap.add_argument("--keep", action="store_true", help="keep the generated log and patterns.txt")
+    ap.add_argument("--quiet", action="store_true", help="background of lines a big log does not keep (a healthy component's log)")
     args = ap.parse_args()
     sigs, matcher = logs_mod.signatures()
     workdir = tempfile.mkdtemp(prefix="gpusleuth-scan-")
@@ -228,7 +244,7 @@ def main() -> None:
     with open(patfile, "w", encoding="utf-8") as fh:
         fh.write("".join(e + "\n" for _, e in eres))
 
-    n_lines, n_err = generate(path, args.mb, args.errors, matcher, args.distinct)
+    n_lines, n_err = generate(path, args.mb, args.errors, matcher, args.distinct, args.quiet)
     size = os.path.getsize(path)
     print(f"log: {size / 1e6:.0f} MB, {n_lines:,} lines, {n_err:,} known error lines; "
           f"signatures: {len(sigs)}, {len(eres)} given to grep, {len(left_out)} left out")
@@ -246,6 +262,8 @@ def main() -> None:
     print(f"check on the first {SAMPLE >> 20} MB: grep counts {got:,} lines, RE2 with the same signatures {want:,}"
           + ("" if got == want else "  <-- MISMATCH: grep's figure is not comparable"))
 
+    logs_mod.keep_scan()  # compiled once a run, as the signature set above: not part of any row
+    catalogue()
     results: list[tuple[str, float, int | str]] = []
     t, c = timed(lambda: grep_count(patfile, path))
     results.append((f"grep -E -c -f ({len(eres)} signatures)", t, c))
@@ -266,16 +284,10 @@ def main() -> None:
     t, c = timed(raw_re2)
     results.append(("re2.Set, every line, no memo", t, c))
 
-    def parse():
-        with open(path, "rb") as fh:
-            text, _ = decode(fh.read())
-        lines, _ = normalise(text)
-        return parse_log(Document(os.path.basename(path), tuple(lines)))
-
-    t_parse, log = timed(parse)
-    results.append(("parse (decode+normalise+parse_log)", t_parse, f"{len(log.lines):,} LogLines"))
-
     def build(use_hyperscan: bool):
+        return build_with(log, use_hyperscan)
+
+    def build_with(log, use_hyperscan: bool):
         facts = Facts()
         facts.add(log)
         old = logs_mod.USE_HYPERSCAN, logs_mod.HYPERSCAN_MIN_LINES
@@ -288,8 +300,39 @@ def main() -> None:
     def matched_lines(view) -> int:
         return len({(m.line.artifact, m.line.line) for m in view.all_matches()})
 
+    def read_doc() -> Document:
+        with open(path, "rb") as fh:
+            text, _ = decode(fh.read())
+        lines, _ = normalise(text)
+        return Document(os.path.basename(path), tuple(lines))
+
+    def parse(whole: bool):
+        old = parsers_logs.KEEP_ALL_LINES
+        parsers_logs.KEEP_ALL_LINES = 1 << 62 if whole else old  # whole: every line a LogLine, as before kept lines
+        try:
+            return parse_log(read_doc())
+        finally:
+            parsers_logs.KEEP_ALL_LINES = old
+
+    # the default path first: decode + normalise + parse_log (kept lines) + build_logs, end to end
+    t_read, doc = timed(read_doc)
+    del doc
+    t_kept, kept = timed(lambda: parse(False))
+    t_kept_build, kept_view = timed(lambda: build_with(kept, False))
+    kept_note = (f"{len(kept.lines):,} of {kept.total_lines:,} lines kept" if kept.total_lines is not None
+                 else f"{len(kept.lines):,} LogLines (read whole: the scan would keep more than {parsers_logs.DENSE:.0%})")
+    results.append(("default: decode+normalise alone", t_read, ""))
+    results.append(("default: decode+normalise+parse_log", t_kept, kept_note))
+    results.append(("default: build_logs over those", t_kept_build, matched_lines(kept_view)))
+    results.append(("  default end to end", t_kept + t_kept_build, ""))
+    results.append(("  default, parse_log + build_logs", t_kept - t_read + t_kept_build, "(decode+normalise taken off)"))
+    del kept_view
+
+    t_parse, log = timed(lambda: parse(True))
+    results.append(("whole: parse (decode+normalise+parse_log)", t_parse, f"{len(log.lines):,} LogLines"))
+
     t, view = timed(lambda: build(False))
-    results.append(("build_logs, re2 path (parsed lines)", t, matched_lines(view)))
+    results.append(("whole: build_logs, re2 path (parsed lines)", t, matched_lines(view)))
     results.append(("  parse + build_logs", t_parse + t, ""))
 
     try:
@@ -336,6 +379,24 @@ def main() -> None:
         results.append(("  parse + build_logs", t_parse + t, ""))
 
     print(f"decode alone: {t_dec:.2f} s")
+    for name, doc_path in (("default (kept lines), whole log", path), ("whole (every line a LogLine), first 16 MB", sample)):
+        with open(doc_path, "rb") as fh:
+            doc = Document("big.log", tuple(normalise(decode(fh.read())[0])[0]))
+        whole = name.startswith("whole")
+        old = parsers_logs.KEEP_ALL_LINES
+        parsers_logs.KEEP_ALL_LINES = 1 << 62 if whole else old
+        tracemalloc.start()
+        try:
+            parsed = parse_log(doc)
+            kept_bytes, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+            parsers_logs.KEEP_ALL_LINES = old
+        n = len(doc.lines)
+        print(f"memory, {name}: {n:,} lines -> {len(parsed.lines):,} LogLines; kept {kept_bytes / n:.1f} bytes per input line "
+              f"({kept_bytes / 1e6:.1f} MB), peak while parsing {peak / n:.1f} bytes per line (not counting the Document's "
+              f"own line strings, {sum(map(sys.getsizeof, doc.lines)) / n:.0f} bytes per line)")
+        del doc, parsed
     print(f"{'':<42} {'time':>8} {'MB/s':>8} {'x grep':>8}  lines matched")
     for name, t, c in results:
         print(f"{name:<42} {t:7.2f}s {size / 1e6 / t:8.1f} {t / base:7.2f}x  {c}")

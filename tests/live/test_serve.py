@@ -181,3 +181,15 @@ def test_kubectl_writes_print_one_clean_error(small_cluster, tmp_path):
             assert proc.returncode != 0, args
             lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
             assert lines and "gpusleuth serve is read-only" in lines[-1] and "MethodNotAllowed" in proc.stderr, (args, proc.stderr)
+
+
+def test_a_big_log_is_served_whole_not_as_the_lines_a_diagnosis_keeps(tmp_path):
+    from gpusleuth.parsers.logs import KEEP_ALL_LINES
+
+    n = KEEP_ALL_LINES + 500
+    pre = "[pod/nvidia-device-plugin-daemonset-abcde/nvidia-device-plugin] "
+    body = "".join(f"{pre}2025-01-01T00:00:{i % 60:02d}Z tick {i}\n" for i in range(n))
+    (tmp_path / "logs.txt").write_text(body.replace("tick 7000\n", f"tick 7000\n{pre}2025-01-01T00:00:00Z error: could not load NVML library\n"))
+    store = Store.from_source(open_source(str(tmp_path)))
+    [served] = store.logs.values()
+    assert len(served) == n + 1 and served[7001].text.endswith("could not load NVML library")

@@ -334,7 +334,7 @@ def query_of(facts) -> Query:
     for log in logs:
         lines = log.lines
         n = len(lines)
-        start = 0 if n <= WHOLE_LOG else n - LAST_LINES
+        start = 0 if (log.total_lines or n) <= WHOLE_LOG else n - LAST_LINES  # a big log keeps its last lines
         for i, ln in enumerate(lines):
             if i >= start or ln.level in _LOUD:
                 raw.append((ln.message, ln))

@@ -288,7 +288,7 @@ def _log_errors(log: ContainerLog, ctx: "_Context", out: list[ErrorLine]) -> Non
             noise = f"pod {pod} is running and ready since ({p.evidence.cite() if p.evidence else 'its status'})"
         out.append(ErrorLine(
             ln.evidence(), ln.message.strip(), level, "kernel" if log.kind == "kernel" else "log", component, how, layer,
-            pod, log.namespace, ln.container or log.container, log.node or (p.node if p is not None else None), log.previous, i,
+            pod, log.namespace, ln.container or log.container, log.node or (p.node if p is not None else None), log.previous, log.position(i),
             i >= n - _LAST or i == last_error, retry, noise, found, sig,
         ))
 

@@ -8,6 +8,10 @@ as one block by hyperscan (also linear, no backtracking) to find the lines any s
 lines then go through the re2.Set as above, so the result is the same line for line (tests/facts/
 test_logs_hyperscan.py). Without the wheel, or for a log hyperscan cannot take as one block (a message holding
 a newline, text that is not valid UTF-8), every line goes through the re2.Set.
+
+A big log reaches this module already reduced to its kept lines: `kept_rows` (below) is the scan parsers/logs.py
+runs over its raw text first, built from the same tables, so that only lines something here or in
+facts/errors.py can match become LogLines.
 """
 
 from __future__ import annotations
@@ -16,13 +20,15 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cache
 from operator import attrgetter
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import re2
 
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import table
+from gpusleuth.knowledge.message_catalogue import catalogue, compiled
+from gpusleuth.model.finding import Gap
 from gpusleuth.model.logs import ContainerLog, LogLine
 
 
@@ -209,7 +215,250 @@ def build_logs(facts: Facts) -> Logs:
                 m = Match(ln, sigs[i], log)
                 by_id[sigs[i].id].append(m)
                 by_tag[sigs[i].tag].append(m)
+    for log in logs:
+        if log.total_lines is not None:
+            facts.gaps.append(kept_gap(log))
     return Logs(logs, dict(by_id), dict(by_tag))
 
 
+def kept_gap(log: ContainerLog) -> Gap:
+    """What the report says of a big log read in kept-lines mode: how much was kept and what. It is not partial
+    input: every line was scanned, and only lines nothing looks for were left as text."""
+    return Gap("big log", f"{log.total_lines:,} lines, {len(log.lines):,} kept (lines that match a known signature, error and "
+                          f"warning lines, lines the views read, the first and last {EDGE_LINES}); the other lines were scanned "
+                          "and hold nothing gpusleuth looks for", log.artifact)
+
+
 _SEEN_MAX = 100_000  # distinct messages remembered while matching; the memo is dropped and restarted past it
+
+
+# ---- which lines of a big log are kept ---------------------------------------------------------------------------
+#
+# parsers/logs.py makes LogLines of a big log only for the lines found here, by scanning the file's text at C speed
+# before any line becomes an object. The scan is a superset of what the views above and facts/errors.py look for
+# in messages: the same table rows (signatures, attribution's error shapes, kernel errors, retries, success and
+# health lines, the message catalogue's errors), with `^`/`$` dropped since a message sits inside its raw line,
+# plus every level word, the phrases views read, and the first and last lines of the log.
+
+EDGE_LINES = 200  # a big log's first and last lines are always kept: views show the last lines, and the first
+# ones carry its banner, its container's start and the format the rest is in
+# Phrases views read in lines that no table names, with how many lines after each belong to it.
+VIEW_PHRASES: tuple[tuple[str, int], ...] = (
+    ("NVRM", 0), ("nouveau", 0),  # facts/gpus.py: Xids, GPU UUIDs and other kernel messages of the driver
+    ("Running with config:", 200),  # facts/plugin_config.py: the JSON block the plugin prints after it
+    ("modprobe", 0),  # checks/kernel_driver.py: the `+ modprobe` trace above a failure
+    ("torch", 0), ("PyTorch", 0), ("CUDA Version ", 0), ("Cuda compilation tools", 0), ("CUDA used to build", 0),  # checks/cuda_runtime.py
+    ("CUDA driver version is insufficient", 0),
+)
+# Level words in any of the spellings parsers/logs.py reads (klog's `E1126`, logrus' `level=error` and `ERRO[`,
+# JSON's "level":"e", a bare `ERROR:`), the CUDA error names checks/cuda_runtime.py looks for in info lines.
+_LEVEL_WORDS = (r"(?i)\b(?:err|erro|error|fata|fatal|pani|panic|crit|critical|dpanic|warn|warning)\b",
+                r"\b[EFW]\d{4} ", r'(?i)"(?:level|lvl|severity|levelname)"\s*:\s*"[ewf]"',
+                r"(?i)cuda\w*error|cuda_error|\bcuda\b[^\n]*\berror|\berror\b[^\n]*\bcuda\b")
+
+
+# Escapes that match a newline, and what they become: a message is one line (folded lines are joined by spaces),
+# so no match of the original crosses one, and in the scan none may (a match's end must be in its start's line).
+_NOT_NEWLINE = {"\\s": "[\\t\\x0b\\f\\r ]", "\\W": "[^\\w\\n]", "\\D": "[^\\d\\n]"}
+_NOT_NEWLINE_IN_CLASS = {"\\s": "\\t\\x0b\\f\\r ", "\\W": None, "\\D": None}  # None: cannot be said in a class
+
+
+def relaxed(pattern: str) -> str:
+    """pattern with its `^` and `$` anchors dropped, its groups made non-capturing, a backslash allowed before
+    each quote and nothing that matches a newline: it matches a raw log line wherever the original matches the
+    line's message (which sits inside the raw line, after prefixes and stamps, with a logrus or JSON value's
+    quotes escaped), within that line, and can be joined with others (no repeated group names)."""
+    out: list[str] = []
+    i, n, in_class, negated = 0, len(pattern), False, False
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            esc = pattern[i:i + 2]
+            if in_class and esc in _NOT_NEWLINE_IN_CLASS:
+                esc = _NOT_NEWLINE_IN_CLASS[esc] or esc  # \W and \D in a class: the class's own newline rule below
+            elif not in_class:
+                esc = _NOT_NEWLINE.get(esc, esc)
+            out.append(esc)
+            i += 2
+            continue
+        if in_class:
+            if c == "]":
+                in_class = False
+                if negated:
+                    out.append("\\n")  # [^"]+ stops at the end of the line, as it does in a message
+            out.append(c)
+            i += 1
+            continue
+        if c == "[":
+            negated = pattern[i + 1:i + 2] == "^"
+            j = i + 1 + negated
+            j += pattern[j:j + 1] == "]"  # a `]` first in a class is a character
+            out.append(pattern[i:j])
+            i, in_class = j, True
+            continue
+        if c in "^$":
+            i += 1
+            if c == "^" and pattern.startswith("(", i) and (j := _group_end(pattern, i)) < n and pattern[j] == "?":
+                i = j + 1  # `^(?:prefix: )?`: unanchored, an optional prefix changes no line's match, and costs the
+                # DFA states a counted repetition multiplies
+            continue
+        if c == '"':
+            out.append('\\\\?"')  # logrus and JSON print a quote inside a value as \", the message holds it bare
+            i += 1
+            continue
+        if c == "(" and pattern.startswith("(?P<", i):
+            out.append("(?:")
+            i = pattern.index(">", i) + 1
+            continue
+        if c == "(" and not pattern.startswith("(?", i):
+            out.append("(?:")
+            i += 1
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+_UNANCHORED = re2._Anchor.UNANCHORED
+
+
+def _group_end(pattern: str, i: int) -> int:
+    """The index just after the group that opens at pattern[i]."""
+    depth, n, in_class = 0, len(pattern), False
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            i += 1 + (pattern[i + 1:i + 2] == "^")
+            i += pattern[i:i + 1] == "]"
+            continue
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return n
+
+
+@dataclass(frozen=True)
+class _KeepScan:
+    regex: "re2._Regexp"  # every relaxed pattern as one alternation, over the UTF-8 bytes of the text
+    after: tuple[tuple[bytes, int], ...]  # phrase -> lines after it that are kept too
+    parts: tuple[str, ...]  # the alternation's patterns, one by one
+
+
+@cache
+def keep_scan() -> _KeepScan:
+    from gpusleuth.facts.errors import _scoped  # errors.py joins its table rows the same way
+
+    rows = table("attribution")
+    patterns = [s.pattern for s in signatures()[0]]
+    patterns += [r["pattern"] for part in ("error", "kernel", "retry", "success", "health") for r in rows.get(part, [])]
+    runtimes = table("runtimes")
+    patterns += [r["pattern"] for part in ("handler_error", "toolkit_failure") for r in runtimes.get(part, [])]
+    parts = [_scoped(relaxed(p)) for p in patterns] + [_scoped(p) for p in _LEVEL_WORDS]
+    parts += [re2.escape(p) for p, _ in VIEW_PHRASES]
+    opts = re2.Options()
+    opts.max_mem = 256 << 20
+    return _KeepScan(re2.compile("|".join(parts), opts), tuple((p.encode(), k) for p, k in VIEW_PHRASES if k), tuple(parts))
+
+
+@cache
+def keep_database():
+    """The keep scan's patterns and the catalogue's error messages in one hyperscan block-mode database, or None
+    without the wheel or where a pattern does not compile there (the RE2 scan then runs)."""
+    try:
+        import hyperscan
+    except ImportError:
+        return None
+    parts = list(keep_scan().parts)
+    parts += [relaxed(m.pattern) for m in catalogue().messages if m.level in ("error", "fatal") and not m.benign]
+    flags = hyperscan.HS_FLAG_UTF8
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    try:
+        db.compile(expressions=[p.encode("utf-8") for p in parts], ids=list(range(len(parts))), elements=len(parts),
+                   flags=[flags] * len(parts))
+    except Exception:  # hyperscan.error: a construct it does not support
+        return None
+    return db
+
+
+CHUNK_LINES = 20_000  # lines scanned as one block: the text of a block, not of the whole log, is what the scan holds
+
+
+def kept_rows(lines: Sequence[str], edges: bool = True) -> set[int] | None:
+    """Indexes of the lines that a big log keeps: those any table row or view phrase can match, the lines after a
+    phrase that takes them, and (edges) the first and last EDGE_LINES; None when the text cannot be mapped to
+    lines (a line holding a newline). Continuation lines are the parser's to add."""
+    n = len(lines)
+    fast = USE_HYPERSCAN and n >= HYPERSCAN_MIN_LINES  # compiling the database (~0.3 s) pays only on logs this big
+    keep = set(range(min(EDGE_LINES, n))) if edges else set()
+    if edges:
+        keep.update(range(max(0, n - EDGE_LINES), n))
+    for base in range(0, n, CHUNK_LINES):
+        part = lines[base:base + CHUNK_LINES]
+        text = "\n".join(part)
+        try:
+            data, valid = text.encode("utf-8"), True
+        except UnicodeEncodeError:  # lone surrogates from undecodable bytes: RE2 takes them, hyperscan does not
+            data, valid = text.encode("utf-8", "surrogatepass"), False
+        if data.count(b"\n") != len(part) - 1:
+            return None
+        _scan_block(data, base, n, keep, fast and valid)
+    return keep
+
+
+def _scan_block(data: bytes, base: int, n: int, keep: set[int], fast: bool = False) -> None:
+    """Adds to keep the indexes (from base) of the lines of data that the scan keeps. Matches are gathered as byte
+    offsets first and turned into line indexes in one sweep, so that newlines are counted once per block.
+
+    With the hyperscan wheel, one block scan of the database reports the end of every match of every pattern
+    (the end of a match inside a line is in that line); without it, the RE2 alternation is searched once per
+    matching line and the catalogue's RE2 set once per block."""
+    scan = keep_scan()
+    find = data.find
+    at: list[int] = []  # offsets inside the lines that matched (no relaxed pattern matches a newline)
+    db = keep_database() if fast else None  # data is valid UTF-8 (hyperscan's UTF-8 mode needs it)
+    if db is not None:
+        ends: list[int] = []
+        db.scan(data, match_event_handler=lambda _id, _frm, to, _flags, _ctx: ends.append(to))
+        at = [e - 1 for e in ends if e]
+    else:
+        match, size = scan.regex._regexp.Match, len(data)  # the wrapper's Match objects cost more than the search on
+        # a line that matches: its spans are read directly
+        pos = 0
+        while pos < size:
+            start = match(_UNANCHORED, data, pos, size)[0][0]
+            if start < 0:
+                break
+            at.append(start)
+            nl = find(b"\n", start)
+            pos = size if nl < 0 else nl + 1  # one match is enough for a line
+        for msg in catalogue().errors_in(data):  # the catalogue's error messages, as facts/errors.py finds them
+            at.extend(m.start() for m in _relaxed_compiled(msg.pattern).finditer(data))
+    after = []  # (offset, lines after it that are kept) of the phrases that take the lines after them
+    for phrase, k in scan.after:
+        pos = find(phrase)
+        while pos >= 0:
+            after.append((pos, k))
+            pos = find(phrase, pos + len(phrase))
+    marks = sorted([(o, 0) for o in at] + after)
+    line, last, count = base, 0, data.count
+    for offset, k in marks:
+        line += count(b"\n", last, offset)
+        last = offset
+        keep.add(line)
+        if k:
+            keep.update(range(line + 1, min(n, line + k + 1)))
+
+
+@cache
+def _relaxed_compiled(pattern: str) -> "re2._Regexp":
+    return compiled(relaxed(pattern))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -34,7 +35,10 @@ class LogLine:
 @dataclass(frozen=True, slots=True)
 class ContainerLog:
     """One artifact of log text. pod/container are per-line when the artifact mixes containers
-    (must-gather's `--all-containers --prefix`); here they say what the artifact as a whole belongs to."""
+    (must-gather's `--all-containers --prefix`); here they say what the artifact as a whole belongs to.
+
+    A big log (parsers/logs.py KEEP_ALL_LINES) keeps only the lines that matter (facts/logs.py `kept_rows`):
+    then `total_lines` is the number of lines the file had, and `lines` are the kept ones, in order."""
 
     artifact: str
     lines: tuple[LogLine, ...]
@@ -44,3 +48,10 @@ class ContainerLog:
     node: str | None = None
     previous: bool = False  # `kubectl logs --previous`: the crashed instance
     kind: str = "container"  # container | kernel | journal | operator
+    total_lines: int | None = None  # lines of the file when only some were kept; None: every line is in `lines`
+    skipped: tuple[int, ...] = ()  # line numbers of the kept lines that come after lines left out, in order
+
+    def position(self, i: int) -> int:
+        """Where lines[i] stands in the log, counting each run of lines left out as one line: two kept lines are
+        next to each other here only when they were in the file (a burst of error lines stays one)."""
+        return i + bisect_right(self.skipped, self.lines[i].line) if self.skipped else i

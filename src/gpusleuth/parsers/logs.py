@@ -17,12 +17,15 @@ command that printed them, and, as hints only, the file name. The node is the on
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import json
 from dataclasses import replace
 import re
 import shlex
 from collections import Counter
 from functools import lru_cache
+from operator import attrgetter
 from typing import Iterator
 
 from gpusleuth.gcpause import gc_paused
@@ -268,12 +271,208 @@ def _hints_of_command(cmd: str) -> dict:
     return h
 
 
-def parse_log(doc: Document) -> ContainerLog:
+# Logs of more lines than this keep only the lines that matter (facts/logs.py kept_rows); smaller ones keep every
+# line. Below it the whole parse costs under ~0.1 s and ~10 MB, and every bundled example and test log is far
+# under it (docs/performance.md "Big logs: kept lines").
+KEEP_ALL_LINES = 20_000
+_NEIGHBOURS = 2000  # lines searched above and below an untimed kept line for the timed lines its interval rests on
+# (a compiler's or installer's output can run for hundreds of untimed lines between two stamped ones)
+
+
+def parse_log(doc: Document, whole: bool = False) -> ContainerLog:
+    """whole: every line, however big the log (serve hands the log itself to `kubectl logs`, not a diagnosis of it)."""
     with gc_paused():  # millions of acyclic objects: the cycle collector would rescan them over and over
+        if len(doc.lines) > KEEP_ALL_LINES and not whole:
+            return _parse_kept(doc)
         return _parse_log(doc)
 
 
-def _parse_log(doc: Document) -> ContainerLog:
+DENSE = 0.25  # a big log of which the scan would keep more than this share is read whole (as fast, see _parse_kept)
+_SAMPLE = 4000  # lines from the middle of a big log on which that share is measured
+# A pod has a few containers; a log mixing more (a whole namespace's, line by line) keeps only its own first and
+# last lines: finding every container's costs a pass over the text per container.
+_MAX_CONTAINERS = 8
+_CRI_PARTIAL = re.compile(r"\S+ (?:stdout|stderr) P ")
+
+
+def _folds(lines: tuple[str, ...], i: int) -> bool:
+    """Whether line i may be folded into the line above it: indented text (after must-gather's prefix), or the
+    line after a CRI partial (`P`) line."""
+    text = lines[i]
+    if text.startswith("[pod/"):
+        text = text.partition("] ")[2]
+    if text.startswith(_INDENT) or text[:1] == "\t":
+        return True
+    above = lines[i - 1] if i > 0 else ""
+    if above.startswith("[pod/"):
+        above = above.partition("] ")[2]
+    return _CRI_PARTIAL.match(above) is not None
+
+
+def _whole(lines: tuple[str, ...], rows: set[int]) -> set[int]:
+    """rows with the lines they fold with: back to the line each continues, on through the lines that continue
+    it, so that a kept line reads as it would in the whole log."""
+    out, n = set(rows), len(lines)
+    for i in rows:
+        j = i
+        while j > 0 and i - j < MAX_FOLDED_LINES and _folds(lines, j):
+            j -= 1
+            out.add(j)
+        j = i + 1
+        while j < n and j - i <= MAX_FOLDED_LINES and j not in out and _folds(lines, j):
+            out.add(j)
+            j += 1
+    return out
+
+
+def _parse_kept(doc: Document) -> ContainerLog:
+    """A big log: its text is scanned first, and only the lines that matter become LogLines (facts/logs.py
+    kept_rows), with the lines they fold with and, for a kept line without a time, the timed lines of its container
+    just above and below it, which its interval in the timeline rests on.
+
+    Scanning costs little per line but a few microseconds per line that matches, as parsing does: a log where
+    more than DENSE of a sample of lines would be kept is read whole, which is as fast and keeps every line."""
+    from gpusleuth.facts.logs import EDGE_LINES, kept_rows
+
+    lines = doc.lines
+    n = len(lines)
+    mid = max(0, n // 2 - _SAMPLE // 2)
+    sample = kept_rows(lines[mid:mid + _SAMPLE], edges=False)
+    if sample is None or len(sample) > DENSE * _SAMPLE:
+        return _parse_log(doc)
+    rows = kept_rows(lines)
+    if rows is None:
+        return _parse_log(doc)
+    prefixes = {raw[:raw.index("] ") + 2] for raw in map(lines.__getitem__, rows) if raw.startswith("[pod/") and "] " in raw}
+    if 1 < len(prefixes) <= _MAX_CONTAINERS:  # a pod's log of several containers: each one's first and last lines
+        rows |= _container_edges(lines, prefixes, EDGE_LINES)
+    rows = _whole(lines, rows)
+    log = _parse_log(doc, sorted(rows))
+    first, more = doc.first_line, set()
+    timed = {ln.line - first: ln.time is not None or ln.elapsed is not None for ln in log.lines}
+    found: dict[tuple, int | None] = {}  # (line, step, pod, container) -> the timed line that search reached
+    budget = 4 * len(log.lines) + 50_000  # lines looked at in all: a log with few times costs no more than this
+    if not any(timed.values()) and not any(_stamped(raw, *_who(raw)) for raw in lines[::max(1, n // 400)]):
+        budget = 0  # no time in the kept lines nor in 400 lines spread over the log: nothing to look for
+    for ln in log.lines:
+        if ln.time is not None or ln.elapsed is not None:
+            continue
+        i = ln.line - first
+        for step in (-1, 1):
+            j, seen, who = i + step, [], (ln.pod, ln.container)
+            while True:
+                if not 0 <= j < n or abs(j - i) > _NEIGHBOURS or budget <= 0:
+                    j = None
+                    break
+                if timed.get(j):  # a kept line with a time
+                    break
+                if (j, step, who) in found:  # a search from a line further on already went this way
+                    j = found[(j, step, who)]
+                    break
+                budget -= 1
+                seen.append(j)
+                if j not in timed and _stamped(lines[j], *who):
+                    more.add(j)
+                    break
+                j += step
+            for k in seen:  # an untimed run is walked once per direction, whatever number of kept lines it holds
+                found[(k, step, who)] = j
+    if more:  # stamped lines start LogLines of their own: parsed apart, they read as they would with the rest
+        extra = _parse_log(doc, sorted(_whole(lines, more) - rows))
+        log = replace(log, lines=tuple(heapq.merge(log.lines, extra.lines, key=_LINE)))
+    if not _all_prefixes_kept(lines, log.lines):  # a container only left-out lines name: the log names no single one
+        hints = _hints(doc)
+        log = replace(log, pod=hints.get("pod"), container=hints.get("container"))
+    return replace(log, total_lines=n, skipped=_skipped(lines, log.lines, first, sorted(rows | more)))
+
+
+def _container_edges(lines: tuple[str, ...], prefixes: set[str], k: int) -> set[int]:
+    """Indexes of the first and last k lines of each container (must-gather prefix), found with str.find over
+    blocks of the text: views read a container's first lines (its start, the zone its times are in) and its
+    last (whether it stopped), wherever they are in a log that mixes containers."""
+    out: set[int] = set()
+    n, step = len(lines), 20_000
+    for forward in (True, False):
+        need = dict.fromkeys(prefixes, k)
+        for base in range(0, n, step) if forward else reversed(range(0, n, step)):
+            if not any(need.values()):
+                break
+            text = "\n" + "\n".join(lines[base:base + step])  # a line starting with p follows "\n" + p
+            for p, left in need.items():
+                key, j, at = "\n" + p, base, 0  # line index j of offset at
+                pos = text.find(key) if forward else text.rfind(key)
+                found = []
+                while pos >= 0 and left:
+                    found.append(pos)
+                    left -= 1
+                    pos = text.find(key, pos + 1) if forward else text.rfind(key, 0, pos)
+                need[p] = left
+                for pos in sorted(found):
+                    j += text.count("\n", at, pos)
+                    at = pos
+                    out.add(j)
+    return out
+
+
+def _all_prefixes_kept(lines: tuple[str, ...], kept: tuple[LogLine, ...]) -> bool:
+    """Whether every must-gather `[pod/P/C] ` prefix of the log is one a kept line has (counted at C speed), so that
+    the pod and container the kept lines name are all the log's."""
+    known = {ln.raw[:ln.raw.index("] ") + 2] for ln in kept if ln.raw.startswith("[pod/") and "] " in ln.raw}
+    if len({ln.pod for ln in kept}) > 1 and len({ln.container for ln in kept}) > 1:
+        return True  # several pods and containers already: more of them would change nothing
+    for base in range(0, len(lines), 20_000):
+        text = "\n" + "\n".join(lines[base:base + 20_000])
+        if text.count("\n[pod/") != sum(text.count("\n" + p) for p in known):
+            return False
+    return True
+
+
+def _skipped(lines: tuple[str, ...], kept: tuple[LogLine, ...], first: int, rows: list[int]) -> tuple[int, ...]:
+    """Line numbers of the kept LogLines that come after lines left out (blank lines do not count: they make no
+    LogLine in a whole log either)."""
+    out = []
+    prev = -1
+    for ln in kept:
+        i = ln.line - first
+        if i > prev + 1:
+            missing = i - prev - 1 - (bisect.bisect_left(rows, i) - bisect.bisect_right(rows, prev))
+            if missing and (missing > 8 or any(lines[j].strip() for j in range(prev + 1, i) if not _in(rows, j))):
+                out.append(ln.line)
+        prev = max(prev, i)
+    return tuple(out)
+
+
+def _in(rows: list[int], j: int) -> bool:
+    k = bisect.bisect_left(rows, j)
+    return k < len(rows) and rows[k] == j
+
+
+_LINE = attrgetter("line")
+
+
+def _who(raw: str) -> tuple[str | None, str | None]:
+    """(pod, container) of a must-gather prefix, for _stamped."""
+    if raw.startswith("[pod/"):
+        parts = raw.partition("] ")[0][5:].split("/")
+        if len(parts) == 2:
+            return parts[0], parts[1]
+    return None, None
+
+
+def _stamped(raw: str, pod: str | None, ctr: str | None) -> bool:
+    """Whether raw carries a time and belongs to the container (pod, ctr) as far as its own prefix says: the
+    cheap test for an untimed line's timed neighbours."""
+    text = raw
+    if raw.startswith("[pod/"):
+        head, sep, text = raw.partition("] ")
+        if sep and head[5:].split("/") != [pod, ctr]:
+            return False
+    fmt, m = _match(text, None)
+    return fmt is not None and _convert(fmt, m) is not None
+
+
+def _parse_log(doc: Document, rows: list[int] | None = None) -> ContainerLog:
+    """The log's lines as LogLines: every line, or the lines whose indexes rows lists (in order)."""
     hints = _hints(doc)
     pod0, ctr0 = hints.get("pod"), hints.get("container")
     artifact, first = doc.artifact, doc.first_line
@@ -292,7 +491,8 @@ def _parse_log(doc: Document) -> ContainerLog:
     folded = 0  # continuation lines folded into out[-1]
     level_in = _level_in
 
-    for i, raw in enumerate(doc.lines):
+    src = doc.lines
+    for i, raw in enumerate(src) if rows is None else ((i, src[i]) for i in rows):
         if not raw or raw.isspace():
             continue
         text, pod, ctr = raw, pod0, ctr0

@@ -24,6 +24,7 @@ from gpusleuth.model.k8s import DaemonSet, Event, K8sObject, Node, Pod
 from gpusleuth.model.logs import ContainerLog
 from gpusleuth.model.runtime import HelmRelease
 from gpusleuth.parsers.base import WEAK
+from gpusleuth.parsers.logs import parse_log
 from gpusleuth.serve import infer, synth
 from gpusleuth.sources import Source
 
@@ -135,6 +136,8 @@ class Store:
             if recognised:
                 try:
                     objs = list(p.parse(doc))
+                    if any(isinstance(o, ContainerLog) and o.total_lines is not None for o in objs):
+                        objs = [parse_log(doc, whole=True)]  # served as written, not as the lines a diagnosis keeps
                 except UnusableData as exc:
                     store.notes.append(f"{doc.artifact}: {exc}")
                 except Exception as exc:  # noqa: BLE001 - one bad document never stops serving the rest
