@@ -92,11 +92,14 @@ def test_a_huge_log_in_pieces_is_one_log_with_the_same_findings(tmp_path, monkey
     assert docs[0].meta.get(loose.CONTINUED) and docs[1].meta.get(loose.CONTINUES) and not docs[-1].meta.get(loose.CONTINUED)
     facts = build_facts(open_source(str(tmp_path)))
     logs = facts.all(ContainerLog)
-    assert len(logs) == 1 and len(logs[0].lines) == 5000 and logs[0].lines[-1].line == 5000
+    assert len(logs) == 1 and logs[0].total_lines == 5000 and logs[0].lines[-1].line == 5000
+    assert [ln.line for ln in logs[0].lines if "Xid" in ln.raw] == [1235, 4322]
     assert [(r.first_line, r.last_line) for r in facts.recognised] == [(1, 5000)]
     pieced = diagnose(open_source(str(tmp_path)))
     assert _cited(pieced) == _cited(whole) and any(e[2] == 1235 for e in _cited(whole))
     assert pieced.verdict == whole.verdict and pieced.headline == whole.headline
+    kept = [g for g in pieced.gaps if g.what == "big log"]
+    assert len(kept) == 1 and kept[0].why.startswith("5,000 lines, ")  # one log, stated once
 
 
 def test_a_huge_yaml_in_pieces_is_joined_before_it_is_parsed(tmp_path, monkeypatch):
@@ -173,7 +176,9 @@ def test_a_huge_bug_report_in_pieces_keeps_its_sections(tmp_path, monkeypatch):
     assert len(docs) > 3 and {d.meta.get("section") for d in docs} == {"dmesg:"}
     pieced = build_facts(open_source(str(tmp_path)))
     assert [(r.kind, r.first_line, r.last_line) for r in pieced.recognised] == [(r.kind, r.first_line, r.last_line) for r in whole.recognised]
-    assert [len(log.lines) for log in pieced.all(ContainerLog)] == [len(log.lines) for log in whole.all(ContainerLog)] == [3000]
+    # a piece of a huge file is a big log: it keeps the lines that matter, and the joined log counts them all
+    assert [log.total_lines for log in pieced.all(ContainerLog)] == [len(log.lines) for log in whole.all(ContainerLog)] == [3000]
+    assert any(XID in ln.raw for ln in pieced.all(ContainerLog)[0].lines)
     assert _cited(diagnose(open_source(str(tmp_path)))) == _cited(reported)
 
 

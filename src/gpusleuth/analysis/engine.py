@@ -128,6 +128,7 @@ class _Pieces:
     def __init__(self, artifact: str, chosen: tuple[int, Parser | None]):
         self.artifact, self.chosen = artifact, chosen
         self.logs: list[ContainerLog] = []
+        self.sizes: list[int] = []  # lines of each piece a log came from
         self.recognised: dict[str, int] = {}  # kind -> its index in facts.recognised
         self.gaps: set[tuple[str, str]] = set()
 
@@ -151,20 +152,27 @@ class _Pieces:
             for obj in objs:
                 if isinstance(obj, ContainerLog):
                     self.logs.append(obj)
+                    self.sizes.append(len(doc.lines))
                 else:
                     facts.add(obj)
 
     def flush(self, facts: Facts) -> None:
         if self.logs:
-            facts.add(join_logs(self.logs))
-            self.logs = []
+            facts.add(join_logs(self.logs, self.sizes))
+            self.logs, self.sizes = [], []
 
 
-def join_logs(pieces: list[ContainerLog]) -> ContainerLog:
-    """One log of an artifact read in pieces: the first piece's provenance, the lines of all, in order."""
+def join_logs(pieces: list[ContainerLog], sizes: list[int]) -> ContainerLog:
+    """One log of an artifact read in pieces (``sizes``: each piece's lines): the first piece's provenance, the
+    lines of all in order. When any piece kept only some of its lines (a big log), the whole keeps what each
+    kept: its `total_lines` is the file's, its `skipped` every piece's (line numbers are the file's already;
+    each piece keeps its first and last lines, so no lines are left out where two pieces meet)."""
     if len(pieces) == 1:
         return pieces[0]
-    return replace(pieces[0], lines=tuple(ln for log in pieces for ln in log.lines))
+    lines = tuple(ln for log in pieces for ln in log.lines)
+    if all(log.total_lines is None for log in pieces):
+        return replace(pieces[0], lines=lines)
+    return replace(pieces[0], lines=lines, total_lines=sum(sizes), skipped=tuple(n for log in pieces for n in log.skipped))
 
 
 def _ingest_one(doc: Document, facts: Facts, chosen: tuple[int, Parser | None] | None = None) -> None:
