@@ -251,16 +251,16 @@ def read_pieces(fh: BinaryIO, cap: int | None = None, piece: int | None = None) 
         yield StreamRead(None, "empty file", 0, error=error)
         return
     pieces.append(decoder.decode(b"", final=True))
-    text = "".join(pieces)
+    note = f"{dropped} NUL byte(s) dropped; the rest read as text" if dropped else None
+    out = StreamRead("".join(pieces), None, size, capped, error, note)
     del pieces
-    bad = _not_text(text, codec)
+    bad = _not_text(out.text, codec)
     if bad:
         yield StreamRead(None, bad, size, capped, error)
         return
-    if first and text.startswith("\ufeff"):
-        text = text[1:]
-    note = f"{dropped} NUL byte(s) dropped; the rest read as text" if dropped else None
-    yield StreamRead(text, None, size, capped, error, note)
+    if first and out.text.startswith("\ufeff"):
+        out.text = out.text[1:]
+    yield out  # its text is the only reference: the reader drops it once split into lines
 
 
 def _not_text(text: str, codec: str) -> str | None:
