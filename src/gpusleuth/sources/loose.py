@@ -614,7 +614,7 @@ class _Reader:
                 docs[-1] = replace(docs[-1], meta={**docs[-1].meta, CONTINUED: True})
             offset += len(lines)
             del lines
-            if docs:  # what the next piece needs of the last Document: its provenance, not its lines
+            if docs and got.more:  # what the next piece needs of the last Document: its provenance, not its lines
                 prev = replace(docs[-1], lines=())
             yield from docs
             del docs
