@@ -1,11 +1,13 @@
 """Start-up time of the command line, as ratios to a bare interpreter measured in the same run.
 
-    PYTHONPATH=src python bench/bench_startup.py [--runs 20] [--src OTHER/src]
+    PYTHONPATH=src python bench/bench_startup.py [--runs 20] [--src OTHER/src] [--no-cache]
 
 Runs, one after the other and interleaved round by round (so that a busy minute hits all of them alike):
 `python -c pass` (the baseline), `gpusleuth --version`, `gpusleuth diagnose example:peermem-race --format json`
-and the same diagnosis rendered for the terminal. Each is a fresh subprocess; the table gives the median and
-the best of the runs, and each median as a ratio to (and milliseconds above) the baseline's.
+and the same diagnosis rendered for the terminal (with `--no-cache`, also the JSON diagnosis with the parsed
+knowledge tables' cache turned off, which is what the first run after an install or upgrade costs). Each is a
+fresh subprocess; the table gives the median and the best of the runs, and each median as a ratio to (and
+milliseconds above) the baseline's.
 
 Bytecode is written to a private cache first (PYTHONPYCACHEPREFIX), so that what is measured is an installed
 tool's start-up, not compiling the sources (a checkout run with PYTHONDONTWRITEBYTECODE=1 compiles every module
@@ -40,6 +42,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--src", action="append", default=[], help="another checkout's src/ to measure beside this one")
+    ap.add_argument("--no-cache", action="store_true",
+                    help="also run the JSON diagnosis with the knowledge cache turned off (GPUSLEUTH_CACHE_DIR=)")
     args = ap.parse_args()
     cache = tempfile.mkdtemp(prefix="gpusleuth-pyc-")
     jobs: dict[str, tuple[list[str], dict]] = {}
@@ -49,6 +53,9 @@ def main() -> None:
                    COLUMNS="100")
         for name, cmd in commands(src).items():
             jobs[name] = (cmd, env)
+        if src == HERE and args.no_cache:  # the same diagnosis parsing every knowledge table, as a first run does
+            jobs[f"diagnose json, no cache ({src.parent.name})"] = (
+                commands(src)[f"diagnose json ({src.parent.name})"], {**env, "GPUSLEUTH_CACHE_DIR": ""})
     for name, (cmd, env) in jobs.items():  # warm-up: writes the bytecode cache, and each command must work
         proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if proc.returncode not in (0, 1):  # 1: the example has findings

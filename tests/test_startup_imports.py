@@ -73,3 +73,74 @@ def test_an_input_without_yaml_never_loads_the_yaml_parser(tmp_path):
     )
     assert "re2" in loaded
     assert "yaml" not in loaded
+
+
+# Standard-library modules that only some inputs need (archives, TOML and XML files, compressed Helm releases), and
+# ones gpusleuth no longer uses at all on this path (its knowledge files are found next to the package, hashed with
+# blake2b alone, and a median is computed without statistics).
+INPUT_ONLY = ("tarfile", "zipfile", "gzip", "tomllib", "xml", "statistics", "hashlib", "importlib.resources")
+
+
+def _diagnosed(target: str, then: str = "") -> str:
+    return ("import sys\nfrom gpusleuth.cli import main\n"
+            f"sys.argv = ['gpusleuth', 'diagnose', {target!r}, '--format', 'json', '-o', '/dev/null']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n" + then)
+
+
+def _loaded_modules_after(code: str) -> set[str]:
+    probe = code + "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)), file=sys.__stderr__)\n"
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
+    return set(json.loads(proc.stderr.strip().splitlines()[-1]))
+
+
+def test_a_directory_of_logs_and_kubectl_output_loads_no_archive_toml_or_xml_module():
+    loaded = _loaded_modules_after(_diagnosed("example:peermem-race"))
+    assert "gpusleuth.analysis.diagnose" in loaded  # the diagnosis did run
+    assert not loaded & set(INPUT_ONLY), sorted(loaded & set(INPUT_ONLY))
+    assert not any(m.startswith("xml.") for m in loaded)
+
+
+def test_archives_and_toml_still_load_their_modules_where_they_are_read(tmp_path):
+    """(XML: tests/parsers/test_nvidia_smi.py reads nvidia-smi -q -x, which needs ElementTree where it parses.)"""
+    import tarfile
+
+    (tmp_path / "config.toml").write_text('version = 2\n[plugins."io.containerd.grpc.v1.cri".containerd]\n'
+                                          'default_runtime_name = "nvidia"\n', encoding="utf-8")
+    with tarfile.open(tmp_path / "bundle.tar.gz", "w:gz") as tf:
+        tf.add(tmp_path / "config.toml", arcname="etc/containerd/config.toml")
+    loaded = _loaded_modules_after(_diagnosed(str(tmp_path / "bundle.tar.gz")))
+    assert {"tarfile", "tomllib"} <= loaded
+
+
+def test_the_command_line_process_settles_its_objects_and_a_caller_keeps_its_collector():
+    """In its own process the command freezes what it built (no collection walks it again, none at exit); a program
+    that runs the command in-process keeps the collector as it was: enabled, nothing frozen."""
+    probe = _diagnosed("example:peermem-race", "import gc\nprint('FROZEN', gc.get_freeze_count(), gc.isenabled())\n")
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120).stdout
+    frozen, enabled = out.split("FROZEN", 1)[1].split()
+    assert int(frozen) > 10_000 and enabled == "True"  # the modules at least
+
+    import gc
+
+    from click.testing import CliRunner
+
+    from gpusleuth.cli import cli
+
+    before = gc.get_freeze_count()
+    result = CliRunner().invoke(cli, ["diagnose", "example:peermem-race", "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    assert gc.isenabled() and gc.get_freeze_count() == before
+
+
+def test_markdown_and_html_reports_do_not_load_rich_and_the_terminal_one_loads_no_table_it_does_not_draw():
+    """`decisive` lives in report/decisive.py, so the Markdown and HTML reports no longer import the terminal
+    renderer (and rich) for it; the terminal report imports rich's tables only for the fleet and component tables."""
+    for fmt in ("markdown", "html"):
+        loaded = _loaded_modules_after(_diagnosed("example:peermem-race").replace("'json'", repr(fmt)))
+        assert f"gpusleuth.report.{'markdown' if fmt == 'markdown' else 'html'}" in loaded
+        assert not {m for m in loaded if m == "rich" or m.startswith("rich.")}, fmt
+    loaded = _loaded_modules_after(_diagnosed("example:peermem-race").replace("'json'", "'text'"))
+    assert "rich.console" in loaded and "gpusleuth.report.text" in loaded
+    assert "rich.table" not in loaded  # this report has a cascade, no component table and no fleet

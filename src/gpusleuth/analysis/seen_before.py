@@ -137,7 +137,8 @@ class _Index:
     postings: dict  # word -> tuple of line indexes
     rare: dict  # word -> weight (rarer words weigh more)
     of_incident: tuple[tuple[int, ...], ...]  # incident index -> its line indexes
-    terms: tuple[tuple[tuple[str, re.Pattern], ...], ...] = ()  # incident index -> (term, whole-word pattern)
+    terms: tuple[tuple[tuple[str, str], ...], ...] = ()  # incident index -> (term, its lower case)
+    weights: tuple[float, ...] = ()  # line index -> the rarity of its words, summed
 
 
 @cache
@@ -157,8 +158,16 @@ def index(corpus: tuple[Incident, ...] | None = None) -> _Index:
     of_incident: list[list[int]] = [[] for _ in items]
     for li, (n, _, _) in enumerate(lines):
         of_incident[n].append(li)
-    terms = tuple(tuple((t, re.compile(r"(?<![\w-])" + re.escape(t.lower()) + r"(?![\w-])")) for t in inc.terms) for inc in items)
-    return _Index(items, tuple(lines), {w: tuple(p) for w, p in postings.items()}, rare, tuple(map(tuple, of_incident)), terms)
+    terms = tuple(tuple((t, t.lower()) for t in inc.terms) for inc in items)
+    weights = tuple(sum(rare[w] for w in words) for _, _, words in lines)
+    return _Index(items, tuple(lines), {w: tuple(p) for w, p in postings.items()}, rare, tuple(map(tuple, of_incident)), terms,
+                  weights)
+
+
+@cache
+def _whole_word(term: str) -> re.Pattern:
+    """A term as a whole word, compiled when a query first holds its text (800 terms, few of them in any source)."""
+    return re.compile(r"(?<![\w-])" + re.escape(term) + r"(?![\w-])")
 
 
 def _strength(sim: float) -> float:
@@ -210,8 +219,8 @@ def match(query: Query, corpus: tuple[Incident, ...] | None = None, limit: int =
             for li in idx.postings[w]:
                 overlap[li] = overlap.get(li, 0.0) + weight
         for li, shared in overlap.items():
-            n, known, words = idx.lines[li]
-            if shared < min(1.5, 0.35 * sum(idx.rare[w] for w in words)):
+            n, known, _ = idx.lines[li]
+            if shared < min(1.5, 0.35 * idx.weights[li]):
                 continue
             sim = scorer(known, q.text)
             if sim >= LINE_MATCH and sim > best.setdefault(n, {}).get(li, (0.0, None))[0]:
@@ -221,7 +230,7 @@ def match(query: Query, corpus: tuple[Incident, ...] | None = None, limit: int =
     found_terms: dict[int, tuple[str, ...]] = {}
     if query.text:
         for n, pats in enumerate(idx.terms):
-            hit = tuple(t for t, pat in pats if t.lower() in query.text and pat.search(query.text))
+            hit = tuple(t for t, low in pats if low in query.text and _whole_word(low).search(query.text))
             if hit:
                 found_terms[n] = hit
         candidates.update(found_terms)
@@ -233,7 +242,7 @@ def match(query: Query, corpus: tuple[Incident, ...] | None = None, limit: int =
         line_score = 0.6 * max(sims) + 0.4 * sum(sims) / len(sims) if sims else 0.0
         line_score += min(0.1, 0.05 * (sum(1 for s in sims if s > 0) - 1)) if sims else 0.0
         # what the matched lines say: a long specific message is stronger evidence than a short common one
-        info = sum(s * sum(idx.rare[w] for w in idx.lines[li][2]) for li, s in zip(line_ids, sims))
+        info = sum(s * idx.weights[li] for li, s in zip(line_ids, sims))
         line_score *= 0.7 + 0.3 * min(1.0, info / FULL_INFO)
         terms = found_terms.get(n, ())
         term_score = len(terms) / len(inc.terms) if inc.terms else 0.0

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Iterable
 from urllib.parse import quote_plus
@@ -122,6 +122,7 @@ class _Group:
     node: str | None
     layer: Layer
     lines: tuple[ErrorLine, ...]
+    reasons: tuple[str, ...] = ()  # a noise group's: why each line does not mean a failure now
 
 
 def _layer_of(lines: list[ErrorLine]) -> Layer:
@@ -141,19 +142,26 @@ def account(errors: ErrorLines, explained: Explained) -> tuple[tuple[_Group, ...
     """(unexplained groups, noise groups): the error lines no finding cites, per component and node."""
     failing: dict[tuple, list[ErrorLine]] = defaultdict(list)
     noise: dict[tuple, list[ErrorLine]] = defaultdict(list)
+    reasons: dict[tuple, list[str]] = defaultdict(list)
     for e in errors.lines:
         if e.key in explained.cited:
             continue
         who = e.component or e.pod or ("", e.evidence.artifact)  # unknown: grouped by the artifact it is in
         about = explained.pods.get(e.pod) if e.pod else None
-        if about is not None and not e.noise:
-            e = replace(e, noise=f"pod {e.pod} is the subject of {about.code} ({clip(about.title, 80)}): its other errors follow from that")
-        (noise if e.noise else failing)[(who, e.node)].append(e)
-    def group(who, node, lines) -> _Group:
-        return _Group(who if isinstance(who, str) else None, node, _layer_of(lines), tuple(lines))
+        reason = e.noise
+        if about is not None and not reason:  # kept beside the line, not in a copy of it: a loop's thousands of lines
+            reason = f"pod {e.pod} is the subject of {about.code} ({clip(about.title, 80)}): its other errors follow from that"
+        if reason:
+            noise[(who, e.node)].append(e)
+            reasons[(who, e.node)].append(reason)
+        else:
+            failing[(who, e.node)].append(e)
+
+    def group(who, node, lines, why=()) -> _Group:
+        return _Group(who if isinstance(who, str) else None, node, _layer_of(lines), tuple(lines), tuple(why))
 
     return (tuple(group(who, node, lines) for (who, node), lines in failing.items()),
-            tuple(group(who, node, lines) for (who, node), lines in noise.items()))
+            tuple(group(who, node, lines, reasons[(who, node)]) for (who, node), lines in noise.items()))
 
 
 # ----------------------------------------------------------------------------------------------- findings
@@ -288,7 +296,7 @@ def _cites(lines: tuple[ErrorLine, ...]) -> list[str]:
 
 
 def _noise_hit(g: _Group) -> Hit:
-    reasons = sorted({e.noise for e in g.lines if e.noise})
+    reasons = sorted(set(g.reasons))
     who = g.component or "a component"
     return Hit(
         title=f"{who}: {len(g.lines)} error line(s) that do not mean a failure now: {clip(reasons[0], 90)}"

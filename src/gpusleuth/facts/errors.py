@@ -27,6 +27,7 @@ from gpusleuth.facts.operands import spec_for
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import table
 from gpusleuth.knowledge.message_catalogue import Message, catalogue, compiled
+from gpusleuth.knowledge.message_catalogue import starts as match_starts
 from gpusleuth.parsers.k8s_common import to_int
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.k8s import Node, Pod
@@ -225,22 +226,22 @@ def _candidates(log: ContainerLog, text: str, starts: list[int], known: list[Mes
 
     if log.kind != "kernel":
         levels: dict[str, str | None] = {}  # message -> its error shape's level: loops repeat their lines
-        for m in r.errors_joined.finditer(text):
-            i = at(m.start())
+        for pos in match_starts(r.errors_joined, text):
+            i = at(pos)
             msg = lines[i].message
             if i not in out and lines[i].level is None and not (lines[i].time_format or "").startswith("dmesg"):
                 level = levels[msg] if msg in levels else levels.setdefault(msg, error_level(msg))
                 if level:
                     out[i] = level
     kernel_lines = log.kind in ("kernel", "journal") or any((ln.time_format or "").startswith("dmesg") for ln in lines)
-    for m in r.kernel.joined.finditer(text) if kernel_lines else ():
-        i = at(m.start())
+    for pos in match_starts(r.kernel.joined, text) if kernel_lines else ():
+        i = at(pos)
         ln = lines[i]
         if i not in out and ln.level is None and (log.kind in ("kernel", "journal") or (ln.time_format or "").startswith("dmesg")):
             out[i] = "error"
     for msg in known:  # a message the component's source prints as an error is one
-        for m in compiled(msg.pattern).finditer(text):
-            i = at(m.start())
+        for pos in match_starts(compiled(msg.pattern), text):
+            i = at(pos)
             if i not in out and lines[i].level is None:
                 out[i] = msg.level
     return out
@@ -262,7 +263,7 @@ def _log_errors(log: ContainerLog, ctx: "_Context", out: list[ErrorLine]) -> Non
     n = len(lines)
     last_error = picked[-1][0]
     recovered_after = _recovered_after(log, picked)
-    retries = [bisect_right(starts, m.start()) - 1 for m in r.retry.joined.finditer(text)] if recovered_after is not None else []
+    retries = [bisect_right(starts, pos) - 1 for pos in match_starts(r.retry.joined, text)] if recovered_after is not None else []
     said: dict[tuple, tuple] = {}  # (pod, message) -> what the catalogue, attribution and noise table say: loops repeat lines
     for i, ln, level in picked:
         pod = ln.pod or log.pod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
@@ -36,6 +37,19 @@ class Recognised:
     objects: int
 
 
+def _detached(exc: Exception) -> Exception:
+    """The same failure, never raised: a kept exception that had been raised would hold the frames it passed
+    through, and with them this Facts, in a cycle that only the cycle collector frees; the documents and every
+    parsed line of a diagnosis would then outlive it until a collection ran. So a copy is kept, and a copy of it
+    raised each time (an exception that cannot be rebuilt from its args is kept as it is)."""
+    try:
+        dup = copy.copy(exc)
+        same = type(dup) is type(exc) and dup.args == exc.args
+    except Exception:  # noqa: BLE001 - an exception class whose constructor does not take its own args
+        return exc
+    return dup if same else exc
+
+
 class Facts:
     def __init__(self, description: str = "", capture_time=None):
         self.description = description
@@ -63,7 +77,7 @@ class Facts:
         if cls in self._combined:
             return self._combined[cls]
         if cls in self._failed:
-            raise self._failed[cls]
+            raise _detached(self._failed[cls])
         build = COMBINERS.get(cls)
         if build is None:
             objs = self.all(cls)
@@ -73,7 +87,7 @@ class Facts:
         try:
             value = build(self)
         except Exception as exc:  # cached so that each check sees the same failure once
-            self._failed[cls] = exc
+            self._failed[cls] = _detached(exc)
             raise
         self._combined[cls] = value
         return value

@@ -13,7 +13,8 @@ import json
 import re
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+
+from gpusleuth.knowledge import KNOWLEDGE
 
 REQUIRED_PROVENANCE = ("source", "version", "refs")
 
@@ -36,13 +37,12 @@ class ConfigSchema:
 
 
 def names() -> list[str]:
-    folder = resources.files("gpusleuth") / "knowledge" / "schemas"
-    return sorted(f.name[:-5] for f in folder.iterdir() if f.name.endswith(".json"))
+    return sorted(f.name[:-5] for f in (KNOWLEDGE / "schemas").iterdir() if f.name.endswith(".json"))
 
 
 @cache
 def load(name: str) -> ConfigSchema:
-    text = (resources.files("gpusleuth") / "knowledge" / "schemas" / f"{name}.json").read_text(encoding="utf-8")
+    text = (KNOWLEDGE / "schemas" / f"{name}.json").read_text(encoding="utf-8")
     data = json.loads(text)
     return ConfigSchema(name, data["schema"], data["provenance"])
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import difflib
 import re
 from itertools import islice
-import tomllib
 from functools import cache
 from typing import Iterable
 
@@ -230,6 +229,8 @@ def parse_config(doc: Document) -> ContainerdConfig:
             + ("; it starts from k3s's base template, so the rendered file also holds k3s's defaults" if base else ""),
             _ev(doc, min(blanked + stubbed)),
         ))
+    import tomllib  # only here: an input without TOML never imports it
+
     try:
         data = tomllib.loads("\n".join(lines))
         syntax = None

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from typing import Iterable
 
 from gpusleuth.errors import UnusableData
@@ -49,6 +48,8 @@ def _ev(doc: Document, index: int | None):
 
 @parser("crio.config", "CRI-O crio.conf and crio.conf.d drop-ins: runtimes, default runtime, hooks_dir", sniff=sniff_crio)
 def parse_crio(doc: Document) -> Iterable[CrioConfig]:
+    import tomllib
+
     problems: list[ConfigProblem] = []
     try:
         data = tomllib.loads(doc.text)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import gzip
 import json
 import re
 import shlex
@@ -322,6 +321,8 @@ def decode_release(helm_text: str) -> dict:
     base64 -> gzip (magic 1f 8b 08) -> JSON."""
     raw = _b64(helm_text)
     if raw[:3] == b"\x1f\x8b\x08":
+        import gzip  # release secrets only
+
         raw = gzip.decompress(raw)
     return json.loads(raw)
 

@@ -18,9 +18,8 @@ The forms drift between driver branches and this parser takes every variant it k
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from gpusleuth.errors import UnusableData
 from gpusleuth.knowledge import clock_reasons
@@ -37,6 +36,9 @@ from gpusleuth.model.gpu import (
     normalise_pci,
 )
 from gpusleuth.parsers.base import LIKELY, NO, SURE, WEAK, parser
+
+if TYPE_CHECKING:  # imported by the XML parser itself: XML documents only
+    import xml.etree.ElementTree as ET
 
 _PCI = r"[0-9A-Fa-f]{3,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]"
 
@@ -577,6 +579,8 @@ def parse_xml(doc: Document) -> Iterable[NvidiaSmiReport]:
     text = doc.text
     if "<!ENTITY" in text:
         raise UnusableData("XML declares entities; nvidia-smi never does, so it is not read")
+    import xml.etree.ElementTree as ET  # XML documents only
+
     truncated = False
     try:
         root = ET.fromstring(text)
@@ -604,6 +608,8 @@ def parse_xml(doc: Document) -> Iterable[NvidiaSmiReport]:
 
 def _recover(doc: Document, exc: ET.ParseError) -> ET.Element:
     """A cut-off document: keep every GPU that closed, drop the partial one."""
+    import xml.etree.ElementTree as ET
+
     last = max((i for i, ln in enumerate(doc.lines) if ln.strip() == "</gpu>"), default=None)
     where = f"line {doc.lineno(exc.position[0] - 1)}" if getattr(exc, "position", None) else "unknown line"
     if last is None:

@@ -10,7 +10,6 @@ there is, and every duplicate or unreadable line is reported with its number.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 
 _HEADER = re.compile(r"^\s*\[(?P<array>\[)?(?P<key>[^\[\]]+)\](?(array)\])\s*(?:#.*)?$")
@@ -125,6 +124,8 @@ def _value(text: str):
     if scalar:
         word = scalar.group(1)
         return (word == "true") if word in ("true", "false") else int(word), True
+    import tomllib
+
     try:
         return tomllib.loads(f"v = {text}")["v"], True
     except tomllib.TOMLDecodeError:

@@ -23,7 +23,7 @@ from gpusleuth.model.document import Document
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Role
 from gpusleuth.model.report import VERDICTS, Report
-from gpusleuth.report.text import decisive
+from gpusleuth.report.decisive import decisive
 
 CONTEXT = 3  # lines shown before and after each evidence line
 _ROLE_TITLE = ((Role.CONTRIBUTING, "Contributing"), (Role.SYMPTOM, "Symptoms"), (Role.BLOCKED, "Blocked"), (Role.INFO, "Notes"))

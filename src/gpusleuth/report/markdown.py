@@ -339,7 +339,7 @@ def _window(report: Report) -> str:
     first, last = timed[0], timed[-1]
     span = _at(last) - _at(first)
     fails = [e for e in timed if e.tag and any(w in e.tag for w in ("failed", "crash", "error", "missing", "xid"))]
-    from gpusleuth.report.text import decisive
+    from gpusleuth.report.decisive import decisive
 
     lines = [decisive(f) for f in _roots(report)[:1]] + [e for f in _roots(report) for e in f.evidence]
     at = {(e.artifact, e.line): e for e in timed}

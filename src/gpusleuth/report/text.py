@@ -13,23 +13,17 @@ import re
 import textwrap
 
 from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
-from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Finding, Role
 from gpusleuth.model.report import VERDICTS, Report
+from gpusleuth.report.decisive import decisive
 
 _VERDICT_STYLE = {"broken": "bold white on red", "failing": "bold white on red", "degraded": "bold black on yellow",
                   "healthy": "bold white on green", "no-verdict": "bold white on grey42"}
 _SEV_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "cyan"}
 _SPACES = re.compile(r"\s{3,}")
 _STATE_MARK = {"failed": ("✖", "red"), "blocked": ("⏳", "yellow"), "degraded": ("⚠", "magenta"), "ok": ("✔", "green"), "unknown": ("?", "grey50")}
-# The line that says what went wrong, rather than the command before it or the context after it.
-_ERRORISH = re.compile(r"error|fail|invalid|cannot|can't|unable|denied|refused|not found|no such|timed? ?out|panic|fatal|"
-                       r"xid|crashloop|backoff|oom|insufficient|unhealthy|not ready|mismatch|exit(?:ed)? (?:code|status)? ?[1-9]",
-                       re.IGNORECASE)
 LABEL = 12  # the summary's label column
 _POD_PREFIX = re.compile(r"^\[pod/[^\]\s]+\]\s*")
 
@@ -63,14 +57,6 @@ def _command(con: Console, cmd: str, indent: int, style: str = "") -> None:
         con.print(Text(" " * indent + ("$ " if i == 0 else "  ") + ln, style=style), soft_wrap=True)
 
 
-def decisive(f: Finding) -> Evidence | None:
-    """The evidence line that says what broke: the first that reads as an error, else the first."""
-    for e in f.evidence:
-        if _ERRORISH.search(e.text):
-            return e
-    return f.evidence[0] if f.evidence else None
-
-
 def _first_sentence(text: str) -> str:
     m = re.search(r"(?<=[.!?])\s+(?=[A-Z(`'\"])", text.strip())
     return text.strip()[: m.start()] if m else text.strip()
@@ -80,7 +66,9 @@ def render(report: Report, width: int = 100, color: bool = False, brief: bool = 
     """The report for a terminal `width` columns wide; `brief`: the summary only."""
     buf = io.StringIO()
     # standard colours (SGR 30-37/90-97 and bold) only: they survive `less -R`, tmux and any terminal
-    con = Console(file=buf, width=max(width, 40), force_terminal=color, color_system="standard" if color else None,
+    # A height too, though nothing here is laid out by height: without one, rich asks the terminal and the
+    # environment for the size at every print (~400 prints for the example, a third of the rendering).
+    con = Console(file=buf, width=max(width, 40), height=25, force_terminal=color, color_system="standard" if color else None,
                   highlight=False, emoji=False, legacy_windows=False)
     _summary(con, report)
     if brief:
@@ -253,6 +241,9 @@ def _fleet_lines(con: Console, group: dict, full: bool) -> None:
 
 def _fleet_table(con: Console, report: Report, fleet: dict) -> None:
     """One line per root cause with its node count: the fleet at a glance."""
+    from rich.markup import escape
+    from rich.table import Table  # tables only here and in _components: most reports need neither (~5 ms)
+
     con.rule("Fleet")
     _para(con, f"{fleet['nodes']} node(s) · {fleet['failing_nodes']} with a finding at error or above · "
                f"{fleet['without_errors']} without", 2, style="bold")
@@ -316,6 +307,9 @@ def _timeline_summary(con: Console, report: Report) -> None:
 
 
 def _components(con: Console, report: Report) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
     table = Table(show_edge=False, box=None, pad_edge=False)
     for col in ("", "component", "node", "layer", "state", "status", "blocked by / reason"):
         table.add_column(col)

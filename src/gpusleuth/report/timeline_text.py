@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import io
 from datetime import datetime, timezone
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from gpusleuth.facts.timeline import sort_time, when
 from gpusleuth.model.report import Report, TimelineEntry
+
+if TYPE_CHECKING:  # rich is imported where a table is drawn: the Markdown report's timeline needs none (~35 ms)
+    from rich.text import Text
 
 UTC = timezone.utc
 # How each kind of entry is marked in a lane: presentation only, the meaning is in the tag.
@@ -60,6 +60,10 @@ def render_lanes(entries: list[TimelineEntry], violations: list[dict] = (), widt
     Lanes are operators by default (a peermem race has two: Network Operator, GPU Operator), each entry prefixed
     with its component; by_operator=False gives one lane per component. Runs of the same signature in a
     lane collapse into one row ("×5") citing the line range."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
     buf = io.StringIO()
     con = Console(file=buf, width=width, force_terminal=color, color_system="truecolor" if color else None, highlight=False)
     lane_of = _operator if by_operator else (lambda source: source)
@@ -135,6 +139,8 @@ def _runs(entries: list[TimelineEntry], violations: list[dict]) -> list[list[Tim
 
 def _cite(e: TimelineEntry, last: TimelineEntry | None = None) -> Text:
     """artifact:line (or line range), the file name shortened from the middle so the line number shows."""
+    from rich.text import Text
+
     name = e.artifact.rsplit("/", 1)[-1]
     if len(name) > 26:
         name = name[:12] + "…" + name[-13:]

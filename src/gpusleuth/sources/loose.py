@@ -18,24 +18,24 @@ a partial-input gap that says what was reached and what was not read.
 from __future__ import annotations
 
 import errno
-import gzip
 import io
 import os
 import stat
-import tarfile
 import time
-import zipfile
 import zlib
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from importlib import resources
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator
 
 from gpusleuth.model.document import Document
 from gpusleuth.model.finding import Gap
 from gpusleuth.sources import bugreport, bundle, mustgather
 from gpusleuth.sources.text import StreamRead, normalise, read_pieces, split_documents
+
+if TYPE_CHECKING:  # imported where an archive is read: tarfile and zipfile cost ~8 ms to import
+    import tarfile
+    import zipfile
 
 ARCHIVE_GUARD_BYTES = 16 << 30  # decompressed content of one archive: stops a decompression bomb, not a real bundle
 MAX_FILES = 200_000  # files per input: a 5,000-node must-gather has ~63,000; a bomb of empty files stops here
@@ -316,6 +316,8 @@ class _Zip(_Container):
                 return
 
     def opened(self, handles):
+        import zipfile
+
         for n, info in enumerate(handles):
             try:
                 fh = self.zf.open(info)
@@ -342,6 +344,8 @@ class _Tar(_Container):
         self.open_tar, self.label = open_tar, label
 
     def listing(self, reader: "_Reader") -> None:
+        import tarfile
+
         total = 0
         try:
             with self.open_tar() as tf:
@@ -368,6 +372,8 @@ class _Tar(_Container):
             reader.gap(Gap(PARTIAL, f"archive is truncated or corrupt after {reader.listed_files} file(s): {exc}", self.label))
 
     def opened(self, handles):
+        import tarfile
+
         wanted = {h: n for n, h in enumerate(handles)}
         try:
             with self.open_tar() as tf:
@@ -455,7 +461,7 @@ class _Reader:
                 return b""
             try:
                 return fh.read(limit)
-            except (OSError, EOFError, zlib.error, zipfile.BadZipFile):
+            except Exception:  # noqa: BLE001 - a cut stream, a zip's BadZipFile: nothing early; reading it says why
                 return b""
         return b""
 
@@ -579,6 +585,8 @@ class _Reader:
             head = fh.read(2)
             fh = Prefixed(head, fh)
             if head == _GZIP_MAGIC:
+                import gzip
+
                 name, gzipped = name[:-3], True
                 fh = gzip.GzipFile(fileobj=fh, mode="rb")
         offset, prev, lines_read = 0, None, 0
@@ -881,6 +889,8 @@ def _safe_member(name: str) -> str | None:
 
 
 def read_tar(path: Path, max_bytes: int | None = None, budgets: Budgets | None = None) -> Source:
+    import tarfile
+
     try:
         tarfile.open(path, "r:*").close()
     except (tarfile.TarError, OSError, EOFError) as exc:
@@ -889,6 +899,8 @@ def read_tar(path: Path, max_bytes: int | None = None, budgets: Budgets | None =
 
 
 def read_zip(path: Path, max_bytes: int | None = None, budgets: Budgets | None = None) -> Source:
+    import zipfile
+
     try:
         zf = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
@@ -899,7 +911,7 @@ def read_zip(path: Path, max_bytes: int | None = None, budgets: Budgets | None =
 
 
 def examples_root() -> Path:
-    return Path(str(resources.files("gpusleuth") / "examples"))
+    return Path(__file__).parent.parent / "examples"  # gpusleuth/examples (no importlib.resources: 8 ms to import)
 
 
 def example_names() -> list[str]:
@@ -929,6 +941,8 @@ def read_piped(fh: BinaryIO, name: str = STDIN, description: str | None = None, 
     """What came on a pipe: a tar stream (plain or gzipped, `tar czf - dir |`) is read as an archive, a gzipped
     file is gunzipped, anything else is one pasted file named ``name``. The stream is copied to a temporary file
     first (up to the budget of bytes in all), so that it is read like a file on disk."""
+    import tarfile
+
     budgets = _budgets(budgets, max_bytes)
     spool, cut = _spool(fh, budgets)
     head = spool.read(1024)
@@ -1021,6 +1035,8 @@ def open_source(spec: str, max_bytes: int | None = None, stdin: BinaryIO | None 
             return read_tar(path, budgets=budgets)
         if lower.endswith(".zip"):
             return read_zip(path, budgets=budgets)
+        import tarfile
+
         if tarfile.is_tarfile(path):
             return read_tar(path, budgets=budgets)
         with path.open("rb"):  # a permission problem is the source's, said now

@@ -12,11 +12,10 @@ Version ranges are comma-separated bounds, each `<`, `<=`, `>`, `>=` or `==` and
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 
+from gpusleuth.knowledge import folder
 from gpusleuth.knowledge.versions import vtuple
 from gpusleuth.model.layers import Layer
 
@@ -117,7 +116,13 @@ def _tuple(value) -> tuple[str, ...]:
 
 
 def parse_file(name: str, text: str) -> tuple[list[Incident], list[str]]:
-    data = tomllib.loads(text)
+    import tomllib
+
+    return rows(name, tomllib.loads(text))
+
+
+def rows(name: str, data: dict) -> tuple[list[Incident], list[str]]:
+    """The incidents and excluded links of one parsed project file; ValueError names a bad row."""
     project = data.get("project", name)
     out = []
     for n, row in enumerate(data.get("incident", []), 1):
@@ -151,12 +156,10 @@ def parse_file(name: str, text: str) -> tuple[list[Incident], list[str]]:
 @cache
 def incidents() -> Corpus:
     """Every incident of every project file, in file order."""
-    folder = resources.files("gpusleuth") / "knowledge" / "incidents"
     found: list[Incident] = []
     excluded: list[str] = []
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".toml"):
-            rows, ex = parse_file(entry.name[:-5], entry.read_text(encoding="utf-8"))
-            found.extend(rows)
-            excluded.extend(ex)
+    for name, data in folder("incidents").items():
+        got, ex = rows(name, data)
+        found.extend(got)
+        excluded.extend(ex)
     return Corpus(tuple(found), tuple(excluded))
