@@ -220,3 +220,16 @@ def test_whole_documents_joins_the_pieces_back(tmp_path, monkeypatch):
     monkeypatch.setattr(loose, "PIECE_BYTES", 8 << 10)
     assert len(list(open_source(str(tmp_path)).documents)) > 5
     assert [(d.artifact, d.first_line, d.lines) for d in whole_documents(open_source(str(tmp_path)).documents)] == whole
+
+
+def test_a_file_of_tiny_lines_is_cut_by_lines_too(tmp_path, monkeypatch):
+    (tmp_path / "app.log").write_text("ok\n" * 10_000 + XID + "\n" + "ok\n" * 10_000)
+    from gpusleuth.sources import text
+
+    monkeypatch.setattr(loose, "PIECE_LINES", 3000)
+    monkeypatch.setattr(text, "CHUNK", 4096)
+    docs = list(open_source(str(tmp_path)).documents)
+    assert len(docs) >= 6 and max(len(d.lines) for d in docs) <= 3000 + 4096 // 3  # one read's lines at most past it
+    assert sum(len(d.lines) for d in docs) == 20_001
+    report = diagnose(open_source(str(tmp_path)))
+    assert 10_001 in {e.line for f in report.findings for e in f.evidence}

@@ -42,6 +42,7 @@ MAX_FILES = 200_000  # files per input: a 5,000-node must-gather has ~63,000; a 
 MAX_TOTAL_BYTES = 16 << 30  # bytes read in all: ~20x the largest must-gather measured (a 5,000-node fleet's)
 TIME_BUDGET_S = 900.0  # seconds of reading input: a 5,000-node must-gather reads in about a minute here
 PIECE_BYTES = 16 << 20  # a file above this is handed on in pieces of whole lines: ~60 MiB of line objects at most
+PIECE_LINES = 500_000  # or above this many lines: a line object costs ~60 bytes however short (`ok` x 33 M)
 METADATA_FILES = {"example.toml", "incident.toml", "manifest.json"}  # describe a source, are not evidence
 STDIN = "stdin"  # the artifact name of whatever came on standard input
 PARTIAL = "partial-input"  # the Gap.what of anything that means part of the input was not read
@@ -593,7 +594,7 @@ class _Reader:
         split = self._splitter(name)
         section: str | None = None  # a bug report's: the header of the section the last piece ended in
         got: StreamRead | None = None
-        for got in read_pieces(fh, cap, PIECE_BYTES):
+        for got in read_pieces(fh, cap, PIECE_BYTES, PIECE_LINES):
             if got.text is None:
                 break
             present.add(name)

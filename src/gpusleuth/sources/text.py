@@ -126,6 +126,7 @@ def _json_line(line: str) -> bool:
 
 
 CHUNK = 1 << 20  # bytes per read when a file is streamed
+PIECE_LINES = 500_000  # lines in a piece of a huge file at most (a line object costs ~60 bytes however short)
 _SAMPLE = 65536  # what decide text or binary is judged on
 
 
@@ -197,12 +198,13 @@ def _cut_point(chunks: list[str], end: int) -> tuple[int, int]:
     return k, min(limit, len(chunks[k]))
 
 
-def read_pieces(fh: BinaryIO, cap: int | None = None, piece: int | None = None) -> Iterator[StreamRead]:
-    """decode_stream, handing on a file above ``piece`` characters in pieces of whole lines (``more`` set on all
-    but the last), so that no string of a whole huge file is ever built. A file at most one piece long comes as
+def read_pieces(fh: BinaryIO, cap: int | None = None, piece: int | None = None, piece_lines: int = PIECE_LINES) -> Iterator[StreamRead]:
+    """decode_stream, handing on a file above ``piece`` characters or ``piece_lines`` lines in pieces of whole
+    lines (``more`` set on all but the last), so that no string of a whole huge file is ever built, and no list of
+    millions of tiny lines either. A file at most one piece long comes as
     one StreamRead, exactly as decode_stream reads it. The last StreamRead carries the size, the cap, the error
     and the note; one with ``text`` None says why the rest is not text (binary, empty)."""
-    size, pieces, held, error, capped = 0, [], 0, None, False
+    size, pieces, held, held_lines, error, capped = 0, [], 0, 0, None, False
     decoder = None
     codec, drop_nuls, dropped, first = "utf-8", False, 0, True
     read = getattr(fh, "read1", fh.read)  # one read at a time: a stream that fails later keeps what came before
@@ -232,11 +234,14 @@ def read_pieces(fh: BinaryIO, cap: int | None = None, piece: int | None = None) 
             decoded = decoder.decode(chunk)
             pieces.append(decoded)
             held += len(decoded)
-            while piece is not None and held >= piece:  # whole lines, at most about a piece each
-                k, at = _cut_point(pieces, piece)
+            if piece is not None:
+                held_lines += decoded.count("\n")
+            while piece is not None and (held >= piece or held_lines >= piece_lines):  # whole lines, about a piece
+                k, at = _cut_point(pieces, piece if held >= piece else held)
                 out = StreamRead("".join([*pieces[:k], pieces[k][:at]]), None, size, more=True)
                 pieces = [pieces[k][at:], *pieces[k + 1:]]
                 held = sum(map(len, pieces))
+                held_lines = sum(p.count("\n") for p in pieces)
                 bad = _not_text(out.text, codec)
                 if bad:
                     yield StreamRead(None, bad, size)
