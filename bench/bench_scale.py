@@ -15,8 +15,8 @@ a share of the nodes (--failing, default 0.8) fails in three distinct ways, the 
 Failing nodes share labels that tell them apart (kernel, node pool, instance type), as in real fleets. Log
 volumes follow a collection with `--tail 2000`: the driver container writes --lines lines (default 200),
 the other containers a quarter of that, init containers a few waiting or done lines. Each size is diagnosed
-in a fresh subprocess (imports + `gpusleuth.analysis.diagnose` + the JSON report), which reports its wall time
-and its peak RSS (resource.getrusage, ru_maxrss); the script then fits time = a * nodes^k by least squares on
+in a fresh subprocess (imports + `gpusleuth.analysis.diagnose` + the JSON report), which reports its wall time,
+its CPU time (what other processes on a shared machine take from the wall time shows there less) and its peak RSS (resource.getrusage, ru_maxrss); the script then fits time = a * nodes^k by least squares on
 the logarithms and prints k (1 is linear). A bundle holds ~12.6 files per node, so above ~1,500 nodes it has
 more files than the reader reads from one input (sources/loose.py MAX_FILES, 20,000); the bench lifts that cap
 in its subprocess unless --file-cap is given, and marks any size whose input was cut. Timings on shared machines vary: compare sizes within one run.
@@ -221,7 +221,7 @@ def generate(root: Path, nodes: int, failing: float = 0.8, lines: int = 200, sal
 
 _CHILD = """
 import json, resource, sys, time
-t = time.perf_counter()
+t, cpu = time.perf_counter(), time.process_time()
 import gpusleuth.sources.loose as loose
 from gpusleuth.analysis.diagnose import diagnose
 from gpusleuth.report.json_report import render
@@ -232,7 +232,7 @@ report = diagnose(open_source(sys.argv[1]))
 out = render(report)
 elapsed = time.perf_counter() - t
 cut = any(g.what == "partial-input" for g in report.gaps)
-print(json.dumps({"seconds": elapsed, "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+print(json.dumps({"seconds": elapsed, "cpu": time.process_time() - cpu, "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "findings": len(report.findings), "root_causes": len(report.root_causes), "json_bytes": len(out), "cut": cut}))
 """
 
@@ -270,7 +270,7 @@ def main() -> None:
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     points = []
-    print(f"{'nodes':>6} {'input MB':>9} {'files':>7} {'diagnose s':>11} {'peak RSS MiB':>13} {'causes':>7} {'findings':>9} {'JSON MB':>8}")
+    print(f"{'nodes':>6} {'input MB':>9} {'files':>7} {'diagnose s':>11} {'CPU s':>7} {'peak RSS MiB':>13} {'causes':>7} {'findings':>9} {'JSON MB':>8}")
     for n in sizes:
         root = Path(tempfile.mkdtemp(prefix="gpusleuth-scale-"))
         try:
@@ -283,7 +283,7 @@ def main() -> None:
                 break
             points.append((n, m["seconds"]))
             cut = "  (input cut: more files than the reader's cap)" if m["cut"] else ""
-            print(f"{n:>6} {size / 1e6:>9.1f} {files:>7} {m['seconds']:>11.2f} {m['rss_mib']:>13.0f} {m['root_causes']:>7} {m['findings']:>9} "
+            print(f"{n:>6} {size / 1e6:>9.1f} {files:>7} {m['seconds']:>11.2f} {m.get('cpu', 0):>7.2f} {m['rss_mib']:>13.0f} {m['root_causes']:>7} {m['findings']:>9} "
                   f"{m['json_bytes'] / 1e6:>8.2f}{cut}", flush=True)
         finally:
             shutil.rmtree(root, ignore_errors=True)

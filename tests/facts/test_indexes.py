@@ -83,6 +83,9 @@ def test_timeline_select_matches_scan(all_facts):
         if tl is None:
             continue
         sels = [s for _, _, a, b in _phase_rows() for s in (a, b) if s is not None]
+        from gpusleuth.analysis.ordering import rules  # evaluate() selects each rule's events through the index
+
+        sels += [s for r in rules() for s in (r.then, r.first, r.revoked_by, r.window) if s is not None]
         sigs = {s for e in tl.entries for s in tl.signatures_of(e)}
         sels += [Selector(signatures=frozenset({s})) for s in sorted(sigs)]
         sels += [Selector(tags=frozenset({t})) for t in sorted({t for e in tl.entries for t in tl.tags_of(e)})]
@@ -94,3 +97,76 @@ def test_timeline_select_matches_scan(all_facts):
                     assert len(got) == len(want) and all(a is b for a, b in zip(got, want)), (name, sel, node, any_node)
                     checked += bool(want)
     assert checked
+
+
+def test_spec_for_cache_matches_the_table_scan(all_facts):
+    """spec_for answers from a cache keyed on the pod's name and its values of the table's label keys; it must
+    name the row the plain scan of the table names, for every pod (labels as given, and name alone)."""
+    from gpusleuth.facts.operands import operand_table, spec_for, spec_for_name
+    from gpusleuth.model.k8s import Pod
+
+    specs, _ = operand_table()
+    seen = 0
+    for name, facts in all_facts:
+        c = _get(facts, Cluster)
+        for p in c.pods if c is not None else ():
+            for _ in range(2):  # the second answer comes from the cache
+                assert spec_for(p) is next((s for s in specs if s.matches(p)), None), (name, p.name)
+            bare = next((s for s in specs if any(rx.search(p.name) for rx in s.patterns)), None)
+            assert spec_for_name(p.name) is bare, (name, p.name)
+            assert spec_for(Pod(p.name, p.namespace)) is bare, (name, p.name)
+            seen += 1
+    assert seen > 100
+    # labels decide before the name: the same name with another operand's labels is that operand
+    pod = Pod("nvidia-driver-daemonset-abcde", "gpu-operator", labels={"app": "nvidia-device-plugin-daemonset"})
+    assert spec_for(pod) is next((s for s in specs if s.matches(pod)), None)
+    assert spec_for(Pod("x", "y", labels={"app": ["not", "hashable"]})) is None
+
+
+def test_gpu_inventory_for_node_matches_the_scan(all_facts):
+    from gpusleuth.facts.gpus import GpuInventory
+
+    seen = 0
+    for name, facts in all_facts:
+        inv = _get(facts, GpuInventory)
+        if inv is None:
+            continue
+        for node in {n.node for n in inv.nodes} | {"nope", None}:
+            assert inv.for_node(node) is next((n for n in inv.nodes if n.node == node), None), (name, node)
+            seen += 1
+    assert seen > 10
+
+
+def test_operand_error_lines_match_the_per_line_test(all_facts):
+    """_errors (a line's level, or its key among the error-signature keys) picks what _is_error picked."""
+    from gpusleuth.facts.operands import _error_keys, _errors, _is_error
+
+    seen = 0
+    for name, facts in all_facts:
+        g = _get(facts, OperandGraph)
+        if g is None:
+            continue
+        keys = _error_keys(g.signatures)
+        for pod, plogs in g.logs.items():
+            for pl in plogs:
+                want = [(i, ln) for i, ln in enumerate(pl.lines) if _is_error(ln, g.signatures.get((ln.artifact, ln.line), []))]
+                assert _errors(pl.lines, keys) == want, (name, pod)
+                seen += len(want)
+    assert seen > 20
+
+
+def test_operand_spec_matches_with_its_labels_split_once(all_facts):
+    """operand_table splits each row's labels once; matches() answers what it answers working them out per call."""
+    from dataclasses import replace
+
+    from gpusleuth.facts.operands import operand_table
+
+    specs, _ = operand_table()
+    unsplit = [replace(s, split_labels=None) for s in specs]
+    n = 0
+    for name, facts in all_facts:
+        c = _get(facts, Cluster)
+        for p in c.pods if c is not None else ():
+            assert [s.matches(p) for s in specs] == [u.matches(p) for u in unsplit], (name, p.name)
+            n += 1
+    assert n > 100

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cache
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 _NOT_LOADED = object()
 fuzz = _NOT_LOADED  # rapidfuzz's fuzz module, imported on the first comparison (None where it is not installed)
@@ -43,6 +44,9 @@ from gpusleuth.facts.logs import Logs
 from gpusleuth.knowledge.incidents import PLATFORMS, Incident, incidents
 from gpusleuth.knowledge.versions import vtuple
 from gpusleuth.model.evidence import Evidence
+
+if TYPE_CHECKING:
+    from gpusleuth.model.logs import LogLine
 
 MAX_SHOWN = 5
 MIN_SCORE = 0.5  # below this an incident is not shown
@@ -86,7 +90,7 @@ class Query:
     text: str = ""  # every query line joined: where terms are looked for
 
     @classmethod
-    def from_lines(cls, raw: list[tuple[str, Evidence | None]], versions: VersionsInUse | None = None) -> "Query":
+    def from_lines(cls, raw: Iterable[tuple[str, Evidence | None]], versions: VersionsInUse | None = None) -> "Query":
         seen: dict[str, QueryLine] = {}
         done: set[str] = set()
         for message, ev in raw:
@@ -331,27 +335,31 @@ LAST_LINES = 40
 def query_of(facts) -> Query:
     """Every error line, and of each log the lines an incident may be told by: all of a short log, else its
     warnings and errors and its last lines (where a container says why it stopped)."""
-    raw: list[tuple[str, Evidence | None]] = []
     try:
-        raw = [(e.message, e.evidence) for e in facts.get(ErrorLines).lines]
+        errors = facts.get(ErrorLines).lines
     except NotApplicable:
-        pass
+        errors = []
     try:
         logs = facts.get(Logs).logs
     except NotApplicable:
         logs = []
-    for log in logs:
-        lines = log.lines
-        n = len(lines)
-        start = 0 if (log.total_lines or n) <= WHOLE_LOG else n - LAST_LINES  # a big log keeps its last lines
-        for i, ln in enumerate(lines):
-            if i >= start or ln.level in _LOUD:
-                raw.append((ln.message, ln))
+
+    def raw() -> Iterator[tuple[str, Evidence | LogLine | None]]:  # read once, in order: no list of every line of a fleet
+        for e in errors:
+            yield e.message, e.evidence
+        for log in logs:
+            lines = log.lines
+            n = len(lines)
+            start = 0 if (log.total_lines or n) <= WHOLE_LOG else n - LAST_LINES  # a big log keeps its last lines
+            for i, ln in enumerate(lines):
+                if i >= start or ln.level in _LOUD:
+                    yield ln.message, ln
+
     try:
         versions = facts.get(VersionsInUse)
     except NotApplicable:
         versions = None
-    return Query.from_lines(raw, versions)
+    return Query.from_lines(raw(), versions)
 
 
 def seen_before_view(facts) -> dict:

@@ -291,6 +291,7 @@ def gpu_labels_stale(cluster: Cluster, inventory: GpuInventory) -> Iterable[Hit]
     How to fix: restart GFD on the node (and fix why it stopped); labels are rewritten on its next run.
     References: https://github.com/NVIDIA/gpu-operator/issues/391; https://github.com/NVIDIA/k8s-device-plugin/pull/620; https://github.com/NVIDIA/gpu-feature-discovery/issues/71
     """
+    gfd_on: dict | None = None
     for ng in inventory.nodes:
         node = cluster.nodes.get(ng.node or "")
         if node is None or not node.labels:
@@ -312,7 +313,12 @@ def gpu_labels_stale(cluster: Cluster, inventory: GpuInventory) -> Iterable[Hit]
             evidence.append(visible.evidence)
         if not mismatches:
             continue
-        gfd = [p for p in _pods_of(cluster, "gpu-feature-discovery") if p.node == ng.node]
+        if gfd_on is None:  # GFD's pods by node, found once (a scan of every pod per stale node was quadratic)
+            gfd_on = {}
+            for p in _pods_of(cluster, "gpu-feature-discovery"):
+                gfd_on.setdefault(p.node if isinstance(p.node, str) else None, []).append(p)
+        gfd = gfd_on.get(ng.node, []) if isinstance(ng.node, str) else [
+            p for p in _pods_of(cluster, "gpu-feature-discovery") if p.node == ng.node]
         state = f"; GFD pod {gfd[0].name} is {gfd[0].status}" if gfd and gfd[0].status else ("; no GFD pod on the node in the artifacts" if cluster.pods else "")
         yield Hit(
             title=f"GFD labels on {ng.node} are stale: " + "; ".join(m for m, _ in mismatches),

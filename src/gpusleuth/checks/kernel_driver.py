@@ -79,13 +79,89 @@ def _nearby(log: ContainerLog, line: LogLine, needle: str, back: int = 3) -> Log
 
 
 def _driver_component(graph: OperandGraph | None, pod: str | None) -> Component | None:
-    if graph is None:
-        return None
-    drivers = [c for c in graph.components if c.name == DRIVER]
-    return next((c for c in drivers if pod and c.pod == pod), None) or (drivers[0] if len(drivers) == 1 else None)
+    return _Lookups(graph, None, None).driver(pod)
 
 
-def _group_failures(logs: Logs, graph: OperandGraph | None) -> list[_Side]:
+class _Lookups:
+    """What the checks here ask about the whole cluster once per failing node (the driver component of a pod,
+    whether any Network Operator pod or kube-system is shown, the race on a node), each answered from one pass
+    over the components, pods or violations instead of a scan per node."""
+
+    def __init__(self, graph: OperandGraph | None, cluster: Cluster | None, ordering: Ordering | None):
+        self.graph, self.cluster, self.ordering = graph, cluster, ordering
+        self._drivers: tuple | None = None
+        self._network: bool | None = None
+        self._all_ns: bool | None = None
+        self._races: tuple | None = None
+        self._indexes: dict = {}
+
+    def driver(self, pod: str | None) -> Component | None:
+        """The driver component of the pod (the first one listed), else the only driver component."""
+        if self.graph is None:
+            return None
+        if self._drivers is None:
+            drivers = [c for c in self.graph.components if c.name == DRIVER]
+            by_pod: dict = {}
+            for c in drivers:
+                by_pod.setdefault(c.pod, c)
+            self._drivers = (drivers, by_pod)
+        drivers, by_pod = self._drivers
+        return (by_pod.get(pod) if pod else None) or (drivers[0] if len(drivers) == 1 else None)
+
+    def network_operator_seen(self) -> bool:
+        if self._network is None:
+            self._network = _network_operator_seen(self.graph)
+        return self._network
+
+    def all_namespaces(self) -> bool:
+        if self._all_ns is None:
+            self._all_ns = _all_namespaces(self.cluster)
+        return self._all_ns
+
+    def race(self, node: str | None) -> Violation | None:
+        """_race(ordering, node), from the rule's violations indexed by node."""
+        if self.ordering is None:
+            return None
+        if self._races is None:
+            found = [v for v in self.ordering.violations() if v.rule.id == RACE_RULE]
+            by_node: dict = defaultdict(list)
+            for i, v in enumerate(found):
+                by_node[v.node].append(i)
+            self._races = (found, by_node)
+        found, by_node = self._races
+        if node is not None:  # v.node in (node, None), in the violations' order
+            found = [found[i] for i in sorted(by_node.get(node, []) + by_node.get(None, []))]
+        return max(found, key=lambda v: (v.certain, v.confidence), default=None)
+
+    def on_node(self, name: str, matches: list[Match], node: str | None) -> list[Match]:
+        """[m for m in matches if _same_node(m, node)], in their order; `name` names the list for the index."""
+        if node is None:
+            return list(matches)
+        index = self._index(("node", name), matches, lambda m: m.log.node)
+        return [matches[i] for i in sorted(index.get(node, []) + index.get(None, []))]
+
+    def of_pod(self, name: str, matches: list[Match], pod: str | None) -> list[Match]:
+        """[m for m in matches if (m.line.pod or m.log.pod) in (pod, None)], in their order."""
+        index = self._index(("pod", name), matches, lambda m: m.line.pod or m.log.pod)
+        return [matches[i] for i in sorted(index.get(pod, []) + (index.get(None, []) if pod is not None else []))]
+
+    def peermem(self, logs: Logs, sig: str) -> list[Match]:
+        """_peermem(logs, sig), sorted once."""
+        if ("peermem", sig) not in self._indexes:
+            self._indexes[("peermem", sig)] = _peermem(logs, sig)
+        return self._indexes[("peermem", sig)]
+
+    def _index(self, key: tuple, matches: list[Match], of) -> dict:
+        if key not in self._indexes:
+            index: dict = defaultdict(list)
+            for i, m in enumerate(matches):
+                index[of(m)].append(i)
+            self._indexes[key] = index
+        return self._indexes[key]
+
+
+def _group_failures(logs: Logs, graph: OperandGraph | None, look: _Lookups | None = None) -> list[_Side]:
+    look = look or _Lookups(graph, None, None)
     by_pod: dict[str | None, list[Match]] = defaultdict(list)
     seen: set[tuple[str, int]] = set()
     for m in _peermem(logs, *SIG_PEERMEM_INSERT):
@@ -94,7 +170,7 @@ def _group_failures(logs: Logs, graph: OperandGraph | None) -> list[_Side]:
             by_pod[m.line.pod or m.log.pod].append(m)
     sides = []
     for pod, ms in by_pod.items():
-        comp = _driver_component(graph, pod)
+        comp = look.driver(pod)
         sides.append(_Side(pod or (comp.pod if comp else None), ms[-1].log.namespace or (comp.namespace if comp else None),
                            ms[-1].log.node or (comp.node if comp else None), ms))
     return sides
@@ -172,9 +248,10 @@ def peermem_load_failed(
     """
     if logs is None and host is None:
         raise NotApplicable("no logs and no host facts (lsmod) in the artifacts")
-    sides = _group_failures(logs, graph) if logs is not None else []
+    look = _Lookups(graph, cluster, ordering)
+    sides = _group_failures(logs, graph, look) if logs is not None else []
     for side in sides:
-        hit = _peermem_hit(side, logs, graph, cluster, config, _race(ordering, side.node))
+        hit = _peermem_hit(side, logs, graph, cluster, config, look.race(side.node), look)
         yield _with_host(hit, host.for_node(side.node) if host else None) if host else hit
     failed = {s.node for s in sides}
     for h in host.nodes if host else []:
@@ -194,31 +271,32 @@ def _race(ordering: Ordering | None, node: str | None) -> Violation | None:
 
 
 def _peermem_hit(side: _Side, logs: Logs, graph: OperandGraph | None, cluster: Cluster | None, config: Configuration | None,
-                 race: Violation | None = None) -> Hit:
+                 race: Violation | None = None, look: _Lookups | None = None) -> Hit:
+    look = look or _Lookups(graph, cluster, None)
     last = side.failures[-1]
     evidence: list[Evidence] = []
     trace = _nearby(last.log, last.line, "modprobe")
     if trace is not None and trace.line != last.line.line:
         evidence.append(trace.evidence())
     evidence.append(last.line.evidence())
-    comp = _driver_component(graph, side.pod)
+    comp = look.driver(side.pod)
     if comp is not None and comp.evidence:
         evidence.append(comp.evidence[0])  # the pod's status line: CrashLoopBackOff, restarts
     facts: dict = {"failures": len(side.failures), "pod": side.pod, "namespace": side.namespace}
 
-    symver = [m for m in _peermem(logs, SIG_PEERMEM_SYMVER) if _same_node(m, side.node)]
-    unknown = [m for m in _peermem(logs, SIG_PEERMEM_UNKNOWN) if _same_node(m, side.node)]
-    unset = [m for m in logs.matches(SIG_MOFED_UNSET) if _same_node(m, side.node)]
-    ready = [m for m in logs.matches(SIG_MOFED_SET) if _same_node(m, side.node)]
-    waited = [m for m in logs.matches(SIG_WAIT_MOFED) if (m.line.pod or m.log.pod) in (side.pod, None)]
-    sources = [m for m in logs.matches(SIG_MOFED_SOURCES) if (m.line.pod or m.log.pod) in (side.pod, None)]
-    rdma_lines = [m for m in logs.matches(SIG_RDMA_ON) if (m.line.pod or m.log.pod) in (side.pod, None)]
+    symver = look.on_node("symver", look.peermem(logs, SIG_PEERMEM_SYMVER), side.node)
+    unknown = look.on_node("unknown", look.peermem(logs, SIG_PEERMEM_UNKNOWN), side.node)
+    unset = look.on_node("unset", logs.matches(SIG_MOFED_UNSET), side.node)
+    ready = look.on_node("ready", logs.matches(SIG_MOFED_SET), side.node)
+    waited = look.of_pod("waited", logs.matches(SIG_WAIT_MOFED), side.pod)
+    sources = look.of_pod("sources", logs.matches(SIG_MOFED_SOURCES), side.pod)
+    rdma_lines = look.of_pod("rdma", logs.matches(SIG_RDMA_ON), side.pod)
     mofed, mofed_pod = _mofed(graph, side.node)
     rdma = config.setting("driver.rdma.enabled") if config else None
     host = config.setting("driver.rdma.useHostMofed") if config else None
     rdma_on = rdma is not None and truthy(rdma.value) is True
     host_mofed = host is not None and truthy(host.value) is True
-    mofed_seen = bool(mofed and mofed.pod) or bool(unset or ready) or _network_operator_seen(graph)
+    mofed_seen = bool(mofed and mofed.pod) or bool(unset or ready) or look.network_operator_seen()
 
     if symver:
         kind = "symbol-mismatch"
@@ -243,7 +321,7 @@ def _peermem_hit(side: _Side, logs: Logs, graph: OperandGraph | None, cluster: C
         kind = "no-mofed"
         title = "nvidia_peermem failed to load: GPUDirect RDMA is enabled but no MOFED driver is present"
         absent = []
-        if graph is not None and _all_namespaces(cluster):
+        if graph is not None and look.all_namespaces():
             absent.append("no Network Operator / MOFED pod in the cluster's pod listing")
         elif graph is not None:
             absent.append("no Network Operator / MOFED pod in the pods shown (the listing may not cover every namespace)")
@@ -258,7 +336,7 @@ def _peermem_hit(side: _Side, logs: Logs, graph: OperandGraph | None, cluster: C
             "nvidia-peermem needs the MOFED ib_core peer-memory API (ib_register_peer_memory_client); GPUDirect RDMA is "
             f"enabled but nothing provides MOFED: {'; '.join(absent) or 'no MOFED evidence at all'}."
         )
-        confidence = 0.8 if _all_namespaces(cluster) else 0.65
+        confidence = 0.8 if look.all_namespaces() else 0.65
     else:
         kind = "undetermined"
         title = "nvidia_peermem failed to load (Invalid argument); the artifacts do not show why"

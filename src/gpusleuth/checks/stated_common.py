@@ -40,6 +40,20 @@ def platform_note(platform: Platform | None, handler: str = "nvidia") -> str:
 
 
 def toolkit_env_snippet(p: PlatformRow, handler: str = "nvidia") -> str | None:
+    """The values fragment of the platform's toolkit env; the same text for every finding of a run (TK001 gives
+    one per failing node), so it is written once per platform row and handler."""
+    known = _snippets.get((id(p), handler))
+    if known is not None and known[0] is p:
+        return known[1]
+    text = _toolkit_env_snippet(p, handler)
+    _snippets[(id(p), handler)] = (p, text)
+    return text
+
+
+_snippets: dict[tuple[int, str], tuple[PlatformRow, str | None]] = {}  # the knowledge table's rows live all run long
+
+
+def _toolkit_env_snippet(p: PlatformRow, handler: str) -> str | None:
     import yaml
     if not p.toolkit_env:
         return None

@@ -251,13 +251,14 @@ def _log_errors(log: ContainerLog, ctx: "_Context", out: list[ErrorLine]) -> Non
     """The error lines of one log, each with who printed it, its layer, and whether it means a failure now."""
     text = messages_text(log)
     lines = log.lines
-    starts = _line_starts(log)
     known = catalogue().errors_in(text)
-    extra = _candidates(log, text, starts, known) if known or any(w in text for w in _ERROR_WORDS) else {}
+    starts = _line_starts(log) if known or any(w in text for w in _ERROR_WORDS) else None  # only a log with error words
+    extra = _candidates(log, text, starts, known) if starts is not None else {}
     picked = sorted([(i, ln, ln.level) for i, ln in enumerate(lines) if ln.level in ("error", "fatal")]
                     + [(i, lines[i], level) for i, level in extra.items()], key=lambda t: t[0])
     if not picked:
         return
+    starts = _line_starts(log) if starts is None else starts
     r = rules()
     cat = catalogue()
     n = len(lines)

@@ -76,9 +76,23 @@ class NodeGpus:
 @dataclass
 class GpuInventory:
     nodes: list[NodeGpus]
+    _index: tuple = field(default=(-1, {}), init=False, repr=False, compare=False)  # (len(nodes) it was built at, node -> first)
 
     def for_node(self, name: str | None) -> NodeGpus | None:
-        return next((n for n in self.nodes if n.node == name), None)
+        """The first entry of the node (checks ask once per node: an index, not a scan of every node)."""
+        size, index = self._index
+        if size != len(self.nodes):
+            index = {}
+            for n in self.nodes:
+                try:
+                    index.setdefault(n.node, n)
+                except TypeError:  # an unhashable name: never the case for a node name
+                    return next((x for x in self.nodes if x.node == name), None)
+            self._index = (len(self.nodes), index)
+        try:
+            return index.get(name)
+        except TypeError:
+            return next((n for n in self.nodes if n.node == name), None)
 
     def all_gpus(self) -> list[tuple[NodeGpus, GpuDevice]]:
         return [(n, g) for n in self.nodes for g in n.gpus]

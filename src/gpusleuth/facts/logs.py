@@ -142,14 +142,25 @@ class Logs:
     def all_matches(self) -> list[Match]:
         return [m for ms in self._by_id.values() for m in ms]
 
-    def signatures_at(self) -> dict[tuple[str, int], list[Signature]]:
+    def signatures_at(self) -> dict[tuple[str, int], tuple[Signature, ...]]:
         """(artifact, line) -> the signatures that line matches, in all_matches() order. Built once and shared
         (the timeline and the operand graph both index by it): read it, never change it."""
         if self._at is None:
-            at: dict[tuple[str, int], list[Signature]] = defaultdict(list)
+            # values are tuples: a line matching one signature shares the one 1-tuple of it (most lines; the same
+            # signatures on every node), a line matching several gets its own
+            at: dict[tuple[str, int], tuple[Signature, ...]] = {}
+            one: dict[int, tuple[Signature]] = {}
             for m in self.all_matches():
-                at[(m.line.artifact, m.line.line)].append(m.signature)
-            self._at = dict(at)
+                key, sig = (m.line.artifact, m.line.line), m.signature
+                prev = at.get(key)
+                if prev is None:
+                    t = one.get(id(sig))
+                    if t is None:
+                        t = one[id(sig)] = (sig,)
+                    at[key] = t
+                else:
+                    at[key] = prev + (sig,)
+            self._at = at
         return self._at
 
     def for_pod(self, pod: str) -> list[ContainerLog]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, lru_cache
 from itertools import groupby
 from operator import attrgetter
 
@@ -71,13 +71,20 @@ class OperandSpec:
     waits: tuple[Wait, ...]
 
     shared: frozenset[tuple[str, str]] = frozenset()  # labels other rows list too: alone they identify no row
+    # (labels with a value, those of them only this row lists): set with `shared` by operand_table, else worked out per call
+    split_labels: tuple | None = None
 
     def matches(self, pod: Pod) -> bool:
         """A label only this row lists, or all of the row's labels, or its pod-name pattern."""
-        labels = [(k, v) for k, v in self.app_labels if v]
-        if any(pod.labels.get(k) == v for k, v in labels if (k, v) not in self.shared):
+        if self.split_labels is None:
+            labels = [(k, v) for k, v in self.app_labels if v]
+            own = [(k, v) for k, v in labels if (k, v) not in self.shared]
+        else:
+            labels, own = self.split_labels
+        get = pod.labels.get
+        if any(get(k) == v for k, v in own):
             return True
-        if labels and all(pod.labels.get(k) == v for k, v in labels):
+        if labels and all(get(k) == v for k, v in labels):
             return True
         return any(p.search(pod.name) for p in self.patterns)
 
@@ -120,17 +127,62 @@ def operand_table() -> tuple[tuple[OperandSpec, ...], dict[str, Marker]]:
     }
     counts = Counter(label for spec in specs for label in set(spec.app_labels))
     shared = frozenset(label for label, n in counts.items() if n > 1)
-    return tuple(replace(spec, shared=shared & set(spec.app_labels)) for spec in specs), markers
+    out = []
+    for spec in specs:
+        mine = shared & set(spec.app_labels)
+        labels = tuple((k, v) for k, v in spec.app_labels if v)
+        out.append(replace(spec, shared=mine, split_labels=(labels, tuple(kv for kv in labels if kv not in mine))))
+    return tuple(out), markers
 
 
 def spec_for(pod: Pod) -> OperandSpec | None:
-    """The operand a pod belongs to (first table row whose labels or name pattern match)."""
+    """The operand a pod belongs to (first table row whose labels or name pattern match). What decides it is the
+    pod's name and its values of the label keys the table lists, so the answer is worked out once per such key
+    (every view asks again for every pod)."""
+    keys, _ = _label_keys()
+    try:
+        return _spec_of(pod.name, tuple(map(pod.labels.get, keys)))
+    except TypeError:  # an unhashable label value (hostile input): no cache
+        specs, _ = operand_table()
+        return next((s for s in specs if s.matches(pod)), None)
+
+
+def spec_for_name(name: str) -> OperandSpec | None:
+    """spec_for a pod known by name alone (no labels): the first row whose pod-name pattern matches."""
+    keys, _ = _label_keys()
+    return _spec_of(name, (None,) * len(keys))
+
+
+@cache
+def _label_keys() -> tuple[tuple[str, ...], dict[str, int]]:
+    """Every label key a row of the table lists, and each one's position."""
     specs, _ = operand_table()
+    keys = tuple(sorted({k for s in specs for k, _ in s.app_labels}))
+    return keys, {k: i for i, k in enumerate(keys)}
+
+
+@lru_cache(maxsize=1 << 16)
+def _spec_of(name: str, values: tuple) -> OperandSpec | None:
+    specs, _ = operand_table()
+    keys, _ = _label_keys()
+    pod = Pod(name, labels={k: v for k, v in zip(keys, values) if v is not None})
     return next((s for s in specs if s.matches(pod)), None)
 
 
 def _is_error(ln: LogLine, sigs: list[Signature]) -> bool:
     return any(s.severity in _ERROR_SEVERITIES for s in sigs) or (ln.level or "").lower() in _ERROR_LEVELS
+
+
+def _error_keys(sig_at: dict) -> frozenset:
+    """The (artifact, line) keys whose signatures make a line an error whatever its level: _is_error is then
+    `level in _ERROR_LEVELS or key in these`, without walking the signatures of every line of every pod."""
+    return frozenset(k for k, sigs in sig_at.items() if any(s.severity in _ERROR_SEVERITIES for s in sigs))
+
+
+def _errors(lines, err_keys: frozenset) -> list[tuple[int, LogLine]]:
+    """(index, line) of the error lines (_is_error) among lines."""
+    levels = _ERROR_LEVELS
+    return [(i, ln) for i, ln in enumerate(lines) if (ln.level or "").lower() in levels or (ln.artifact, ln.line) in err_keys]
 
 
 def _is_wait(sig: Signature) -> bool:
@@ -165,6 +217,7 @@ class OperandGraph:
     _by_key: dict = field(default_factory=dict, repr=False, compare=False)
     _roots: dict | None = field(default=None, repr=False, compare=False)
     _indexed: tuple = field(default=(), repr=False, compare=False)
+    _err_keys: frozenset | None = field(default=None, repr=False, compare=False)  # _error_keys(signatures), once
 
     def _index(self) -> None:
         if self._by_name is not None and self._indexed == (id(self.components), len(self.components)):
@@ -241,7 +294,9 @@ class OperandGraph:
 
     def decisive_lines(self, pod: str, container: str | None = None, n: int = 3) -> list[LogLine]:
         """The last error lines before the crash, the decisive one last (see _decisive)."""
-        return _decisive(self.logs.get(pod, []), self.signatures, container, n)
+        if self._err_keys is None:
+            self._err_keys = _error_keys(self.signatures)
+        return _decisive(self.logs.get(pod, []), self.signatures, container, n, self._err_keys)
 
 
 def _producers(marker: str | None) -> tuple[str, ...]:
@@ -352,26 +407,34 @@ def _index_logs(logs: Logs | None, pods: list[Pod]) -> tuple[dict[str, list[PodL
                 if len(owners) != 1:
                     continue
                 pod = owners[0]
-            by_pod[pod].append(PodLog(log, tuple(lines)))
+            # a log of one pod (the usual case) shares its own tuple of lines instead of a copy of it
+            kept = log.lines if len(groups) == 1 and len(lines) == len(log.lines) and isinstance(log.lines, tuple) else tuple(lines)
+            by_pod[pod].append(PodLog(log, kept))
     return by_pod, sig_at
 
 
-def _error_lines(plogs: list[PodLog], sig_at: dict, container: str | None, previous: bool | None) -> list[LogLine]:
+def _error_lines(plogs: list[PodLog], sig_at: dict, container: str | None, previous: bool | None,
+                 err_keys: frozenset | None = None) -> list[LogLine]:
+    err_keys = _error_keys(sig_at) if err_keys is None else err_keys
     out = []
     for pl in plogs:
         if previous is not None and pl.log.previous != previous:
             continue
-        for ln in pl.lines:
-            if (container is None or (ln.container or pl.container) in (None, container)) and _is_error(ln, sig_at.get((ln.artifact, ln.line), [])):
+        for _, ln in _errors(pl.lines, err_keys):
+            if container is None or (ln.container or pl.container) in (None, container):
                 out.append(ln)
     return out
 
 
-def _decisive(plogs: list[PodLog], sig_at: dict, container: str | None = None, n: int = 3) -> list[LogLine]:
+def _decisive(plogs: list[PodLog], sig_at: dict, container: str | None = None, n: int = 3,
+              err_keys: frozenset | None = None) -> list[LogLine]:
     """The last error lines before the crash, the decisive one last: a known signature wins over a bare
     error level, and the crashed instance (`--previous`) is read before the current one."""
+    if not plogs:
+        return []
+    err_keys = _error_keys(sig_at) if err_keys is None else err_keys
     for previous in (True, False):
-        lines = _error_lines(plogs, sig_at, container, previous)
+        lines = _error_lines(plogs, sig_at, container, previous, err_keys)
         if lines:
             known = [ln for ln in lines if any(s.severity in _ERROR_SEVERITIES for s in sig_at.get((ln.artifact, ln.line), []))]
             decisive = (known or lines)[-1]
@@ -384,13 +447,14 @@ def _wait_lines(pod_logs: list[PodLog], sig_at: dict) -> list[tuple[LogLine, Sig
     return [(ln, s) for pl in pod_logs for ln in pl.lines for s in sig_at.get((ln.artifact, ln.line), []) if _is_wait(s)]
 
 
-def _degraded(pod_logs: list[PodLog], sig_at: dict) -> list[LogLine]:
+def _degraded(pod_logs: list[PodLog], sig_at: dict, err_keys: frozenset | None = None) -> list[LogLine]:
     """Error lines of the current (not --previous) logs, when they keep coming or are still at the end."""
+    err_keys = _error_keys(sig_at) if err_keys is None else err_keys
     out = []
     for pl in pod_logs:
         if pl.log.previous:
             continue
-        errs = [(i, ln) for i, ln in enumerate(pl.lines) if _is_error(ln, sig_at.get((ln.artifact, ln.line), []))]
+        errs = _errors(pl.lines, err_keys)
         if len(errs) >= _REPEATED_ERRORS or (errs and errs[-1][0] >= len(pl.lines) - _RECENT_TAIL):
             out.extend(ln for _, ln in errs)
     return out
@@ -404,6 +468,7 @@ def build(cluster: Cluster | None, logs: Logs | None) -> OperandGraph:
     if not pods:
         raise NotApplicable("no GPU Operator or Network Operator operand pods in the artifacts")
     pod_logs, sig_at = _index_logs(logs, [p for p, _ in pods])
+    err_keys = _error_keys(sig_at)
     observed = {p.name: _observe(p, s) for p, s in pods}
 
     # First pass: the state each pod shows by itself.
@@ -436,7 +501,7 @@ def build(cluster: Cluster | None, logs: Logs | None) -> OperandGraph:
     first_names = {k for k, _ in first}
     for (name, node), (p, s, o) in first.items():
         plogs = pod_logs.get(p.name, [])
-        state, blocked_by, waiting_on, reason, ev = _classify(p, s, o, plogs, sig_at, cluster, producer, node)
+        state, blocked_by, waiting_on, reason, ev = _classify(p, s, o, plogs, sig_at, cluster, producer, node, err_keys)
         if blocked_by and blocked_by not in first_names:
             unknown_needed.setdefault((blocked_by, node), []).append(f"{name} waits on {waiting_on}")
         components.append(
@@ -454,7 +519,8 @@ def build(cluster: Cluster | None, logs: Logs | None) -> OperandGraph:
         components=components,
         pods={(n, nd): v[0] for (n, nd), v in first.items()},
         logs=dict(pod_logs),
-        signatures=dict(sig_at),
+        signatures=sig_at,  # the logs' own map, shared (read-only), not a copy of it
+        _err_keys=err_keys,
         specs=spec_by_name,
         observed={k: v[2] for k, v in first.items()},
     )
@@ -467,11 +533,12 @@ def _rank(phase: str) -> int:
     return {"failed": 5, "waiting": 4, "not-ready": 3, "pending": 2, "unknown": 1}.get(phase, 0)
 
 
-def _classify(p: Pod, s: OperandSpec, o: Observation, plogs: list[PodLog], sig_at: dict, cluster: Cluster | None, producer, node):
+def _classify(p: Pod, s: OperandSpec, o: Observation, plogs: list[PodLog], sig_at: dict, cluster: Cluster | None, producer, node,
+              err_keys: frozenset | None = None):
     """(state, blocked_by, waiting_on, reason, evidence) of one pod."""
     ev = list(o.evidence)
     if o.phase == "failed":
-        lines = _decisive(plogs, sig_at, o.container)
+        lines = _decisive(plogs, sig_at, o.container, err_keys=err_keys)
         ev.extend(ln.evidence() for ln in lines)
         where = o.container or (lines[-1].container if lines else None)
         reason = f"{o.reason} in {where}" if where else o.reason
@@ -479,7 +546,7 @@ def _classify(p: Pod, s: OperandSpec, o: Observation, plogs: list[PodLog], sig_a
             reason = f"{reason}: {lines[-1].message.strip()[:160]}"
         return ComponentState.FAILED, None, None, reason, tuple(ev)
     if o.phase in ("running", "done"):
-        errors = _degraded(plogs, sig_at)
+        errors = _degraded(plogs, sig_at, err_keys)
         if errors:
             ev.extend(ln.evidence() for ln in errors[-3:])
             return ComponentState.DEGRADED, None, None, f"running, but its log shows errors: {errors[-1].message.strip()[:160]}", tuple(ev)

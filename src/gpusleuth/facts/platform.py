@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.cluster import Cluster
@@ -85,18 +85,23 @@ class Platform:
     signs: list[Sign]
     nodes: tuple[str, ...] = ()
 
-    @property
+    # Worked out once: a platform shown by every node's labels has a sign per node, and checks ask once per finding.
+    @cached_property
     def stated(self) -> bool:
         """Known only from what a person wrote."""
         return all(s.weight <= WORD for s in self.signs)
 
-    @property
-    def how(self) -> str:
-        return "; ".join(dict.fromkeys(s.how for s in sorted(self.signs, key=lambda s: -s.weight)[:3]))
+    @cached_property
+    def _ranked(self) -> list[Sign]:
+        return sorted(self.signs, key=lambda s: -s.weight)
 
-    @property
+    @cached_property
+    def how(self) -> str:
+        return "; ".join(dict.fromkeys(s.how for s in self._ranked[:3]))
+
+    @cached_property
     def evidence(self) -> tuple[Evidence, ...]:
-        return tuple(s.evidence for s in sorted(self.signs, key=lambda s: -s.weight) if s.evidence)[:3]
+        return tuple(s.evidence for s in self._ranked if s.evidence)[:3]
 
     @property
     def name(self) -> str:

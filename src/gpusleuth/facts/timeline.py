@@ -39,7 +39,7 @@ from typing import Iterable
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.logs import Logs, Signature, signatures
-from gpusleuth.facts.operands import OperandSpec, operand_table
+from gpusleuth.facts.operands import OperandSpec, operand_table, spec_for, spec_for_name
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import table
 from gpusleuth.model.evidence import Evidence
@@ -253,9 +253,9 @@ def _specs() -> tuple[OperandSpec, ...]:
 
 def _spec_for_name(pod: str | None, pod_obj: Pod | None) -> OperandSpec | None:
     if pod_obj is not None:
-        return next((s for s in _specs() if s.matches(pod_obj)), None)
+        return spec_for(pod_obj)
     if pod:
-        return next((s for s in _specs() if any(p.search(pod) for p in s.patterns)), None)
+        return spec_for_name(pod)
     return None
 
 
@@ -345,6 +345,7 @@ class _Builder:
         self.capture_log: str | None = None  # the artifact that is only the `date` printed at capture
         self.entries: list[TimelineEntry] = []
         self.meta: dict = {}
+        self._sets: dict[frozenset, frozenset] = {}  # one copy of each distinct signature / tag set
 
     def build(self) -> Timeline:
         self._capture_declared()
@@ -621,7 +622,13 @@ class _Builder:
         e = TimelineEntry(time=time, text=text, artifact=artifact, line=line, tag=tag, source=lane, node=node, signature=sig,
                           container=container, earliest=earliest, latest=latest, approximate=approximate, note=note)
         self.entries.append(e)
-        self.meta[id(e)] = (frozenset(sigs) | ({sig} if sig else set()), frozenset(tags) | ({tag} if tag else set()), component, pod, namespace)
+        sig_set, tag_set = frozenset(sigs), frozenset(tags)  # (frozenset of a frozenset is that set)
+        if sig and sig not in sig_set:
+            sig_set = sig_set | {sig}
+        if tag and tag not in tag_set:
+            tag_set = tag_set | {tag}
+        # entries of one signature share one set (a fleet has thousands of entries per signature): kept once
+        self.meta[id(e)] = (self._sets.setdefault(sig_set, sig_set), self._sets.setdefault(tag_set, tag_set), component, pod, namespace)
         return e
 
     def _log_entries(self) -> None:
@@ -658,6 +665,7 @@ class _Builder:
         if anchors:
             bounds = self._bounds(stream_of, anchors)
         context: set[tuple] = set()
+        sets_of: dict[int, tuple] = {}  # id of a signature tuple (the map shares one per combination) -> (it, ids, tags)
         for key, sigs in by_line.items():
             if key not in stream_of:
                 continue
@@ -665,8 +673,11 @@ class _Builder:
             ln = s.lines[i]
             g = _primary(sigs)
             t = s.resolve(ln)
+            known = sets_of.get(id(sigs))
+            if known is None or known[0] is not sigs:
+                known = sets_of[id(sigs)] = (sigs, frozenset(x.id for x in sigs), frozenset(x.tag for x in sigs))
             kw = dict(text=shown[ln.message], artifact=ln.artifact, line=ln.line, tag=g.tag, sig=g.id, lane=s.lane,
-                      node=s.node, container=s.container, component=s.component, sigs={x.id for x in sigs}, tags={x.tag for x in sigs},
+                      node=s.node, container=s.container, component=s.component, sigs=known[1], tags=known[2],
                       pod=s.pod, namespace=s.namespace)
             if key in heads:
                 count, last = heads[key]

@@ -37,5 +37,18 @@ class Document:
         return Evidence(self.artifact, self.first_line + index, (text if text is not None else self.lines[index]).strip()[:400])
 
     def head(self, n: int = 40) -> list[str]:
-        """The first n non-blank lines: what sniffers look at (every sniffer, on every document: a C loop)."""
-        return list(islice(filter(str.strip, self.lines), max(n, 1)))
+        """The first n non-blank lines: what sniffers look at (every sniffer, on every document: a C loop). The
+        sniffers ask one after another about the same document, so its first _HEAD lines are found once."""
+        global _last_head
+        n = max(n, 1)
+        doc, lines = _last_head
+        if doc is not self or (n > len(lines) and len(lines) == _HEAD):
+            if n > _HEAD:
+                return list(islice(filter(str.strip, self.lines), n))
+            lines = list(islice(filter(str.strip, self.lines), _HEAD))
+            _last_head = (self, lines)
+        return lines[:n]
+
+
+_HEAD = 128  # lines kept of the last document's head: more than any sniffer reads
+_last_head: tuple = (None, [])  # (document, its first _HEAD non-blank lines)

@@ -86,18 +86,21 @@ def sniff(doc: Document) -> int:
         return SURE
     head = doc.lines[:400]
     blob = "\n".join(head)  # each pattern needs its keyword: a log's head skips the per-line regexes
-    if "[crio" in blob and any(_CRIO_HEADER.match(ln) for ln in head):
+    if "[crio" in blob and any(map(_CRIO_HEADER.match, head)):
         return NO
-    if "plugins" in blob and any(_PLUGIN_HEADER.match(ln) for ln in head):
+    if "plugins" in blob and any(map(_PLUGIN_HEADER.match, head)):
         return SURE
-    versioned = "version" in blob and any(_VERSION_LINE.match(ln) for ln in head)
-    keys = any(k in blob for k in _CONTAINERD_KEY_WORDS) and any(_CONTAINERD_KEYS.match(ln) for ln in head)
+    versioned = "version" in blob and any(map(_VERSION_LINE.match, head))
+    hint = (doc.path_hint or doc.artifact).lower()
+    hinted = "containerd" in hint and hint.endswith((".toml", ".tmpl"))
+    if not versioned and not hinted:
+        return NO  # the key words can only count with a version line or a containerd file name: not looked for
+    keys = any(k in blob for k in _CONTAINERD_KEY_WORDS) and any(map(_CONTAINERD_KEYS.match, head))
     if versioned and keys:
         return LIKELY
-    hint = (doc.path_hint or doc.artifact).lower()
-    if "containerd" in hint and hint.endswith((".toml", ".tmpl")) and (versioned or keys):
+    if hinted and (versioned or keys):
         return LIKELY
-    if "containerd" in hint and hint.endswith((".toml", ".tmpl")):
+    if hinted:
         return WEAK
     return NO
 
@@ -220,7 +223,7 @@ def parse_config(doc: Document) -> ContainerdConfig:
     problems: list[ConfigProblem] = []
     template = any("{{" in ln for ln in lines)
     if template:
-        base = any(_BASE_TEMPLATE.search(ln) for ln in lines)
+        base = any(map(_BASE_TEMPLATE.search, lines))
         lines, blanked, stubbed = tomlscan.untemplate(lines)
         problems.append(ConfigProblem(
             "template",

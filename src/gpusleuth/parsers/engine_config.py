@@ -36,7 +36,7 @@ _TOML_ERROR_AT = re.compile(r"\(at line (?P<line>\d+), column \d+\)")
 
 def sniff_crio(doc: Document) -> int:
     head = doc.lines[:400]
-    if any(_CRIO_HEADER.match(ln) for ln in head):
+    if any(map(_CRIO_HEADER.match, head)):
         return SURE
     hint = (doc.path_hint or doc.artifact).lower()
     return WEAK if "crio" in hint and hint.endswith((".conf", ".toml")) else NO
@@ -99,9 +99,9 @@ def parse_crio(doc: Document) -> Iterable[CrioConfig]:
 
 def sniff_docker(doc: Document) -> int:
     head = doc.head(30)
-    if not head or not head[0].lstrip().startswith("{") or any(_K8S_JSON.match(ln) for ln in head):
+    if not head or not head[0].lstrip().startswith("{") or any(map(_K8S_JSON.match, head)):
         return NO
-    if (doc.command or "").startswith("crictl") or any(_CRICTL_KEYS.search(ln) for ln in doc.lines[:400]):
+    if (doc.command or "").startswith("crictl") or any(map(_CRICTL_KEYS.search, doc.lines[:400])):
         return NO  # `crictl info` also has "runtimes": the host parsers read it
     hits = sum(1 for ln in doc.lines[:200] if _DOCKER_KEYS.match(ln))
     if any('"default-runtime"' in ln or '"runtimes"' in ln for ln in doc.lines[:200]):

@@ -61,6 +61,9 @@ _PLUGIN_CONFIG_KEY = re.compile(r"^\s+(?:name|map|default|fallbackStrategies):(?
 _INSTALL_COMMENT = re.compile(r"^#\s*helm\s+(?:upgrade|install)\s+(?P<args>.*)$")
 _HEADER = re.compile(r"^(?P<kind>USER-SUPPLIED|COMPUTED) VALUES:\s*$")
 _TOP_KEY = re.compile(r"^(?P<key>[A-Za-z][\w-]*):(?:\s|$)")
+_HELM_GET = re.compile(r"^helm\b.*\bget\s+(?:values|all)\b")
+# `apiVersion:` / `kind:` after no indentation, or after whitespace that does not start with a space (a tab)
+_OBJECT_LINE = re.compile(r"(?:[^\S ]\s*)?(?:apiVersion|kind):")
 _PIPE_FILTER = re.compile(r"\|\s*(?:grep|egrep|head|tail|sed|awk)\b")
 _LIST_ROW = re.compile(
     r"^(?P<name>\S+)\s+(?P<ns>\S+)\s+(?P<rev>\d+)\s+(?P<updated>.+?)\s+"
@@ -103,22 +106,23 @@ def load_yaml_with_lines(lines: list[str], first_line: int) -> tuple[object, dic
     return data, _key_lines(node, first_line)
 
 
-def _operator_keys(lines) -> set[str]:
+def _top_keys(lines) -> set[str]:
     # map/filter keep the per-line loop in C: sniff_values runs this on every document, logs included
-    return {m.group("key") for m in filter(None, map(_TOP_KEY.match, lines))} & OPERATOR_KEYS
+    return {m.group("key") for m in filter(None, map(_TOP_KEY.match, lines))}
 
 
-def _plugin_chart(lines) -> bool:
+def _plugin_chart(lines, keys: set[str] | None = None) -> bool:
     """Whether values are the nvidia-device-plugin chart's: its own top-level keys, `config:` holding
-    name/map/default/fallbackStrategies, or an install comment naming the chart; never with operator-only keys."""
-    keys = {m.group("key") for m in filter(None, map(_TOP_KEY.match, lines))}
+    name/map/default/fallbackStrategies, or an install comment naming the chart; never with operator-only keys.
+    keys: _top_keys(lines), when the caller has them."""
+    keys = _top_keys(lines) if keys is None else keys
     if keys & (OPERATOR_KEYS - {"devicePlugin", "nfd", "gfd", "cdi"}):
         return False
     if keys & PLUGIN_KEYS:
         return True
     if "config" in keys:
         at = next(i for i, ln in enumerate(lines) if ln.startswith("config:"))
-        if any(_PLUGIN_CONFIG_KEY.match(ln) for ln in lines[at + 1 : at + 4]):
+        if any(map(_PLUGIN_CONFIG_KEY.match, lines[at + 1 : at + 4])):
             return True
     install = _install_comment(lines)
     return bool(keys and keys <= _PLUGIN_SHARED_KEYS and install and install[2] == "nvidia-device-plugin")
@@ -197,15 +201,16 @@ def sniff_values(doc: Document) -> int:
     if doc.lines and doc.lines[0][:1] == " " or any(ln[:1] == " " for ln in doc.head(1)):
         doc = Document(doc.artifact, tuple(_dedent(doc.lines)), doc.first_line, doc.command, doc.path_hint, doc.meta)
     cmd = doc.command or ""
-    if re.match(r"^helm\b.*\bget\s+(?:values|all)\b", cmd):
+    if cmd and _HELM_GET.match(cmd):
         return SURE
     head = doc.head(3)
     if head and _HEADER.match(head[0]):
         return SURE
-    if any(ln.lstrip().startswith(("apiVersion:", "kind:")) and not ln.startswith(" ") for ln in doc.lines[:200]):
+    if any(map(_OBJECT_LINE.match, doc.lines[:200])):
         return NO  # a Kubernetes object: the generic object parser reads it
-    keys = _operator_keys(doc.lines)
-    if len(keys) >= 2 or _plugin_chart(doc.lines):
+    top = _top_keys(doc.lines)
+    keys = top & OPERATOR_KEYS
+    if len(keys) >= 2 or _plugin_chart(doc.lines, top):
         return LIKELY + 10
     return WEAK + 10 if keys & {"toolkit", "driver", "devicePlugin"} else NO
 
@@ -304,7 +309,7 @@ def sniff_release_secret(doc: Document) -> int:
     blob = "\n".join(head)
     if "helm.sh/release.v1" not in blob and "sh.helm.release.v1." not in blob:
         return NO  # both answers below need one of them
-    if any(_RELEASE_TYPE.search(ln) for ln in head):
+    if any(map(_RELEASE_TYPE.search, head)):
         return SURE + 5  # ahead of the generic object parser: the release is decoded, nothing else is kept
     if any("sh.helm.release.v1." in ln for ln in head) and any("owner" in ln and "helm" in ln for ln in head):
         return SURE + 5

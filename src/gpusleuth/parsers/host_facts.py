@@ -49,6 +49,7 @@ from gpusleuth.model.host import (
     Uptime,
 )
 from gpusleuth.model.runtime import HostPath
+from gpusleuth.parsers import shellwords
 from gpusleuth.parsers.base import LIKELY, NO, SURE, WEAK, parser
 
 # ---------------------------------------------------------------------------------------------- provenance
@@ -65,11 +66,10 @@ def _split(cmd: str) -> list[str]:
     return list(_words(cmd))
 
 
-@lru_cache(maxsize=1024)
 def _words(cmd: str) -> tuple[str, ...]:
-    """shlex's words of a command, once per command: every host sniffer asks for the command of every document."""
+    """shlex's words of a command (shellwords.split: once per command, at C speed when no quote needs shlex)."""
     try:
-        return tuple(shlex.split(cmd, posix=True))
+        return shellwords.split(cmd)
     except ValueError:
         return tuple(cmd.split())
 
@@ -77,7 +77,17 @@ def _words(cmd: str) -> tuple[str, ...]:
 def command(doc: Document) -> tuple[str, list[str], str | None, list[list[str]]]:
     """(program, its arguments, chroot directory, the pipeline stages after it) of the command that printed
     the document; ("", [], None, []) when none is known."""
-    return _command(doc.command) if doc.command else ("", [], None, [])
+    if not doc.command:
+        return ("", [], None, [])
+    prog, args, root, stages = _command_of(doc.command)
+    return prog, list(args), root, [list(s) for s in stages]
+
+
+@lru_cache(maxsize=256)
+def _command_of(line: str) -> tuple[str, tuple[str, ...], str | None, tuple[tuple[str, ...], ...]]:
+    """_command, worked out once per command line: every host sniffer asks for it on every document."""
+    prog, args, root, stages = _command(line)
+    return prog, tuple(args), root, tuple(tuple(s) for s in stages)
 
 
 def _command(line: str) -> tuple[str, list[str], str | None, list[list[str]]]:
@@ -122,8 +132,19 @@ def _lines(doc: Document) -> list[tuple[int, str]]:
 
 
 def _head(doc: Document, n: int) -> list[str]:
-    """The first n non-blank lines, stripped: all a sniffer reads (a million-line log costs nothing)."""
-    return [ln.strip() for ln in doc.head(n)]
+    """The first n non-blank lines, stripped: all a sniffer reads (a million-line log costs nothing). The host
+    sniffers all read the same document one after the other, so the first _HEAD lines are stripped once."""
+    global _last_head
+    if n > _HEAD:
+        return [ln.strip() for ln in doc.head(n)]
+    last = _last_head
+    if last[0] is not doc:
+        last = _last_head = (doc, [ln.strip() for ln in doc.head(_HEAD)])
+    return last[1][:n]
+
+
+_HEAD = 100
+_last_head: tuple[Document | None, list[str]] = (None, [])
 
 
 def _about(doc: Document, text: str) -> Evidence:
@@ -159,12 +180,17 @@ def sniff_modules(doc: Document) -> int:
     lines = _head(doc, 100)
     if not lines:
         return NO
-    rows = [r for ln in lines if (r := _module_row(ln))]
-    header = any(_LSMOD_HEADER.match(ln) for ln in lines[:3])
-    if (prog == "lsmod" or host_path(doc) == "/proc/modules" or header) and (rows or header):
-        return SURE
-    others = [ln for ln in lines if not _TAINT_LINE.match(ln)]
-    if others and len(rows) == len(others) and (len(rows) >= 2 or any(proc for _, proc in rows)):
+    header = any(map(_LSMOD_HEADER.match, lines[:3]))
+    if prog == "lsmod" or host_path(doc) == "/proc/modules" or header:
+        return SURE if header or any(map(_module_row, lines)) else NO
+    rows = []
+    for ln in lines:  # LIKELY only when every line is a module row (or a taint line): the first other line says no
+        r = _module_row(ln)
+        if r:
+            rows.append(r)
+        elif not _TAINT_LINE.match(ln):
+            return NO
+    if rows and (len(rows) >= 2 or any(proc for _, proc in rows)):
         return LIKELY
     return NO
 
@@ -220,7 +246,7 @@ def parse_modules(doc: Document) -> Iterable[ModuleList]:
         used = tuple(x for x in re.split(r"[,\s]+", by) if x and x != "-" and not x.startswith("["))
         modules.append(LoadedModule(m.group("name"), int(m.group("size")), used, doc.evidence(i), int(m.group("count")),
                                     m.group("state") if proc else None))
-    header = any(_LSMOD_HEADER.match(ln) for ln in _head(doc, 3))
+    header = any(map(_LSMOD_HEADER.match, _head(doc, 3)))
     source = "/proc/modules" if path == "/proc/modules" or (prog == "cat" and "/proc/modules" in args) or (rows[0][2] and not header) else "lsmod"
     if prog in _GREP:  # `grep nvidia /proc/modules`
         pattern, filtered = _grep_pattern([[prog, *[a for a in args if a != "/proc/modules"]]])
@@ -264,8 +290,8 @@ def sniff_security(doc: Document) -> int:
     head = _head(doc, 6)
     if (prog in _SECURITY_PROGRAMS or (head and _SECURITY_PROMPT.match(head[0]))) and head[1 if not prog else 0:]:
         return SURE
-    if head and ((_GETENFORCE.match(head[0]) and len(head) == 1) or any(_SESTATUS.match(ln) for ln in head)
-                 or any(_AA_LOADED.match(ln) for ln in head)):
+    if head and ((_GETENFORCE.match(head[0]) and len(head) == 1) or any(map(_SESTATUS.match, head))
+                 or any(map(_AA_LOADED.match, head))):
         return LIKELY
     return NO
 
@@ -305,7 +331,7 @@ def sniff_lspci(doc: Document) -> int:
     prog, args, _, _ = command(doc)
     head = doc.head(40)
     devices = sum(1 for ln in head if _PCI_DEVICE.match(ln))
-    drivers = any(_PCI_DRIVER.match(ln) for ln in head)
+    drivers = any(map(_PCI_DRIVER.match, head))
     if prog == "lspci" and devices:
         return SURE
     return LIKELY if devices and drivers else NO
@@ -357,8 +383,9 @@ def sniff_modinfo(doc: Document) -> int:
     lines = _head(doc, 60)
     if not lines:
         return NO
-    errors = [ln for ln in lines if _MODINFO_ERROR.match(ln)]
-    keys = {m.group("key") for ln in lines if (m := _modinfo_key(ln))}
+    errors = any(map(_MODINFO_ERROR.match, lines))
+    keys = {m.group("key") for m in filter(None, map(_MODINFO_FIELD.match, lines))  # the lines _modinfo_key keeps
+            if m.group("key") in _MODINFO_KEYS or len(m.group("key")) + 1 + len(m.group("sp")) == 16}
     if prog == "modinfo" and (keys or errors):
         return SURE
     if errors or {"filename", "vermagic"} <= keys or ({"vermagic"} == keys and len(lines) == 1):
@@ -562,7 +589,7 @@ _SYS_VERSION = re.compile(r"^/sys/module/(?P<module>[\w-]+)/version$")
 
 def sniff_driver_version(doc: Document) -> int:
     lines = _head(doc, 3)
-    if any(_NVRM.match(ln) for ln in lines):
+    if any(map(_NVRM.match, lines)):
         return SURE
     m = _SYS_VERSION.match(host_path(doc) or "")
     if m and m.group("module") == "nvidia" and len(lines) == 1 and _VERSION_LINE.match(lines[0]):

@@ -101,13 +101,13 @@ def sniff_processes(doc: Document) -> int:
     blob = "\n".join(head)
     if "containerd" not in blob and "--container-runtime-endpoint" not in blob:
         return NO  # every answer below needs one of them: no per-line regex on a log's head
-    daemons = any(_CONTAINERD.search(ln) and not _NOT_DAEMON.search(ln) for ln in head) or any(_ENDPOINT.search(ln) for ln in head)
-    if prog in ("ps", "pgrep", "systemctl") and (daemons or any(_UNIT_ROW.match(ln) for ln in head)):
+    daemons = any(_CONTAINERD.search(ln) and not _NOT_DAEMON.search(ln) for ln in head) or any(map(_ENDPOINT.search, head))
+    if prog in ("ps", "pgrep", "systemctl") and (daemons or any(map(_UNIT_ROW.match, head))):
         return SURE
-    if any(_PS_HEADER.match(ln) for ln in head[:3]) and daemons:
+    if any(map(_PS_HEADER.match, head[:3])) and daemons:
         return SURE
     flags = [ln for ln in head if ln.strip()]
-    if flags and sum(1 for ln in flags if ln.lstrip().startswith("--")) >= 0.6 * len(flags) and any(_ENDPOINT.search(ln) for ln in flags):
+    if flags and sum(1 for ln in flags if ln.lstrip().startswith("--")) >= 0.6 * len(flags) and any(map(_ENDPOINT.search, flags)):
         return SURE  # kubelet args file (k8s-snap /var/snap/k8s/common/args/kubelet)
     if any(_UNIT_HEADER.match(ln) and "containerd" in ln for ln in head):
         return LIKELY
@@ -285,7 +285,7 @@ def _bare_names(doc: Document) -> list[tuple[int, str]] | None:
     if not listing or any("l" in flag for flag in doc.command.split()[1:] if flag.startswith("-")):
         return None
     names = [(i, n) for i, ln in enumerate(doc.lines) for n in ln.split() if n not in (".", "..")]
-    return names if names and not any(_CANNOT.match(ln) for ln in doc.lines) else None
+    return names if names and not any(map(_CANNOT.match, doc.lines)) else None
 
 
 def sniff_probe(doc: Document) -> int:
@@ -314,7 +314,7 @@ def parse_probe(doc: Document) -> Iterable[HostPath]:
     if listing:
         names = [(i, m.group("name").split(" -> ")[0]) for i, ln in enumerate(doc.lines) if (m := _ENTRY.match(ln))]
         names = [(i, n) for i, n in names if n not in (".", "..")] or _bare_names(doc) or []
-        if names or any(_ENTRY.match(ln) for ln in doc.lines):
+        if names or any(map(_ENTRY.match, doc.lines)):
             base = normalise_path(listing.group("dir"))
             yield HostPath(base, True, Evidence(doc.artifact, doc.first_line - 1, f"ls {base}: {', '.join(n for _, n in names) or 'empty'}"),
                            entries=tuple(n for _, n in names), node=node)

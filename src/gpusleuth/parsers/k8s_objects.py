@@ -17,6 +17,7 @@ from dataclasses import replace
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Callable, Iterable, Iterator
 
 from gpusleuth.errors import UnusableData
@@ -48,8 +49,8 @@ def _dotted(path: tuple) -> str:
 class _Lines:
     """Where each key of one object is: relative path -> index into doc.lines."""
 
-    def __init__(self, doc: Document, lines: dict[tuple, int], start: int):
-        self.doc, self.lines, self.start = doc, lines, start
+    def __init__(self, doc: Document, lines: dict[tuple, int], start: int, lazy: Mapping | None = None):
+        self.doc, self.lines, self.start, self.lazy = doc, lines, start, lazy
 
     def index(self, *candidates: tuple) -> int:
         for path in candidates:
@@ -61,7 +62,9 @@ class _Lines:
         i = self.index(*candidates)
         return self.doc.evidence(i) if 0 <= i < len(self.doc.lines) else None
 
-    def key_lines(self) -> dict[str, int]:
+    def key_lines(self) -> Mapping[str, int]:
+        if self.lazy is not None:
+            return self.lazy
         base = self.doc.first_line
         return {_dotted(p): base + i for p, i in self.lines.items() if p}
 
@@ -320,26 +323,29 @@ def _objects(value, doc: Document, lines_of: LineSource) -> Iterator:
 # -- JSON ----------------------------------------------------------------------------------------------------
 
 
-def _scan_json(lines: tuple[str, ...]) -> Iterator[tuple[tuple, int]]:
-    """(path, line index) of every key and array element of pretty-printed JSON; the first path element
-    counts top-level values (a paste may hold several). One key per line, as kubectl writes it."""
-    stack: list[list] = []  # [path, is_array, next_index]
-    root = -1
-    for idx, line in enumerate(lines):
-        s = line.strip()
+def _scan_json(lines: tuple[str, ...], begin: int = 0, end: int | None = None, stack: list | None = None,
+               root: int = -1) -> Iterator[tuple[tuple, int, list, int]]:
+    """(path, line index, the scan's stack, top-level count) of every key and array element of pretty-printed
+    JSON; the first path element counts top-level values (a paste may hold several). One key per line, as
+    kubectl writes it. Each is yielded once its line is read; a scan can resume at the next line from a copy
+    of the stack and the count (`_KeyLines` does, for one object's lines)."""
+    stack = [] if stack is None else stack  # [path, is_array, next_index]
+    key_match = _JSON_KEY.match
+    for idx in range(begin, len(lines) if end is None else end):
+        s = lines[idx].strip()
         if not s or len(s) > _MAX_SCAN_LINE:
             continue
         c = s[0]
-        if stack and not stack[-1][1] and c == '"':
-            m = _JSON_KEY.match(s)
+        top = stack[-1] if stack else None
+        if top is not None and not top[1] and c == '"':
+            m = key_match(s)
             if not m:
                 continue
-            key = m.group(1)
+            key, rest = m.groups()
             if "\\" in key:
                 key = json.loads(f'"{key}"')
-            path, rest = stack[-1][0] + (key,), m.group(2)
-        elif stack and stack[-1][1] and c not in "]}":
-            top = stack[-1]
+            path = top[0] + (key,)
+        elif top is not None and top[1] and c not in "]}":
             path, rest = top[0] + (top[2],), s
             top[2] += 1
         elif not stack and c in "{[":
@@ -352,9 +358,9 @@ def _scan_json(lines: tuple[str, ...]) -> Iterator[tuple[tuple, int]]:
                 elif ch not in ", ":
                     break
             continue
-        yield path, idx
         if rest.startswith(("{", "[")) and rest.rstrip(",") not in ("{}", "[]"):
             stack.append([path, rest[0] == "[", 0])
+        yield path, idx, stack, root
 
 
 def _json_values(text: str, doc: Document) -> tuple[list, Gap | None]:
@@ -415,11 +421,55 @@ def _sniff_json(doc: Document) -> int:
         if '"apiVersion"' in first and ('"kind"' in first or '"kind"' in head[0]):
             return _KEYED
         return NO
-    api = any(_JSON_API.match(ln) for ln in head)
-    kind = any(_JSON_KIND.match(ln) for ln in head)
+    api = any(map(_JSON_API.match, head))
+    kind = any(map(_JSON_KIND.match, head))
     if api and kind:
         return _KEYED
     return LIKELY if (api or kind) and any('"items"' in ln for ln in head) else NO
+
+
+class _KeyLines(Mapping):
+    """An object's key_lines (dotted path -> line) from a JSON scan, made on first use: most objects (every pod
+    of a 35,000-pod list) never have theirs asked for, and made for all they were the largest thing kept after
+    the lines themselves. The object's lines are scanned again from the state the first scan had after the
+    object's first line, so the map is the one that scan saw."""
+
+    __slots__ = ("_args", "_map")
+
+    def __init__(self, owner: "_JsonLines", key: tuple, start: int, last: int, resume: tuple):
+        self._args = (owner.doc, owner._unit, key, start, last, resume)
+        self._map: dict | None = None
+
+    def _get(self) -> dict:
+        if self._map is None:
+            doc, unit_of, key, start, last, (stack, root, first) = self._args
+            cur: dict[tuple, int] = {first: start} if first else {}
+            for path, idx, _, _ in _scan_json(doc.lines, start + 1, last + 1, [[p, a, n] for p, a, n in stack], root):
+                unit, rel = unit_of(path)
+                if unit == key and rel:
+                    cur[rel] = idx
+            base = doc.first_line
+            self._map = {_dotted(p): base + i for p, i in cur.items()}
+            self._args = None
+        return self._map
+
+    def __getitem__(self, key):
+        return self._get()[key]
+
+    def __iter__(self):
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __contains__(self, key) -> bool:
+        return key in self._get()
+
+    def get(self, key, default=None):
+        return self._get().get(key, default)
+
+    def __repr__(self) -> str:
+        return repr(self._get())
 
 
 class _JsonLines:
@@ -427,16 +477,19 @@ class _JsonLines:
 
     def __init__(self, doc: Document, lists: set[int]):
         self.lists = lists
+        self.doc = doc
         self.units = self._units(_scan_json(doc.lines))
         self.pending: tuple | None = next(self.units, None)
 
-    def _units(self, scan: Iterator[tuple[tuple, int]]) -> Iterator[tuple[tuple, dict, int]]:
+    def _units(self, scan: Iterator[tuple[tuple, int, list, int]]) -> Iterator[tuple[tuple, dict, int, "_KeyLines"]]:
         key: tuple | None = None
         cur: dict[tuple, int] = {}
-        start = 0
-        for path, idx in scan:
-            root = path[0]
-            if root in self.lists:
+        start = last = 0
+        resume: tuple = ()
+        lists = self.lists
+        for path, idx, stack, root_count in scan:
+            root = path[0]  # the object the path belongs to, and the path inside it (_unit, inline: once per line)
+            if root in lists:
                 if len(path) < 3 or path[1] != "items":
                     continue
                 unit, rel = (root, path[2]), path[3:]
@@ -444,20 +497,31 @@ class _JsonLines:
                 unit, rel = (root, -1), path[1:]
             if unit != key:
                 if key is not None:
-                    yield key, cur, start
+                    yield key, cur, start, _KeyLines(self, key, start, last, resume)
                 key, cur, start = unit, {}, idx
+                resume = ([[p, a, n] for p, a, n in stack], root_count, rel)  # the scan's state after the object's first line
+            last = idx
             if rel:
                 cur[rel] = idx
         if key is not None:
-            yield key, cur, start
+            yield key, cur, start, _KeyLines(self, key, start, last, resume)
+
+    def _unit(self, path: tuple) -> tuple[tuple | None, tuple]:
+        """(the object a path belongs to: (top-level value, item index or -1), the path inside it)."""
+        root = path[0]
+        if root in self.lists:
+            if len(path) < 3 or path[1] != "items":
+                return None, ()
+            return (root, path[2]), path[3:]
+        return (root, -1), path[1:]
 
     def source(self, root: int) -> LineSource:
-        def lines_of(item: int | None) -> tuple[dict[tuple, int], int]:
+        def lines_of(item: int | None) -> tuple[dict[tuple, int], int] | tuple[dict[tuple, int], int, "_KeyLines"]:
             want = (root, -1 if item is None else item)
             while self.pending is not None and self.pending[0] < want:
                 self.pending = next(self.units, None)
             if self.pending is not None and self.pending[0] == want:
-                return self.pending[1], self.pending[2]
+                return self.pending[1], self.pending[2], self.pending[3]
             return {}, 0
 
         return lines_of
@@ -508,8 +572,8 @@ def _sniff_yaml(doc: Document) -> int:
     head = doc.head(60)
     if head and head[0].lstrip()[:1] in "{[":
         return NO
-    api = any(_YAML_API.match(ln) for ln in head)
-    kind = any(_YAML_KIND.match(ln) for ln in head)
+    api = any(map(_YAML_API.match, head))
+    kind = any(map(_YAML_KIND.match, head))
     return _KEYED if api and kind else NO
 
 

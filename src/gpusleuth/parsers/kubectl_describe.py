@@ -649,16 +649,22 @@ def _toleration(text: str) -> dict | None:
 
 
 def _sniff(doc: Document) -> int:
+    # every document is sniffed: the per-line work stays in C (map/filter over compiled patterns)
     head = doc.head(80)
-    keys = {t[0] for ln in head if (t := _top_key(ln))}
-    if any(_NAME_LINE.match(ln) for ln in head) and len(keys & (_POD_KEYS | _NODE_KEYS | _DS_KEYS | {"Namespace", "Labels", "Annotations"})) >= 2:
+    keys = {m.group("key") for m in filter(None, map(_KEY.match, head))} & _TOP_KEYS  # what _top_key keeps
+    if any(map(_NAME_LINE.match, head)) and len(keys & _DESCRIBED_KEYS) >= 2:
         return SURE
     if len(keys & _FRAGMENT_KEYS) >= 2:
         return LIKELY + 15
-    if any(ln.split()[:5] == ["Type", "Reason", "Age", "From", "Message"] for ln in head):
+    if any(map(_EVENTS_HEADER.match, head)):
         return LIKELY + 15
-    fields = {m.group("key") for ln in head if (m := _SUB.match(ln)) and m.group("key") in _CONTAINER_FIELDS}
+    fields = {m.group("key") for m in filter(None, map(_SUB.match, head))} & _CONTAINER_FIELDS
     return LIKELY if len(fields) >= 3 else NO
+
+
+_DESCRIBED_KEYS = _POD_KEYS | _NODE_KEYS | _DS_KEYS | {"Namespace", "Labels", "Annotations"}
+# the first five words of the line are the events table's header (`line.split()[:5]`)
+_EVENTS_HEADER = re.compile(r"\s*Type\s+Reason\s+Age\s+From\s+Message(?:\s|$)")
 
 
 @parser("kubectl.describe", "`kubectl describe` of pods, nodes, daemonsets (whole, concatenated or fragments)", _sniff)

@@ -314,8 +314,21 @@ def parse_lines(doc: Document, start: int = 0, end: int | None = None) -> list:
     return _Tables(doc, start, len(doc.lines) if end is None else end).run()
 
 
-def _kinds(doc: Document) -> tuple[list[str], bool]:
-    """The kinds of the tables near the top of a document, and whether the first non-blank line is a header."""
+def _kinds(doc: Document) -> tuple[tuple[str, ...], bool]:
+    """The kinds of the tables near the top of a document, and whether the first non-blank line is a header.
+    The table sniffers (one per kind) ask one after another about the same document: the last answer is kept."""
+    global _last_kinds
+    if _last_kinds[0] is doc:
+        return _last_kinds[1]
+    answer = _kinds_of(doc)
+    _last_kinds = (doc, answer)
+    return answer
+
+
+_last_kinds: tuple = (None, ((), False))
+
+
+def _kinds_of(doc: Document) -> tuple[tuple[str, ...], bool]:
     kinds: list[str] = []
     first = True
     at_top = False
@@ -325,7 +338,7 @@ def _kinds(doc: Document) -> tuple[list[str], bool]:
             kinds.append(table_kind(cols))
             at_top = at_top or first
         first = False
-    return kinds, at_top
+    return tuple(kinds), at_top
 
 
 def _sniffer(kind: str):

@@ -22,7 +22,6 @@ import heapq
 import json
 from dataclasses import replace
 import re
-import shlex
 from collections import Counter
 from functools import lru_cache
 from operator import attrgetter
@@ -31,6 +30,7 @@ from typing import Iterator
 from gpusleuth.gcpause import gc_paused
 from gpusleuth.model.document import Document
 from gpusleuth.model.logs import ContainerLog, LogLine
+from gpusleuth.parsers import shellwords
 from gpusleuth.parsers.base import LIKELY, NO, SURE, WEAK, parser
 from gpusleuth.parsers.timestamps import BY_ID, FORMATS, TimeFormat, candidates
 
@@ -229,7 +229,7 @@ def _command_hints(cmd: str) -> dict:
 def _hints_of_command(cmd: str) -> dict:
     """_command_hints, worked out once per command (the sniffer and the parser both ask); never changed."""
     try:
-        argv = shlex.split(cmd)
+        argv = list(shellwords.split(cmd))
     except ValueError:
         argv = cmd.split()
     if not argv:

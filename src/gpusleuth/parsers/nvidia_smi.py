@@ -155,7 +155,7 @@ def _errors(doc: Document) -> list[GpuError]:
 
 def _sniff_table(doc: Document) -> int:
     head = doc.head(60)
-    if any(_HEADER.search(ln) for ln in head):
+    if any(map(_HEADER.search, head)):
         return SURE
     first = head[:6]
     if any(_NO_DRIVER.search(ln) or _HANDLE_ERROR.search(ln) or _NO_LIB.search(ln) for ln in first):

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 from gpusleuth.model.report import Report
+from gpusleuth.report import jsonenc
 
 
 def render(report: Report) -> str:
-    return json.dumps(as_dict(report), indent=2, ensure_ascii=False, default=str) + "\n"
+    return jsonenc.dumps(as_dict(report), indent=2, end="\n")  # json.dumps(..., indent=2, ensure_ascii=False, default=str) + "\n"
 
 
 def as_dict(report: Report) -> dict:
