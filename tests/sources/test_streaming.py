@@ -47,10 +47,19 @@ def test_reading_a_50_mb_folder_holds_one_file_at_a_time(tmp_path):
 
 def test_the_engine_keeps_no_document_once_parsed():
     src = open_source("example:peermem-race")
-    facts = ingest(src.documents, Facts())
+    last = []
+
+    def remember_the_last(docs):
+        for d in docs:
+            last[:] = [(d.artifact, d.first_line)]
+            yield d
+
+    facts = ingest(remember_the_last(src.documents), Facts())
     gc.collect()
     assert facts.recognised and src.documents.count > 10
-    assert not [o for o in gc.get_objects() if isinstance(o, Document)]
+    # the sniffers' one-entry memos (Document.head, ...) may hold the last document read, never more
+    left = [(o.artifact, o.first_line) for o in gc.get_objects() if isinstance(o, Document)]
+    assert set(left) <= set(last), left
 
 
 def test_documents_can_be_read_again_up_to_where_the_first_reading_stopped(tmp_path):
