@@ -804,13 +804,17 @@ def read_file(path: Path, max_bytes: int | None = None, budgets: Budgets | None 
     return _open(description or str(path), "file", _File(path, name or path.name), _budgets(budgets, max_bytes))
 
 
+SPOOL_IN_MEMORY = 32 << 20  # bytes of a pipe held in memory before they go to a temporary file
+
+
 def _spool(fh: BinaryIO, budgets: Budgets) -> tuple[BinaryIO, bool]:
-    """A stream copied to an unnamed temporary file, so that it can be listed and read like a file on disk (and
-    read again for an HTML report); at most the budget of bytes in all (and True when that cut it)."""
+    """A stream copied aside, so that it can be listed and read like a file on disk (and read again for an HTML
+    report): in memory up to SPOOL_IN_MEMORY (every paste), beyond it an unnamed owner-only temporary file the
+    system removes when the run ends; at most the budget of bytes in all (and True when that cut it)."""
     import tempfile  # only a pipe needs it
 
     limit = budgets.max_total_bytes
-    spool = tempfile.TemporaryFile(prefix="gpusleuth-")
+    spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY, prefix="gpusleuth-")
     copied = 0
     try:
         while limit is None or copied < limit:
