@@ -220,12 +220,27 @@ def _settle() -> None:
         gc.freeze()
 
 
-def _open(source: str, max_bytes: int | None = None):
+def _budgets(max_bytes: int | None = None, max_total_bytes: int | None = None, max_files: int | None = None,
+             time_budget: float | None = None):
+    """The run's budgets: the defaults (sources/loose.py) unless a flag says otherwise; --time-budget 0 is none."""
+    from gpusleuth.sources.loose import Budgets
+
+    budgets = Budgets(max_bytes=max_bytes)
+    if max_total_bytes is not None:
+        budgets.max_total_bytes = max_total_bytes
+    if max_files is not None:
+        budgets.max_files = max_files
+    if time_budget is not None:
+        budgets.time_budget = time_budget or None
+    return budgets
+
+
+def _open(source: str, max_bytes: int | None = None, budgets=None):
     """open_source, with an empty folder said to be empty (SourceError otherwise propagates)."""
     from gpusleuth.sources import open_source
 
-    src = open_source(source, max_bytes=max_bytes)
-    if src.kind == "directory" and not src.files and not src.gaps and not src.metadata:
+    src = open_source(source, max_bytes=max_bytes, budgets=budgets)
+    if src.kind == "directory" and not src.files and not src.metadata and not src.gaps:
         _fail(f"{source}: the folder is empty, there is nothing to diagnose")
     return src
 
@@ -241,10 +256,17 @@ def _open(source: str, max_bytes: int | None = None):
 @_screen_options
 @_fail_on_option
 @click.option("--max-bytes", type=ByteSize(), default=None, help="Read at most SIZE of each file (64M, 1G); the cut is listed in the report's gaps. Default: every file whole.")
+@click.option("--max-total-bytes", type=ByteSize(), default=None,
+              help="Read at most SIZE in all (default 16G); files past it are listed in the report's gaps as not read.")
+@click.option("--max-files", type=click.IntRange(min=1), default=None, help="Read at most N files (default 200000).")
+@click.option("--time-budget", type=click.FloatRange(min=0), default=None,
+              help="Stop reading input after SECONDS (default 900; 0: no limit); the checks still run on what was read, "
+                   "and the report says what was not.")
 @click.option("--node", "node", default=None, help="Only this node, in full: its findings ungrouped, its components and timeline (plus what no node owns).")
 @_collect_options
 def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str, ...], ignore: tuple[str, ...], color: str,
-             no_color: bool, width: int | None, brief: bool, no_pager: bool, fail_on: str, max_bytes: int | None, node: str | None,
+             no_color: bool, width: int | None, brief: bool, no_pager: bool, fail_on: str, max_bytes: int | None,
+             max_total_bytes: int | None, max_files: int | None, time_budget: float | None, node: str | None,
              **live) -> None:
     """Diagnose SOURCE: a directory, a .tar.gz/.tgz/.zip of one (a gpusleuth bundle, a must-gather), a single
     file, example:NAME, or - for standard input (a paste, ended with Ctrl-D). Without SOURCE: what is piped
@@ -257,16 +279,17 @@ def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str
         from gpusleuth.sources import SourceError
         _settle()
 
+    budgets = _budgets(max_bytes, max_total_bytes, max_files, time_budget)
     try:
         piped = None if source else _piped_stdin()
         if piped is not None:
             from gpusleuth.sources.loose import STDIN, read_piped
 
-            src, source = read_piped(piped, STDIN, max_bytes=max_bytes), STDIN
+            src, source = read_piped(piped, STDIN, budgets=budgets), STDIN
         elif source:
             if source == "-" and sys.stdin is not None and sys.stdin.isatty():
                 click.echo("gpusleuth: paste the output, then press Ctrl-D on a line of its own", err=True)
-            src = _open(source, max_bytes)
+            src = _open(source, budgets=budgets)
         else:
             from gpusleuth.sources.live import source_from_collection
 
@@ -274,16 +297,16 @@ def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str
             if not collection.artifacts:
                 gaps = sorted(collection.gaps, key=lambda g: "/version" not in str(g))  # "cannot connect" says it best
                 _fail("cannot read the cluster: " + (str(gaps[0]) if gaps else "nothing collected"))
-            src = source_from_collection(collection, f"live:{collection.manifest['cluster'].get('context') or collection.manifest['cluster'].get('server')}")
+            src = source_from_collection(collection, f"live:{collection.manifest['cluster'].get('context') or collection.manifest['cluster'].get('server')}", budgets)
             source = src.description
     except SourceError as exc:
         _fail(str(exc))
-    if source in ("-", "stdin", "/dev/stdin") and not src.documents and all(g.why == "empty file" for g in src.gaps):
-        _fail("nothing came on standard input (pipe or paste the output into it, or give a SOURCE)")
-    src.gaps.extend(_selection_gaps(select, ignore))
+    src.run_gaps.extend(_selection_gaps(select, ignore))
     with gc_paused():  # as run() does; and what it built is settled before the collector runs again
         report = run(src, Selection(tuple(select), tuple(ignore)), node=node)
         _settle()
+    if source in ("-", "stdin", "/dev/stdin") and not report.source.get("documents") and all(g.why == "empty file" for g in src.gaps):
+        _fail("nothing came on standard input (pipe or paste the output into it, or give a SOURCE)")
     if not report.source.get("recognised"):
         # why each file could not be read; "N checks could not run" follows from it and says nothing more
         reasons = "; ".join(str(g) for g in report.gaps if g.artifact)[:600] or "no files"

@@ -15,16 +15,26 @@ from gpusleuth.sources import Source
 
 
 def build_facts(source: Source) -> Facts:
+    """Facts from every Document of the source, read one file at a time (none is kept once parsed); the source's
+    gaps (known once it has been read) come first, then the run's, then what parsing found."""
     facts = Facts(source.description, capture_time=source.captured_at)
-    facts.gaps.extend(source.gaps)
-    return ingest(source.documents, facts)
+    ingest(source.documents, facts)
+    facts.gaps[:0] = [*source.gaps, *getattr(source, "run_gaps", ())]
+    return facts
+
+
+def describe(source: Source) -> dict:
+    """The report's `source`: what was read, and how much (counted as it was read)."""
+    docs = source.documents
+    return {"description": source.description, "kind": source.kind, "files": source.files,
+            "documents": docs.count if getattr(docs, "done", False) else len(docs)}
 
 
 def diagnose(source: Source, selection: Selection = Selection(), node: str | None = None) -> Report:
     """node: report that node in full (its findings ungrouped, its components and timeline) instead of the fleet."""
-    about = {"description": source.description, "kind": source.kind, "files": source.files, "documents": len(source.documents)}
     with gc_paused():  # millions of acyclic objects; see gcpause.py
-        return analyse(build_facts(source), about, selection, node)
+        facts = build_facts(source)
+        return analyse(facts, describe(source), selection, node)
 
 
 def analyse(facts: Facts, about: dict, selection: Selection = Selection(), node: str | None = None) -> Report:

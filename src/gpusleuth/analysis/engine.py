@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from gpusleuth.checks import Check, all_checks
 from gpusleuth.checks.accounting import Explained
@@ -11,12 +11,14 @@ from gpusleuth.errors import NotApplicable, UnusableData
 from gpusleuth.facts import Facts, Recognised
 from gpusleuth.model.document import Document
 from gpusleuth.model.finding import Finding, Gap
+from gpusleuth.model.logs import ContainerLog
 from gpusleuth.model.report import CheckOutcome
 from gpusleuth.parsers import PARSERS
 from gpusleuth.parsers.base import WEAK, Parser
 from gpusleuth.parsers.dispatch import BEATEN_BY_STAMPED_LOGS, stamped_log
 from gpusleuth.parsers import prose
 from gpusleuth.parsers.logs import parse_text
+from gpusleuth.sources.loose import CONTINUED, CONTINUES
 
 _BUG = "internal error in gpusleuth (please report it)"
 
@@ -38,30 +40,169 @@ _STAMPED_LOG_PARSERS = tuple(p for p in PARSERS if p.kind not in BEATEN_BY_STAMP
 
 
 def ingest(documents: Iterable[Document], facts: Facts) -> Facts:
-    for doc in documents:
-        score, p = sniff(doc)
-        where = doc.artifact if doc.first_line == 1 else f"{doc.artifact}:{doc.first_line}"
-        if p is None or score < WEAK:
-            _read_as_text(doc, facts, where)
-            continue
-        try:
-            objs = list(p.parse(doc))
-        except UnusableData as exc:
-            facts.gaps.append(Gap("artifact", f"{p.kind}: {exc}", where))
-            continue
-        except Exception as exc:  # noqa: BLE001 - the exception model: a parser bug is a gap, not a crash
-            facts.errors.append(f"parser {p.kind} on {where}: {type(exc).__name__}: {exc}")
-            facts.gaps.append(Gap("artifact", f"{p.kind}: {_BUG}: {type(exc).__name__}", where))
-            continue
-        gaps = [o for o in objs if isinstance(o, Gap)]  # what a parser could not read (a paste cut short)
-        facts.gaps.extend(gaps)
-        for obj in objs:
-            if not isinstance(obj, Gap):
-                facts.add(obj)
-        facts.recognised.append(Recognised(doc.artifact, doc.first_line, doc.first_line + len(doc.lines) - 1, p.kind, len(objs) - len(gaps)))
-        if score <= WEAK or doc.artifact.lower().endswith((".md", ".markdown")):
-            _read_prose_lines(doc, facts, weak=score <= WEAK)
+    """Parse each Document as it comes (a source produces them file by file; none is kept here once parsed).
+
+    A huge file comes in pieces of whole lines (sources/loose.py PIECE_BYTES): a log's pieces are parsed one by
+    one and joined into one log of the artifact, so that the views see one log, and the artifacts list one
+    range; pieces of anything else (a YAML or JSON dump) are joined and parsed whole, since such a parser needs
+    the whole text."""
+    state = _Stream(facts)
+    it = iter(documents)
+    while (doc := next(it, None)) is not None:
+        state.take(doc)
+        del doc  # before the next is read: a loop variable would hold this one (a whole piece) meanwhile
+    state.finish()
     return facts
+
+
+class _Stream:
+    """ingest's state between Documents: the pieces of a structured document being joined, or of a log being
+    parsed piece by piece."""
+
+    def __init__(self, facts: Facts):
+        self.facts = facts
+        self.joining: list[Document] | None = None
+        self.carry: _Pieces | None = None
+
+    def take(self, doc: Document) -> None:
+        facts = self.facts
+        if self.joining is not None:
+            if doc.meta.get(CONTINUES) and doc.artifact == self.joining[0].artifact:
+                self.joining.append(doc)
+                if doc.meta.get(CONTINUED):
+                    return
+                doc, self.joining = _joined(self.joining), None
+            else:  # the file ended at a piece's end: what was joined is whole
+                _ingest_one(_joined(self.joining), facts)
+                self.joining = None
+        if self.carry is not None:
+            if doc.meta.get(CONTINUES) and doc.artifact == self.carry.artifact:
+                self.carry.add(doc, facts)
+                if not doc.meta.get(CONTINUED):
+                    self.carry, _ = None, self.carry.flush(facts)
+                return
+            self.carry, _ = None, self.carry.flush(facts)
+        if doc.meta.get(CONTINUED):
+            score, p = sniff(doc)
+            if p is not None and score >= WEAK and p.kind != "logs":
+                self.joining = [doc]
+                return
+            self.carry = _Pieces(doc.artifact, (score, p))
+            self.carry.add(doc, facts)
+            return
+        _ingest_one(doc, facts)
+
+    def finish(self) -> None:
+        if self.joining:
+            _ingest_one(_joined(self.joining), self.facts)
+        if self.carry is not None:
+            self.carry.flush(self.facts)
+
+
+def whole_documents(documents: Iterable[Document]) -> Iterator[Document]:
+    """Documents with the pieces of a huge file joined back into the one Document they were cut from, for a
+    reader that needs whole artifacts and can afford them (serve)."""
+    pieces: list[Document] = []
+    for doc in documents:
+        if pieces and not (doc.meta.get(CONTINUES) and doc.artifact == pieces[0].artifact):
+            yield _joined(pieces)
+            pieces = []
+        if doc.meta.get(CONTINUED) or pieces:
+            pieces.append(doc)
+            if doc.meta.get(CONTINUED):
+                continue
+            yield _joined(pieces)
+            pieces = []
+            continue
+        yield doc
+    if pieces:
+        yield _joined(pieces)
+
+
+def _joined(pieces: list[Document]) -> Document:
+    """Pieces of one structured document as the one Document they were cut from."""
+    first = pieces[0]
+    meta = {k: v for k, v in first.meta.items() if k not in (CONTINUED, CONTINUES)}
+    return replace(first, lines=tuple(ln for d in pieces for ln in d.lines), meta=meta)
+
+
+class _Pieces:
+    """The pieces of one huge log: each parsed on its own with the parser the first was given, their logs joined
+    into one ContainerLog of the artifact, their ranges into one entry of the artifacts list."""
+
+    def __init__(self, artifact: str, chosen: tuple[int, Parser | None]):
+        self.artifact, self.chosen = artifact, chosen
+        self.logs: list[ContainerLog] = []
+        self.sizes: list[int] = []  # lines of each piece a log came from
+        self.recognised: dict[str, int] = {}  # kind -> its index in facts.recognised
+        self.gaps: set[tuple[str, str]] = set()
+
+    def add(self, doc: Document, facts: Facts) -> None:
+        part = Facts(facts.description, capture_time=facts.capture_time)
+        _ingest_one(doc, part, self.chosen)
+        facts.errors.extend(part.errors)
+        for g in part.gaps:  # the same reason once per artifact, not once per piece
+            if (g.what, g.why) not in self.gaps:
+                self.gaps.add((g.what, g.why))
+                facts.gaps.append(g)
+        for r in part.recognised:
+            at = self.recognised.get(r.kind)
+            if at is None:
+                self.recognised[r.kind] = len(facts.recognised)
+                facts.recognised.append(r)
+            else:
+                first = facts.recognised[at]
+                facts.recognised[at] = replace(first, last_line=r.last_line, objects=max(first.objects, r.objects))
+        for objs in part._by_type.values():  # noqa: SLF001 - a Facts of one piece, merged into the run's
+            for obj in objs:
+                if isinstance(obj, ContainerLog):
+                    self.logs.append(obj)
+                    self.sizes.append(len(doc.lines))
+                else:
+                    facts.add(obj)
+
+    def flush(self, facts: Facts) -> None:
+        if self.logs:
+            facts.add(join_logs(self.logs, self.sizes))
+            self.logs, self.sizes = [], []
+
+
+def join_logs(pieces: list[ContainerLog], sizes: list[int]) -> ContainerLog:
+    """One log of an artifact read in pieces (``sizes``: each piece's lines): the first piece's provenance, the
+    lines of all in order. When any piece kept only some of its lines (a big log), the whole keeps what each
+    kept: its `total_lines` is the file's, its `skipped` every piece's (line numbers are the file's already;
+    each piece keeps its first and last lines, so no lines are left out where two pieces meet)."""
+    if len(pieces) == 1:
+        return pieces[0]
+    lines = tuple(ln for log in pieces for ln in log.lines)
+    if all(log.total_lines is None for log in pieces):
+        return replace(pieces[0], lines=lines)
+    return replace(pieces[0], lines=lines, total_lines=sum(sizes), skipped=tuple(n for log in pieces for n in log.skipped))
+
+
+def _ingest_one(doc: Document, facts: Facts, chosen: tuple[int, Parser | None] | None = None) -> None:
+    score, p = chosen if chosen is not None else sniff(doc)
+    where = doc.artifact if doc.first_line == 1 else f"{doc.artifact}:{doc.first_line}"
+    if p is None or score < WEAK:
+        _read_as_text(doc, facts, where)
+        return
+    try:
+        objs = list(p.parse(doc))
+    except UnusableData as exc:
+        facts.gaps.append(Gap("artifact", f"{p.kind}: {exc}", where))
+        return
+    except Exception as exc:  # noqa: BLE001 - the exception model: a parser bug is a gap, not a crash
+        facts.errors.append(f"parser {p.kind} on {where}: {type(exc).__name__}: {exc}")
+        facts.gaps.append(Gap("artifact", f"{p.kind}: {_BUG}: {type(exc).__name__}", where))
+        return
+    gaps = [o for o in objs if isinstance(o, Gap)]  # what a parser could not read (a paste cut short)
+    facts.gaps.extend(gaps)
+    for obj in objs:
+        if not isinstance(obj, Gap):
+            facts.add(obj)
+    facts.recognised.append(Recognised(doc.artifact, doc.first_line, doc.first_line + len(doc.lines) - 1, p.kind, len(objs) - len(gaps)))
+    if score <= WEAK or doc.artifact.lower().endswith((".md", ".markdown")):
+        _read_prose_lines(doc, facts, weak=score <= WEAK)
 
 
 def _read_prose_lines(doc: Document, facts: Facts, weak: bool) -> None:

@@ -280,9 +280,10 @@ _NEIGHBOURS = 2000  # lines searched above and below an untimed kept line for th
 
 
 def parse_log(doc: Document, whole: bool = False) -> ContainerLog:
-    """whole: every line, however big the log (serve hands the log itself to `kubectl logs`, not a diagnosis of it)."""
+    """whole: every line, however big the log (serve hands the log itself to `kubectl logs`, not a diagnosis of it).
+    A piece of a huge file (sources/loose.py PIECE_BYTES, marked in its meta) is a big log whatever its lines."""
     with gc_paused():  # millions of acyclic objects: the cycle collector would rescan them over and over
-        if len(doc.lines) > KEEP_ALL_LINES and not whole:
+        if (len(doc.lines) > KEEP_ALL_LINES or "continued" in doc.meta or "continues" in doc.meta) and not whole:
             return _parse_kept(doc)
         return _parse_log(doc)
 

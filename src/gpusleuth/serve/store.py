@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 
-from gpusleuth.analysis.engine import sniff
+from gpusleuth.analysis.engine import sniff, whole_documents
 from gpusleuth.errors import NotApplicable, UnusableData
 from gpusleuth.facts import Cluster, Facts
 from gpusleuth.live.probe_format import Section
@@ -129,7 +129,7 @@ class Store:
             store.version = {**DEFAULT_VERSION, **manifest_version}
         facts = Facts(source.description)
         node_docs: list[Document] = []
-        for doc in source.documents:
+        for doc in whole_documents(source.documents):  # a huge file's pieces as the one artifact they are
             score, p = sniff(doc)
             objs: list = []
             recognised = p is not None and score >= WEAK

@@ -15,7 +15,7 @@ from functools import cache
 from gpusleuth.knowledge import table
 from gpusleuth.model.document import Document
 
-_SEPARATOR = "_" * 44
+_SEPARATOR = SEPARATOR = "_" * 44
 _FILE = re.compile(r"^\*\*\* (?P<path>/\S+)$")
 _PROLOGUE = "Start of NVIDIA bug report log file"
 
@@ -57,3 +57,21 @@ def split(artifact: str, lines: list[str], meta: dict | None = None) -> list[Doc
         if any(ln.strip() for ln in chunk):
             docs.append(Document(artifact, tuple(chunk), body + 1, command=command, path_hint=path, meta=dict(meta or {}, section=header)))
     return docs
+
+
+def last_section(lines: list[str]) -> str | None:
+    """The header of the last section these lines start (None: they start none), so that the next piece of a
+    huge bug report knows whether its first lines belong to a section that is kept."""
+    for i in range(len(lines) - 1, -1, -1):
+        if lines[i].strip() == _SEPARATOR:
+            return next((ln.strip() for ln in lines[i + 1:] if ln.strip()), "")
+    return None
+
+
+def kept(header: str) -> bool:
+    return bool(header) and bool(_keep().search(header))
+
+
+def first_separator(lines: list[str]) -> int:
+    """The index of the first section separator in these lines (their count when there is none)."""
+    return next((i for i, ln in enumerate(lines) if ln.strip() == _SEPARATOR), len(lines))

@@ -36,19 +36,34 @@ def captured_at(manifest: dict) -> datetime | None:
         return None
 
 
+def records(manifest: dict) -> dict[str, dict]:
+    """name -> the manifest's record of that artifact."""
+    return {r.get("name"): r for r in manifest["artifacts"] if isinstance(r, dict)}
+
+
+def order(manifest: dict) -> dict[str, int]:
+    """name -> its place in the manifest: files are read in this order (those it does not list after them)."""
+    return {name: i for i, name in enumerate(records(manifest))}
+
+
+def document(name: str, lines: list[str], rec: dict) -> Document:
+    """An artifact the manifest lists: one Document with its provenance, never split at shell prompts."""
+    return Document(name, tuple(lines), 1, command=rec.get("command"), path_hint=rec.get("path"), meta=rec)
+
+
+def gaps(manifest: dict, present: set[str]) -> list[Gap]:
+    """The collection's own gaps (403s, timeouts), then files the manifest lists that the bundle lacks."""
+    recs = records(manifest)
+    out = [Gap(g.get("what", "?"), g.get("why", "?"), g.get("artifact")) for g in manifest.get("gaps", []) if isinstance(g, dict)]
+    out.extend(Gap("artifact", "listed in manifest.json but missing from the bundle", n) for n in recs if n not in present and not recs[n].get("empty"))
+    return out
+
+
 def documents(texts: list[tuple[str, list[str]]], manifest: dict, fallback) -> tuple[list[Document], list[Gap]]:
-    """(documents in manifest order, gaps); files the manifest does not list go through `fallback`."""
-    records = {r.get("name"): r for r in manifest["artifacts"] if isinstance(r, dict)}
-    order = {name: i for i, name in enumerate(records)}
+    """(documents in manifest order, gaps) of files read whole; files the manifest does not list go through
+    `fallback`."""
+    recs, at = records(manifest), order(manifest)
     docs: list[Document] = []
-    present = set()
-    for name, lines in sorted(texts, key=lambda t: (order.get(t[0], len(order)), t[0])):
-        rec = records.get(name)
-        if rec is None:
-            docs.extend(fallback(name, lines))
-            continue
-        present.add(name)
-        docs.append(Document(name, tuple(lines), 1, command=rec.get("command"), path_hint=rec.get("path"), meta=rec))
-    gaps = [Gap(g.get("what", "?"), g.get("why", "?"), g.get("artifact")) for g in manifest.get("gaps", []) if isinstance(g, dict)]
-    gaps.extend(Gap("artifact", "listed in manifest.json but missing from the bundle", n) for n in records if n not in present and not records[n].get("empty"))
-    return docs, gaps
+    for name, lines in sorted(texts, key=lambda t: (at.get(t[0], len(at)), t[0])):
+        docs.extend([document(name, lines, recs[name])] if name in recs else fallback(name, lines))
+    return docs, gaps(manifest, {name for name, _ in texts})

@@ -51,6 +51,6 @@ def collect(target: Target, options, progress=None):
     return asyncio.run(main())
 
 
-def source_from_collection(collection, description: str) -> Source:
+def source_from_collection(collection, description: str, budgets=None) -> Source:
     files = ((a.name, a.data) for a in collection.artifacts)
-    return read_artifacts(description, "live", files, {"manifest.json": json.dumps(collection.manifest).encode()})
+    return read_artifacts(description, "live", files, {"manifest.json": json.dumps(collection.manifest).encode()}, budgets)

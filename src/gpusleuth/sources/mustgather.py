@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from dataclasses import dataclass
 
 from gpusleuth.model.document import Document
 from gpusleuth.model.finding import Gap
@@ -118,15 +119,37 @@ def _target(cmd: str) -> str | None:
     return None
 
 
-def read(texts: list[tuple[str, list[str]]], empty: list[str], fallback) -> tuple[list[Document], list[Gap]]:
-    """(documents, gaps) of a must-gather; the script's own logs and version file are read, not analysed."""
-    ns = _namespace(texts)
-    op = _operator_pod(texts) or "pod/<operator pod>"
-    gaps: list[Gap] = []
-    errors = _errors(texts)
+CONTEXT = ("*_operator_pod.status", "*_operand_pods.yaml", "*_operator_pod.yaml")  # read first: they name the namespace and operator pod
+
+
+def is_context(name: str) -> bool:
+    """Whether a file is one of those read before the others (the script's logs, the files naming the operator's
+    namespace and pod), so that every other file can be read on its own."""
+    b = base(name)
+    return b in METADATA[:2] or any(fnmatch.fnmatchcase(b, pat) for pat in CONTEXT)
+
+
+@dataclass
+class Context:
+    namespace: str | None
+    operator_pod: str
+    errors: list[tuple[str, str]]
+    fatal: list[Gap]
+
+
+def context(texts: list[tuple[str, list[str]]]) -> Context:
+    """What every file's command needs, from the context files (is_context) alone."""
+    fatal = [Gap("must-gather", ln.strip(), name) for name, lines in texts if base(name) == "must-gather.log"
+             for ln in lines if ln.startswith("FATAL")]
+    return Context(_namespace(texts), _operator_pod(texts) or "pod/<operator pod>", _errors(texts), fatal)
+
+
+def gaps(ctx: Context, empty: list[str]) -> list[Gap]:
+    """The failed kubectl calls of the script's trace, the empty files they left, the script's FATAL lines."""
+    out: list[Gap] = []
     by_file: dict[str, str] = {}
     quiet: set[str] = set()
-    for cmd, err in errors:
+    for cmd, err in ctx.errors:
         target = _target(cmd)
         if _NO_PREVIOUS.search(err):
             if target:
@@ -134,34 +157,40 @@ def read(texts: list[tuple[str, list[str]]], empty: list[str], fallback) -> tupl
             continue
         if target:
             by_file[target] = err
-        gaps.append(Gap(f"must-gather call `{cmd}`", err, "must-gather.stderr.log"))
+        out.append(Gap(f"must-gather call `{cmd}`", err, "must-gather.stderr.log"))
     for name in empty:
         b = base(name)
         if b == "cluster_policy.missing":
-            gaps.append(Gap("ClusterPolicy", "must-gather found no ClusterPolicy (clusterpolicies.nvidia.com) in the cluster", name))
+            out.append(Gap("ClusterPolicy", "must-gather found no ClusterPolicy (clusterpolicies.nvidia.com) in the cluster", name))
         elif b not in quiet and b not in by_file:
-            gaps.append(Gap("artifact", "empty: the kubectl call that writes it printed nothing (failed, or no such object)", name))
-    docs: list[Document] = []
-    for name, lines in texts:
-        b = base(name)
-        if b in METADATA:
-            gaps.extend(Gap("must-gather", ln.strip(), name) for ln in lines if b == "must-gather.log" and ln.startswith("FATAL"))
-            continue
-        if b in REDUNDANT:
-            continue
-        bug = _BUG_REPORT.match(b)
-        if bug and bugreport.is_bug_report(lines):
-            docs.extend(bugreport.split(name, lines, {"node": bug.group("node"), "source": "must-gather"}))
-            continue
-        command = None
-        for pattern, template in _COMMANDS:
-            if fnmatch.fnmatchcase(b, pattern):
-                v = _VARIABLE.search(b)
-                n = f" -n {ns}" if ns and b.startswith("gpu_") else ""
-                command = template.format(n=n, x=v.group("x") if v else "", op=op if b.startswith("gpu_") else "pod/<operator pod>")
-                break
-        if command is None:
-            docs.extend(fallback(name, lines))
-            continue
-        docs.append(Document(name, tuple(lines), 1, command=command, meta={"source": "must-gather", "namespace": ns}))
-    return docs, gaps
+            out.append(Gap("artifact", "empty: the kubectl call that writes it printed nothing (failed, or no such object)", name))
+    return out + ctx.fatal
+
+
+def bug_report_node(name: str) -> str | None:
+    """The node of a must-gather's nvidia-bug-report_<node>.log, or None for any other file."""
+    bug = _BUG_REPORT.match(base(name))
+    return bug.group("node") if bug else None
+
+
+def documents(name: str, lines: list[str], ctx: Context, fallback) -> list[Document]:
+    """The Documents of one must-gather file; the script's own logs and version file are read, not analysed."""
+    b = base(name)
+    if b in METADATA or b in REDUNDANT:
+        return []
+    bug = _BUG_REPORT.match(b)
+    if bug and bugreport.is_bug_report(lines):
+        return bugreport.split(name, lines, {"node": bug.group("node"), "source": "must-gather"})
+    for pattern, template in _COMMANDS:
+        if fnmatch.fnmatchcase(b, pattern):
+            v = _VARIABLE.search(b)
+            n = f" -n {ctx.namespace}" if ctx.namespace and b.startswith("gpu_") else ""
+            command = template.format(n=n, x=v.group("x") if v else "", op=ctx.operator_pod if b.startswith("gpu_") else "pod/<operator pod>")
+            return [Document(name, tuple(lines), 1, command=command, meta={"source": "must-gather", "namespace": ctx.namespace})]
+    return fallback(name, lines)
+
+
+def read(texts: list[tuple[str, list[str]]], empty: list[str], fallback) -> tuple[list[Document], list[Gap]]:
+    """(documents, gaps) of a must-gather read whole."""
+    ctx = context(texts)
+    return [d for name, lines in texts for d in documents(name, lines, ctx, fallback)], gaps(ctx, empty)

@@ -126,13 +126,15 @@ def _json_line(line: str) -> bool:
 
 
 CHUNK = 1 << 20  # bytes per read when a file is streamed
+PIECE_LINES = 500_000  # lines in a piece of a huge file at most (a line object costs ~60 bytes however short)
 _SAMPLE = 65536  # what decide text or binary is judged on
 
 
 @dataclass
 class StreamRead:
-    """What reading a file as a stream gave: its text (or why not), how many bytes were read, whether a cap
-    stopped the read before the end, and the error that cut it short (a truncated archive member)."""
+    """What reading a file (or one piece of it) as a stream gave: its text (or why not), how many bytes were read
+    so far, whether a cap stopped the read before the end, and the error that cut it short (a truncated archive
+    member). ``more``: a piece of a huge file, more pieces follow."""
 
     text: str | None
     why: str | None
@@ -140,6 +142,7 @@ class StreamRead:
     capped: bool = False
     error: Exception | None = None
     note: str | None = None  # text read, with something dropped (NUL bytes) that the report should say
+    more: bool = False
 
 
 def _judge(sample: bytes) -> tuple[str | None, int, bool, str | None]:
@@ -174,9 +177,36 @@ def decode_stream(fh: BinaryIO, cap: int | None = None) -> StreamRead:
     the stream (a cut archive, a corrupt gzip member) ends the read and is returned with what came before it.
     UTF-16/32 are read with or without a byte-order mark; a few NUL bytes in UTF-8 text are dropped (and
     counted in ``note``)."""
-    size, pieces, error, capped = 0, [], None, False
+    return next(read_pieces(fh, cap))
+
+
+def _cut_point(chunks: list[str], end: int) -> tuple[int, int]:
+    """Where a piece of a huge file ends, as (chunk, position in it): after the last line break within its first
+    ``end`` characters (a line longer than a piece is cut at ``end``)."""
+    before, k = 0, 0
+    while k < len(chunks) - 1 and before + len(chunks[k]) < end:
+        before += len(chunks[k])
+        k += 1
+    limit = end - before
+    for j in range(k, -1, -1):
+        c = chunks[j]
+        at = c.rfind("\n", 0, limit if j == k else len(c))
+        if at < 0:
+            at = c.rfind("\r", 0, limit if j == k else len(c))
+        if at >= 0:
+            return j, at + 1
+    return k, min(limit, len(chunks[k]))
+
+
+def read_pieces(fh: BinaryIO, cap: int | None = None, piece: int | None = None, piece_lines: int = PIECE_LINES) -> Iterator[StreamRead]:
+    """decode_stream, handing on a file above ``piece`` characters or ``piece_lines`` lines in pieces of whole
+    lines (``more`` set on all but the last), so that no string of a whole huge file is ever built, and no list of
+    millions of tiny lines either. A file at most one piece long comes as
+    one StreamRead, exactly as decode_stream reads it. The last StreamRead carries the size, the cap, the error
+    and the note; one with ``text`` None says why the rest is not text (binary, empty)."""
+    size, pieces, held, held_lines, error, capped = 0, [], 0, 0, None, False
     decoder = None
-    codec, drop_nuls, dropped = "utf-8", False, 0
+    codec, drop_nuls, dropped, first = "utf-8", False, 0, True
     read = getattr(fh, "read1", fh.read)  # one read at a time: a stream that fails later keeps what came before
     try:
         while True:
@@ -194,27 +224,56 @@ def decode_stream(fh: BinaryIO, cap: int | None = None) -> StreamRead:
                     size += len(more)
                 judged, bom, drop_nuls, why = _judge(chunk[:_SAMPLE])
                 if judged is None:
-                    return StreamRead(None, why, size)
+                    yield StreamRead(None, why, size)
+                    return
                 codec, chunk = judged, chunk[bom:]
                 decoder = codecs.getincrementaldecoder(codec)("replace")
             if drop_nuls and b"\x00" in chunk:
                 dropped += chunk.count(0)
                 chunk = chunk.replace(b"\x00", b"")
-            pieces.append(decoder.decode(chunk))
+            decoded = decoder.decode(chunk)
+            pieces.append(decoded)
+            held += len(decoded)
+            if piece is not None:
+                held_lines += decoded.count("\n")
+            while piece is not None and (held >= piece or held_lines >= piece_lines):  # whole lines, about a piece
+                k, at = _cut_point(pieces, piece if held >= piece else held)
+                out = StreamRead("".join([*pieces[:k], pieces[k][:at]]), None, size, more=True)
+                pieces = [pieces[k][at:], *pieces[k + 1:]]
+                held = sum(map(len, pieces))
+                held_lines = sum(p.count("\n") for p in pieces)
+                bad = _not_text(out.text, codec)
+                if bad:
+                    yield StreamRead(None, bad, size)
+                    return
+                if first and out.text.startswith("\ufeff"):
+                    out.text = out.text[1:]
+                first = False
+                yield out  # its text is the only reference to the piece: the reader drops it once split into lines
     except Exception as exc:  # noqa: BLE001 - the stream's own errors (EOFError, zlib.error, TarError, ...)
         error = exc
     if decoder is None:
-        return StreamRead(None, "empty file", 0, error=error)
+        yield StreamRead(None, "empty file", 0, error=error)
+        return
     pieces.append(decoder.decode(b"", final=True))
-    text = "".join(pieces)
+    note = f"{dropped} NUL byte(s) dropped; the rest read as text" if dropped else None
+    out = StreamRead("".join(pieces), None, size, capped, error, note)
     del pieces
+    bad = _not_text(out.text, codec)
+    if bad:
+        yield StreamRead(None, bad, size, capped, error)
+        return
+    if first and out.text.startswith("\ufeff"):
+        out.text = out.text[1:]
+    yield out  # its text is the only reference: the reader drops it once split into lines
+
+
+def _not_text(text: str, codec: str) -> str | None:
+    """Why a decoded piece is not text (too many undecodable bytes), or None."""
     if text.count("\ufffd") > max(16, len(text) // 50):
         what = "UTF-8" if codec == "utf-8" else codec.upper()
-        return StreamRead(None, f"binary file (not {what} text)", size, capped, error)
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    note = f"{dropped} NUL byte(s) dropped; the rest read as text" if dropped else None
-    return StreamRead(text, None, size, capped, error, note)
+        return f"binary file (not {what} text)"
+    return None
 
 
 def normalise(text: str) -> tuple[list[str], list[str]]:
