@@ -99,16 +99,30 @@ def test_skipped_sniffers_never_outbid_the_log_sniffer_on_stamped_documents():
     assert tried > 800
 
 
-@pytest.mark.parametrize("doc", [
-    Document("a.log", ("2025-06-01T11:00:00Z x", " indented"), command="kubectl logs p --timestamps"),  # a line not led by a digit
-    Document("a.log", ("2025-06-01T11:00:00Z x",), command="kubectl logs p -- lsmod"),  # the host sniffers see lsmod
-    Document("a.log", ("2025-06-01T11:00:00Z x",), command="kubectl logs p", path_hint="/proc/modules"),
-    Document("a.log", ("2025-06-01T11:00:00Z x",), command="kubectl get pods"),
-    Document("a.log", ("2025-06-01T11:00:00Z x",)),
-    Document("a.log", ("\u0663 unicode digit",), command="kubectl logs p"),
+@pytest.mark.parametrize("lines, command, path_hint", [
+    (("2025-06-01T11:00:00Z x", " indented"), "kubectl logs p --timestamps", None),  # a line not led by a digit
+    (("2025-06-01T11:00:00Z x",), "kubectl logs p -- lsmod", None),  # the host sniffers see lsmod
+    (("2025-06-01T11:00:00Z x",), "kubectl logs p", "/proc/modules"),
+    (("2025-06-01T11:00:00Z x",), "kubectl get pods", None),
+    (("2025-06-01T11:00:00Z x",), None, None),
+    (("\u0663 unicode digit",), "kubectl logs p", None),
 ])
-def test_what_is_not_a_stamped_log(doc):
-    assert not stamped_log(doc)
+def test_what_is_not_a_stamped_log(lines, command, path_hint):
+    assert not stamped_log(Document("a.log", lines, command=command, path_hint=path_hint))
+
+
+def test_no_sniffer_memo_keeps_an_older_document_while_stamped_logs_go_by():
+    import gc
+
+    table = Document("pods.txt", ("NAMESPACE   NAME   READY   STATUS   RESTARTS   AGE", "gpu-operator   p   1/1   Running   0   1d"),
+                     command="kubectl get pods -A")
+    assert engine.sniff(table)[1].kind == "kubectl.get-pods"
+    gone = (table.artifact, table.first_line)
+    del table
+    log = Document("ns/logs/p/c.log", (_S + "hello",), command="kubectl logs p --timestamps")
+    assert stamped_log(log) and engine.sniff(log)[1].kind == "logs"
+    gc.collect()
+    assert gone not in [(o.artifact, o.first_line) for o in gc.get_objects() if isinstance(o, Document)]
 
 
 _S = "2025-06-01T11:00:00.000000000Z "

@@ -15,7 +15,7 @@ from gpusleuth.model.logs import ContainerLog
 from gpusleuth.model.report import CheckOutcome
 from gpusleuth.parsers import PARSERS
 from gpusleuth.parsers.base import WEAK, Parser
-from gpusleuth.parsers.dispatch import BEATEN_BY_STAMPED_LOGS, stamped_log
+from gpusleuth.parsers.dispatch import BEATEN_BY_STAMPED_LOGS, forget_skipped, stamped_log
 from gpusleuth.parsers import prose
 from gpusleuth.parsers.logs import parse_text
 from gpusleuth.sources.loose import CONTINUED, CONTINUES
@@ -25,7 +25,11 @@ _BUG = "internal error in gpusleuth (please report it)"
 
 def sniff(doc: Document) -> tuple[int, Parser | None]:
     best, chosen = 0, None
-    for p in _STAMPED_LOG_PARSERS if stamped_log(doc) else PARSERS:
+    parsers = PARSERS
+    if stamped_log(doc):
+        parsers = _STAMPED_LOG_PARSERS
+        forget_skipped()
+    for p in parsers:
         try:
             score = p.sniff(doc)
         except Exception:  # a sniffer bug must not hide the document from the others

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from gpusleuth.model.document import Document
-from gpusleuth.parsers import host_facts, logs
+from gpusleuth.parsers import host_facts, kubectl_table, logs
 
 # Scores: SURE = 90, LIKELY = 60, WEAK = 20. The log sniffer's answer on a stamped log is SURE - 10 = 80.
 BEATEN_BY_STAMPED_LOGS = frozenset({
@@ -74,3 +74,11 @@ def stamped_log(doc: Document) -> bool:
     # the log sniffer's SURE - 10 rests on the command's hints; `kubectl logs P -- lsmod` names another program
     # for the host sniffers (both answers are cached per command line, as those sniffers cache them)
     return bool(logs._hints_of_command(cmd)) and host_facts._command_of(cmd)[0] in ("kubectl", "oc")
+
+
+def forget_skipped() -> None:
+    """Drop the memos of the last document that skipped sniffers keep (the host sniffers' stripped head, the table
+    sniffers' kinds): while stamped logs stream by they would keep an older document alive, and a streamed input
+    keeps no document but the one being read (tests/sources/test_streaming.py)."""
+    host_facts._last_head = (None, [])
+    kubectl_table._last_kinds = (None, ((), False))
