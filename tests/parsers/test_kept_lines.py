@@ -122,9 +122,9 @@ def test_the_hyperscan_scan_keeps_the_lines_the_re2_scan_keeps(monkeypatch):
     for p in sorted(logs):
         lines = p.read_text(encoding="utf-8", errors="replace").splitlines()
         monkeypatch.setattr(facts_logs, "USE_HYPERSCAN", True)
-        fast = kept_rows(lines, edges=False)
+        fast = kept_rows(lines, edges=0)
         monkeypatch.setattr(facts_logs, "USE_HYPERSCAN", False)
-        assert fast == kept_rows(lines, edges=False), p.name
+        assert fast == kept_rows(lines, edges=0), p.name
 
 
 def test_kept_rows_are_the_edges_and_what_matches():

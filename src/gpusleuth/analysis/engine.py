@@ -17,7 +17,7 @@ from gpusleuth.parsers import PARSERS
 from gpusleuth.parsers.base import WEAK, Parser
 from gpusleuth.parsers.dispatch import BEATEN_BY_STAMPED_LOGS, forget_skipped, stamped_log
 from gpusleuth.parsers import prose
-from gpusleuth.parsers.logs import parse_text
+from gpusleuth.parsers.logs import KEEP_ALL_LINES, KEPT_AFTER_BUDGET, KEPT_AFTER_BUDGET_LINES, parse_text
 from gpusleuth.sources.loose import CONTINUED, CONTINUES
 
 _BUG = "internal error in gpusleuth (please report it)"
@@ -59,14 +59,24 @@ def ingest(documents: Iterable[Document], facts: Facts) -> Facts:
     return facts
 
 
+# Memory the logs read in full may take in all (~256 bytes a LogLine plus its text twice: raw and message). Past
+# it, every further log of more than a few hundred lines keeps only the lines that matter, as a big log does
+# (parsers/logs.py KEPT_AFTER_BUDGET): a gigabyte of logs each under KEEP_ALL_LINES stays bounded too. A
+# must-gather of a few hundred GPU nodes is far below it, so its logs are read whole.
+LOG_BYTES_IN_FULL = 96 << 20
+_LINE_COST = 256
+
+
 class _Stream:
     """ingest's state between Documents: the pieces of a structured document being joined, or of a log being
-    parsed piece by piece."""
+    parsed piece by piece, and what the logs read in full cost so far."""
 
     def __init__(self, facts: Facts):
         self.facts = facts
         self.joining: list[Document] | None = None
         self.carry: _Pieces | None = None
+        self.in_full = 0  # estimated bytes of the logs read whole
+        self.budget_gap = False
 
     def take(self, doc: Document) -> None:
         facts = self.facts
@@ -94,7 +104,17 @@ class _Stream:
             self.carry = _Pieces(doc.artifact, (score, p))
             self.carry.add(doc, facts)
             return
-        _ingest_one(doc, facts)
+        if self.in_full > LOG_BYTES_IN_FULL:
+            doc.meta[KEPT_AFTER_BUDGET] = True
+        if _ingest_one(doc, facts) == "logs" and len(doc.lines) <= KEEP_ALL_LINES:
+            if KEPT_AFTER_BUDGET in doc.meta and len(doc.lines) > KEPT_AFTER_BUDGET_LINES:
+                if not self.budget_gap:
+                    self.budget_gap = True
+                    facts.gaps.append(Gap("big log", f"the logs read in full passed {LOG_BYTES_IN_FULL >> 20} MiB of parsed lines; "
+                                          f"from this log on, a log of more than {KEPT_AFTER_BUDGET_LINES:,} lines keeps only the "
+                                          "lines that matter (each is listed as a big log)", doc.artifact))
+            else:
+                self.in_full += _LINE_COST * len(doc.lines) + 2 * sum(map(len, doc.lines))
 
     def finish(self) -> None:
         if self.joining:
@@ -181,24 +201,26 @@ def join_logs(pieces: list[ContainerLog], sizes: list[int]) -> ContainerLog:
     lines = tuple(ln for log in pieces for ln in log.lines)
     if all(log.total_lines is None for log in pieces):
         return replace(pieces[0], lines=lines)
-    return replace(pieces[0], lines=lines, total_lines=sum(sizes), skipped=tuple(n for log in pieces for n in log.skipped))
+    return replace(pieces[0], lines=lines, total_lines=sum(sizes), skipped=tuple(n for log in pieces for n in log.skipped),
+                   edges=max(log.edges for log in pieces))
 
 
-def _ingest_one(doc: Document, facts: Facts, chosen: tuple[int, Parser | None] | None = None) -> None:
+def _ingest_one(doc: Document, facts: Facts, chosen: tuple[int, Parser | None] | None = None) -> str | None:
+    """Parse one Document into facts; the kind of the parser that took it (None: none did)."""
     score, p = chosen if chosen is not None else sniff(doc)
     where = doc.artifact if doc.first_line == 1 else f"{doc.artifact}:{doc.first_line}"
     if p is None or score < WEAK:
         _read_as_text(doc, facts, where)
-        return
+        return None
     try:
         objs = list(p.parse(doc))
     except UnusableData as exc:
         facts.gaps.append(Gap("artifact", f"{p.kind}: {exc}", where))
-        return
+        return None
     except Exception as exc:  # noqa: BLE001 - the exception model: a parser bug is a gap, not a crash
         facts.errors.append(f"parser {p.kind} on {where}: {type(exc).__name__}: {exc}")
         facts.gaps.append(Gap("artifact", f"{p.kind}: {_BUG}: {type(exc).__name__}", where))
-        return
+        return None
     gaps = [o for o in objs if isinstance(o, Gap)]  # what a parser could not read (a paste cut short)
     facts.gaps.extend(gaps)
     for obj in objs:
@@ -207,6 +229,7 @@ def _ingest_one(doc: Document, facts: Facts, chosen: tuple[int, Parser | None] |
     facts.recognised.append(Recognised(doc.artifact, doc.first_line, doc.first_line + len(doc.lines) - 1, p.kind, len(objs) - len(gaps)))
     if score <= WEAK or doc.artifact.lower().endswith((".md", ".markdown")):
         _read_prose_lines(doc, facts, weak=score <= WEAK)
+    return p.kind
 
 
 def _read_prose_lines(doc: Document, facts: Facts, weak: bool) -> None:

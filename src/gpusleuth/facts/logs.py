@@ -236,7 +236,7 @@ def kept_gap(log: ContainerLog) -> Gap:
     """What the report says of a big log read in kept-lines mode: how much was kept and what. It is not partial
     input: every line was scanned, and only lines nothing looks for were left as text."""
     return Gap("big log", f"{log.total_lines:,} lines, {len(log.lines):,} kept (lines that match a known signature, error and "
-                          f"warning lines, lines the views read, the first and last {EDGE_LINES}); the other lines were scanned "
+                          f"warning lines, lines the views read, the first and last {log.edges}); the other lines were scanned "
                           "and hold nothing gpusleuth looks for", log.artifact)
 
 
@@ -404,15 +404,16 @@ def keep_database():
 CHUNK_LINES = 20_000  # lines scanned as one block: the text of a block, not of the whole log, is what the scan holds
 
 
-def kept_rows(lines: Sequence[str], edges: bool = True) -> set[int] | None:
+def kept_rows(lines: Sequence[str], edges: int | None = None) -> set[int] | None:
     """Indexes of the lines that a big log keeps: those any table row or view phrase can match, the lines after a
-    phrase that takes them, and (edges) the first and last EDGE_LINES; None when the text cannot be mapped to
-    lines (a line holding a newline). Continuation lines are the parser's to add."""
+    phrase that takes them, and its first and last `edges` lines (None: EDGE_LINES); None when the text cannot be
+    mapped to lines (a line holding a newline). Continuation lines are the parser's to add."""
     n = len(lines)
     fast = USE_HYPERSCAN and n >= HYPERSCAN_MIN_LINES  # compiling the database (~0.3 s) pays only on logs this big
-    keep = set(range(min(EDGE_LINES, n))) if edges else set()
+    edges = EDGE_LINES if edges is None else edges
+    keep = set(range(min(edges, n)))
     if edges:
-        keep.update(range(max(0, n - EDGE_LINES), n))
+        keep.update(range(max(0, n - edges), n))
     for base in range(0, n, CHUNK_LINES):
         part = lines[base:base + CHUNK_LINES]
         text = "\n".join(part)

@@ -50,6 +50,7 @@ class ContainerLog:
     kind: str = "container"  # container | kernel | journal | operator
     total_lines: int | None = None  # lines of the file when only some were kept; None: every line is in `lines`
     skipped: tuple[int, ...] = ()  # line numbers of the kept lines that come after lines left out, in order
+    edges: int = 0  # of a big log: how many of its first and last lines are kept whatever they hold
 
     def position(self, i: int) -> int:
         """Where lines[i] stands in the log, counting each run of lines left out as one line: two kept lines are

@@ -279,13 +279,25 @@ _NEIGHBOURS = 2000  # lines searched above and below an untimed kept line for th
 # (a compiler's or installer's output can run for hundreds of untimed lines between two stamped ones)
 
 
+# A log the run's budget of lines read in full has passed (analysis/engine.py LOG_BYTES_IN_FULL; the engine marks
+# it in the Document's meta) keeps only the lines that matter when it has more lines than this: below it, the
+# first and last EDGE_LINES (facts/logs.py) are most of the log and the scan would save nothing.
+# Such a log keeps fewer first and last lines than a big log read before the budget was passed: with long lines
+# the edges are most of what a kept log costs, and the views read the last few dozen (why a container stopped).
+KEPT_AFTER_BUDGET = "kept-after-budget"
+KEPT_AFTER_BUDGET_LINES = 1_000
+EDGES_AFTER_BUDGET = 50
+
+
 def parse_log(doc: Document, whole: bool = False) -> ContainerLog:
     """whole: every line, however big the log (serve hands the log itself to `kubectl logs`, not a diagnosis of it).
-    A piece of a huge file (sources/loose.py PIECE_BYTES, marked in its meta) is a big log whatever its lines."""
+    A piece of a huge file (sources/loose.py PIECE_BYTES, marked in its meta) is a big log whatever its lines, and
+    so is a log of more than KEPT_AFTER_BUDGET_LINES read after the run's budget of lines in full."""
+    n = len(doc.lines)
+    after = KEPT_AFTER_BUDGET in doc.meta and n > KEPT_AFTER_BUDGET_LINES
+    big = n > KEEP_ALL_LINES or "continued" in doc.meta or "continues" in doc.meta or after
     with gc_paused():  # millions of acyclic objects: the cycle collector would rescan them over and over
-        if (len(doc.lines) > KEEP_ALL_LINES or "continued" in doc.meta or "continues" in doc.meta) and not whole:
-            return _parse_kept(doc)
-        return _parse_log(doc)
+        return _parse_kept(doc, EDGES_AFTER_BUDGET if after else None) if big and not whole else _parse_log(doc)
 
 
 DENSE = 0.25  # a big log of which the scan would keep more than this share is read whole (as fast, see _parse_kept)
@@ -326,7 +338,7 @@ def _whole(lines: tuple[str, ...], rows: set[int]) -> set[int]:
     return out
 
 
-def _parse_kept(doc: Document) -> ContainerLog:
+def _parse_kept(doc: Document, edges: int | None = None) -> ContainerLog:
     """A big log: its text is scanned first, and only the lines that matter become LogLines (facts/logs.py
     kept_rows), with the lines they fold with and, for a kept line without a time, the timed lines of its container
     just above and below it, which its interval in the timeline rests on.
@@ -335,18 +347,19 @@ def _parse_kept(doc: Document) -> ContainerLog:
     more than DENSE of a sample of lines would be kept is read whole, which is as fast and keeps every line."""
     from gpusleuth.facts.logs import EDGE_LINES, kept_rows
 
+    edges = EDGE_LINES if edges is None else edges
     lines = doc.lines
     n = len(lines)
     mid = max(0, n // 2 - _SAMPLE // 2)
-    sample = kept_rows(lines[mid:mid + _SAMPLE], edges=False)
+    sample = kept_rows(lines[mid:mid + _SAMPLE], edges=0)
     if sample is None or len(sample) > DENSE * _SAMPLE:
         return _parse_log(doc)
-    rows = kept_rows(lines)
+    rows = kept_rows(lines, edges)
     if rows is None:
         return _parse_log(doc)
     prefixes = {raw[:raw.index("] ") + 2] for raw in map(lines.__getitem__, rows) if raw.startswith("[pod/") and "] " in raw}
     if 1 < len(prefixes) <= _MAX_CONTAINERS:  # a pod's log of several containers: each one's first and last lines
-        rows |= _container_edges(lines, prefixes, EDGE_LINES)
+        rows |= _container_edges(lines, prefixes, edges)
     rows = _whole(lines, rows)
     log = _parse_log(doc, sorted(rows))
     first, more = doc.first_line, set()
@@ -384,7 +397,7 @@ def _parse_kept(doc: Document) -> ContainerLog:
     if not _all_prefixes_kept(lines, log.lines):  # a container only left-out lines name: the log names no single one
         hints = _hints(doc)
         log = replace(log, pod=hints.get("pod"), container=hints.get("container"))
-    return replace(log, total_lines=n, skipped=_skipped(lines, log.lines, first, sorted(rows | more)))
+    return replace(log, total_lines=n, skipped=_skipped(lines, log.lines, first, sorted(rows | more)), edges=edges)
 
 
 def _container_edges(lines: tuple[str, ...], prefixes: set[str], k: int) -> set[int]:
