@@ -15,6 +15,7 @@ from gpusleuth.model.logs import ContainerLog
 from gpusleuth.model.report import CheckOutcome
 from gpusleuth.parsers import PARSERS
 from gpusleuth.parsers.base import WEAK, Parser
+from gpusleuth.parsers.dispatch import BEATEN_BY_STAMPED_LOGS, forget_skipped, stamped_log
 from gpusleuth.parsers import prose
 from gpusleuth.parsers.logs import KEEP_ALL_LINES, KEPT_AFTER_BUDGET, KEPT_AFTER_BUDGET_LINES, parse_text
 from gpusleuth.sources.loose import CONTINUED, CONTINUES
@@ -24,7 +25,11 @@ _BUG = "internal error in gpusleuth (please report it)"
 
 def sniff(doc: Document) -> tuple[int, Parser | None]:
     best, chosen = 0, None
-    for p in PARSERS:
+    parsers = PARSERS
+    if stamped_log(doc):
+        parsers = _STAMPED_LOG_PARSERS
+        forget_skipped()
+    for p in parsers:
         try:
             score = p.sniff(doc)
         except Exception:  # a sniffer bug must not hide the document from the others
@@ -32,6 +37,10 @@ def sniff(doc: Document) -> tuple[int, Parser | None]:
         if score > best:
             best, chosen = score, p
     return best, chosen
+
+
+# On a `kubectl logs` document of stamped lines, the sniffers that can outbid the log sniffer (parsers/dispatch.py)
+_STAMPED_LOG_PARSERS = tuple(p for p in PARSERS if p.kind not in BEATEN_BY_STAMPED_LOGS)
 
 
 def ingest(documents: Iterable[Document], facts: Facts) -> Facts:

@@ -1,8 +1,9 @@
 """What a parser is: a pure function from a Document to model objects, and a sniffer that says how sure
 it is that a Document is its format. File names are hints; content decides.
 
-Every sniffer runs on every document, a 64 MiB log included, so a sniffer's cost must not grow with the
-document: it reads the head (``doc.head(n)``, ``doc.lines[:n]``), stops at the first line that decides, or
+Every sniffer runs on every document, a 64 MiB log included (except, on a stamped `kubectl logs` document, those
+parsers/dispatch.py proves cannot outbid the log sniffer there: a sniffer that learns to claim such a document
+must leave that list), so a sniffer's cost must not grow with the document: it reads the head (``doc.head(n)``, ``doc.lines[:n]``), stops at the first line that decides, or
 scans the whole text only at C speed (a substring test on ``"\\n".join(lines)``, ``map`` of a compiled
 pattern) before any per-line Python work.
 """

@@ -1,0 +1,84 @@
+"""Which sniffers need not run on a document: a `kubectl logs` document whose every line starts with a digit.
+
+Every sniffer runs on every document (analysis/engine.py `sniff`), and in a bundle or must-gather almost every
+document is one container's log, read with `kubectl logs --timestamps`: each line starts with its RFC 3339 stamp.
+On such a document the log sniffer (first in PARSERS, so it keeps a tie) answers SURE - 10 from the command
+alone, and another parser wins only with a higher score. The sniffers listed in BEATEN_BY_STAMPED_LOGS cannot
+score above SURE - 10 on a document that passes `stamped_log`; each entry says why (a score above SURE - 10
+needs a line that starts with something other than a digit, or a command or host path the document does not
+have). The sniffers not listed (nvidia-smi's banner, the security tools' prompt, a CDI spec, a Helm
+release, the node probe) can find what they claim in the middle of a stamped line, and those that read only the
+command (a yq fragment, one label per line) are cheap and can be told by a piped command: they still run.
+
+tests/parsers/test_sniff_dispatch.py compares the dispatched answer with every sniffer's on the examples, the
+incidents, a generated fleet and fuzzed stamped documents made of other formats' lines.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpusleuth.model.document import Document
+from gpusleuth.parsers import host_facts, kubectl_table, logs
+
+# Scores: SURE = 90, LIKELY = 60, WEAK = 20. The log sniffer's answer on a stamped log is SURE - 10 = 80.
+BEATEN_BY_STAMPED_LOGS = frozenset({
+    "nvidia-smi.list",  # SURE only when the first non-error head line starts with "GPU <n>: "
+    "gpu-sharing.config",  # reads keys of lines whose first character is a letter
+    "containerd.config",  # SURE: a `containerd config dump` command or a `[plugins...` header at a line's start; else <= LIKELY
+    "crio.config",  # SURE: a `[crio...]` header at a line's start; else WEAK
+    "docker.daemon-json",  # NO unless the first head line starts with "{"
+    "host.processes",  # SURE: ps/pgrep/systemctl command, a UID/USER header, or lines that start with "--"; else <= LIKELY
+    "host.crictl-info",  # SURE: a crictl info command or a first line starting with "{"
+    "host.containerd-version",  # the first line must start with "containerd"
+    "host.file-probe",  # <= LIKELY, and LIKELY only for ls/stat/test/file commands
+    "host.modules",  # SURE: lsmod, /proc/modules or a "Module  Size  Used by" header; else <= LIKELY
+    "host.lspci",  # SURE only for an lspci command; else <= LIKELY
+    "host.modinfo",  # SURE: a modinfo command, "modinfo: ERROR" or `key:` lines that start with a letter
+    "host.os-release",  # KEY=value lines whose key starts with a capital letter, or an os-release host path
+    "host.uptime",  # SURE only for the /proc/uptime host path; else <= LIKELY
+    "host.cmdline",  # SURE only for the /proc/cmdline host path; else <= LIKELY
+    "host.secure-boot",  # lines starting with "SecureBoot", "This system", "EFI", or a mokutil command
+    "host.nvidia-version",  # a line starting with "NVRM version" or a /sys/module/nvidia/version host path
+    "host.uname",  # SURE: a line starting with "Linux" or a uname command; else <= LIKELY
+    "host.mofed-version",  # a line starting with MLNX_OFED/OFED or a /sys/module host path; else <= WEAK
+    "host.ready-marker",  # KEY=value lines whose key starts with a capital letter
+    "helm.values",  # SURE: a `helm get values` command or a "USER-SUPPLIED VALUES:" first line; else <= LIKELY + 10
+    "helm.set-flags",  # needs a helm command or a first non-blank line that is one (`helm install ...`)
+    "helm.list",  # the first line must be `helm list`'s header
+    "kubectl.describe",  # SURE needs a "Name:" line; its other answers are <= LIKELY + 15
+    "k8s.json",  # NO unless the first head line starts with "{" or "["
+    "k8s.yaml",  # needs apiVersion: and kind: lines at a line's start (or after "- " / two spaces)
+    "kubectl.get-pods",  # SURE needs a table header, whose first column's name starts the line in upper case; a
+    "kubectl.get-daemonsets",  # headerless `get pods | grep` paste (from the command) scores at most LIKELY + 20
+    "kubectl.get-nodes",
+    "kubectl.get-events",
+    "kubectl.get-all",
+    "kubectl.get-objects",  # at most LIKELY + 10
+    "must-gather.node-labels",  # needs a second line starting with "- "
+    "dcgm-exporter",  # lines that start with "# HELP DCGM_FI_", "# TYPE DCGM_FI_" or "DCGM_FI_"
+})
+
+_DIGITS = "0123456789"  # `c in _DIGITS` for the first character, or "" for an empty line
+_NOT_DIGIT_AFTER = re.compile(r"\n[^0-9\n]")  # a later non-empty line not led by an ASCII digit (a literal-first scan)
+
+
+def stamped_log(doc: Document) -> bool:
+    """A `kubectl logs` (or `oc logs`) document, with no host path, whose every non-empty line starts with a digit."""
+    cmd = doc.command
+    if not cmd or doc.path_hint is not None or not cmd.startswith(("kubectl logs ", "oc logs ")):
+        return False
+    lines = doc.lines
+    if lines and lines[0][:1] not in _DIGITS or _NOT_DIGIT_AFTER.search("\n".join(lines)) is not None:
+        return False
+    # the log sniffer's SURE - 10 rests on the command's hints; `kubectl logs P -- lsmod` names another program
+    # for the host sniffers (both answers are cached per command line, as those sniffers cache them)
+    return bool(logs._hints_of_command(cmd)) and host_facts._command_of(cmd)[0] in ("kubectl", "oc")
+
+
+def forget_skipped() -> None:
+    """Drop the memos of the last document that skipped sniffers keep (the host sniffers' stripped head, the table
+    sniffers' kinds): while stamped logs stream by they would keep an older document alive, and a streamed input
+    keeps no document but the one being read (tests/sources/test_streaming.py)."""
+    host_facts._last_head = (None, [])
+    kubectl_table._last_kinds = (None, ((), False))
