@@ -158,3 +158,20 @@ def test_an_unknown_table_is_an_error():
 
 def test_the_real_tables_are_what_tomllib_gives():
     assert K.tables() == _parsed_by_tomllib(REAL)
+
+
+def test_caches_of_other_installs_left_unwritten_for_a_month_are_removed_when_this_one_is_written(knowledge, tmp_path):
+    import os
+    import time
+
+    where = tmp_path / "cache"
+    where.mkdir()
+    old, recent, other = where / "knowledge-0123456789ab.marshal", where / "knowledge-ba9876543210.marshal", where / "notes.txt"
+    for f in (old, recent, other):
+        f.write_bytes(b"x")
+    month_ago = time.time() - K.STALE_AFTER_S - 60
+    os.utime(old, (month_ago, month_ago))
+    os.utime(other, (month_ago, month_ago))
+    _fresh()
+    assert K.cache_file().is_file() and recent.is_file() and other.is_file()
+    assert not old.exists()

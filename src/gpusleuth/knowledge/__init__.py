@@ -19,6 +19,7 @@ from __future__ import annotations
 import marshal
 import os
 import sys
+import time
 from functools import cache
 from pathlib import Path
 
@@ -129,6 +130,24 @@ def _write(path: Path, key: str, parsed: dict) -> None:
             tmp.unlink(missing_ok=True)
         except OSError:
             pass
+        return
+    _prune(path)
+
+
+STALE_AFTER_S = 30 * 86400  # another install's cache not rewritten for this long (a removed venv, most likely)
+
+
+def _prune(kept: Path) -> None:
+    """Remove the caches of other install locations that nothing has rewritten for STALE_AFTER_S: one per
+    virtual environment or checkout ever run would otherwise stay for good. An install still in use that loses
+    its file pays one parse and writes it again."""
+    now = time.time()
+    try:
+        for other in kept.parent.glob("knowledge-*.marshal"):
+            if other != kept and now - other.stat().st_mtime > STALE_AFTER_S:
+                other.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 @cache
