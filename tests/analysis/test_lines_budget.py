@@ -50,3 +50,12 @@ def test_short_logs_are_read_whole_however_the_budget_stands(tmp_path, monkeypat
     monkeypatch.setattr(engine, "LOG_BYTES_IN_FULL", 1)
     r = diagnose(open_source(str(tmp_path)))
     assert not [g for g in r.gaps if g.what == "big log"]
+
+
+def test_a_fleet_of_big_logs_is_one_gap_with_the_totals(tmp_path, monkeypatch):
+    _fleet(tmp_path, logs=12)
+    monkeypatch.setattr(engine, "LOG_BYTES_IN_FULL", 1)
+    big = [g for g in diagnose(open_source(str(tmp_path))).gaps if g.what == "big log" and "read in full" not in g.why]
+    assert len(big) == 1 and big[0].artifact is None
+    assert big[0].why.startswith("11 big logs, 33,001 lines in all, ") and "first and last 50" in big[0].why
+    assert big[0].why.endswith("plugin-01.log, plugin-02.log, plugin-03.log and 8 more")

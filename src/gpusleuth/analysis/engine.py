@@ -112,7 +112,7 @@ class _Stream:
                     self.budget_gap = True
                     facts.gaps.append(Gap("big log", f"the logs read in full passed {LOG_BYTES_IN_FULL >> 20} MiB of parsed lines; "
                                           f"from this log on, a log of more than {KEPT_AFTER_BUDGET_LINES:,} lines keeps only the "
-                                          "lines that matter (each is listed as a big log)", doc.artifact))
+                                          "lines that matter (listed under big logs)", doc.artifact))
             else:
                 self.in_full += _LINE_COST * len(doc.lines) + 2 * sum(map(len, doc.lines))
 

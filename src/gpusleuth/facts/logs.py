@@ -226,18 +226,33 @@ def build_logs(facts: Facts) -> Logs:
                 m = Match(ln, sigs[i], log)
                 by_id[sigs[i].id].append(m)
                 by_tag[sigs[i].tag].append(m)
-    for log in logs:
-        if log.total_lines is not None:
-            facts.gaps.append(kept_gap(log))
+    facts.gaps.extend(kept_gaps([log for log in logs if log.total_lines is not None]))
     return Logs(logs, dict(by_id), dict(by_tag))
+
+
+KEPT_GAPS_APART = 10  # this many big logs are listed one by one (a node's worth); more are one gap with their totals
+
+
+def kept_gaps(big: list[ContainerLog]) -> list[Gap]:
+    """The report's word on the big logs: each one, or, for a fleet's worth of them, one line with the totals and
+    the first few names (the report stays readable with 5,000 of them)."""
+    if len(big) <= KEPT_GAPS_APART:
+        return [kept_gap(log) for log in big]
+    edges = " or ".join(str(e) for e in sorted({log.edges for log in big}, reverse=True))
+    names = ", ".join(log.artifact for log in big[:3])
+    return [Gap("big log", f"{len(big):,} big logs, {sum(log.total_lines for log in big):,} lines in all, "
+                           f"{sum(len(log.lines) for log in big):,} kept ({_KEPT_WHAT} {edges}); the other lines were scanned "
+                           f"and hold nothing gpusleuth looks for — {names} and {len(big) - 3:,} more")]
+
+
+_KEPT_WHAT = "lines that match a known signature, error and warning lines, lines the views read, the first and last"
 
 
 def kept_gap(log: ContainerLog) -> Gap:
     """What the report says of a big log read in kept-lines mode: how much was kept and what. It is not partial
     input: every line was scanned, and only lines nothing looks for were left as text."""
-    return Gap("big log", f"{log.total_lines:,} lines, {len(log.lines):,} kept (lines that match a known signature, error and "
-                          f"warning lines, lines the views read, the first and last {log.edges}); the other lines were scanned "
-                          "and hold nothing gpusleuth looks for", log.artifact)
+    return Gap("big log", f"{log.total_lines:,} lines, {len(log.lines):,} kept ({_KEPT_WHAT} {log.edges}); the other lines "
+                          "were scanned and hold nothing gpusleuth looks for", log.artifact)
 
 
 _SEEN_MAX = 100_000  # distinct messages remembered while matching; the memo is dropped and restarted past it
