@@ -460,8 +460,12 @@ class _Reader:
         for _n, fh in self.container.opened([handle]):
             if isinstance(fh, Exception):
                 return b""
-            try:
-                return fh.read(limit)
+            try:  # in blocks: read(limit) would allocate all of the limit (1 GiB for a manifest) before reading
+                parts, got = [], 0
+                while got < limit and (block := fh.read(min(1 << 20, limit - got))):
+                    parts.append(block)
+                    got += len(block)
+                return b"".join(parts)
             except Exception:  # noqa: BLE001 - a cut stream, a zip's BadZipFile: nothing early; reading it says why
                 return b""
         return b""
