@@ -219,7 +219,7 @@ def _node_ev(node: Node, key: str) -> Evidence:
 
 # ------------------------------------------------------------------------------------------- kernel
 
-# formats.md: verified on six variants (dmesg, dmesg -T, syslog, journald, with/without .fn, <unknown> pid).
+# Verified on six variants (dmesg, dmesg -T, syslog, journald, with/without .fn, <unknown> pid).
 XID = re.compile(
     r"NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)\): (?P<xid>\d+)"
     r"(?:, pid=(?P<pid>'?[^,]*?'?))?(?:, name=(?P<name>[^,]*))?, (?P<msg>.*)$"
