@@ -9,7 +9,7 @@ from gpusleuth.checks import Check, all_checks
 from gpusleuth.checks.accounting import Explained
 from gpusleuth.errors import NotApplicable, UnusableData
 from gpusleuth.facts import Facts, Recognised
-from gpusleuth.model.document import Document
+from gpusleuth.model.document import CONTINUED, CONTINUES, KEPT_AFTER_BUDGET, Document
 from gpusleuth.model.finding import Finding, Gap
 from gpusleuth.model.logs import ContainerLog
 from gpusleuth.model.report import CheckOutcome
@@ -17,8 +17,7 @@ from gpusleuth.parsers import PARSERS
 from gpusleuth.parsers.base import WEAK, Parser
 from gpusleuth.parsers.dispatch import BEATEN_BY_STAMPED_LOGS, forget_skipped, stamped_log
 from gpusleuth.parsers import prose
-from gpusleuth.parsers.logs import KEEP_ALL_LINES, KEPT_AFTER_BUDGET, KEPT_AFTER_BUDGET_LINES, parse_text
-from gpusleuth.sources.loose import CONTINUED, CONTINUES
+from gpusleuth.parsers.logs import KEEP_ALL_LINES, KEPT_AFTER_BUDGET_LINES, parse_text
 
 _BUG = "internal error in gpusleuth (please report it)"
 
@@ -104,17 +103,19 @@ class _Stream:
             self.carry = _Pieces(doc.artifact, (score, p))
             self.carry.add(doc, facts)
             return
-        if self.in_full > LOG_BYTES_IN_FULL:
-            doc.meta[KEPT_AFTER_BUDGET] = True
-        if _ingest_one(doc, facts) == "logs" and len(doc.lines) <= KEEP_ALL_LINES:
-            if KEPT_AFTER_BUDGET in doc.meta and len(doc.lines) > KEPT_AFTER_BUDGET_LINES:
-                if not self.budget_gap:
-                    self.budget_gap = True
-                    facts.gaps.append(Gap("big log", f"the logs read in full passed {LOG_BYTES_IN_FULL >> 20} MiB of parsed lines; "
-                                          f"from this log on, a log of more than {KEPT_AFTER_BUDGET_LINES:,} lines keeps only the "
-                                          "lines that matter (listed under big logs)", doc.artifact))
-            else:
+        after = self.in_full > LOG_BYTES_IN_FULL
+        if after:  # a marked copy: the meta dict may be a manifest record or shared by a file's documents
+            doc = replace(doc, meta={**doc.meta, KEPT_AFTER_BUDGET: True})
+        for log in _ingest_one(doc, facts):
+            if not isinstance(log, ContainerLog):
+                continue
+            if log.total_lines is None:  # read whole, whatever the reason: what the budget counts
                 self.in_full += _LINE_COST * len(doc.lines) + 2 * sum(map(len, doc.lines))
+            elif after and len(doc.lines) <= KEEP_ALL_LINES and not self.budget_gap:  # kept in part for the budget alone
+                self.budget_gap = True
+                facts.gaps.append(Gap("big log", f"the logs read in full passed {LOG_BYTES_IN_FULL >> 20} MiB of parsed lines; "
+                                      f"from this log on, a log of more than {KEPT_AFTER_BUDGET_LINES:,} lines keeps only the "
+                                      "lines that matter (listed under big logs)", doc.artifact))
 
     def finish(self) -> None:
         if self.joining:
@@ -205,31 +206,31 @@ def join_logs(pieces: list[ContainerLog], sizes: list[int]) -> ContainerLog:
                    edges=max(log.edges for log in pieces))
 
 
-def _ingest_one(doc: Document, facts: Facts, chosen: tuple[int, Parser | None] | None = None) -> str | None:
-    """Parse one Document into facts; the kind of the parser that took it (None: none did)."""
+def _ingest_one(doc: Document, facts: Facts, chosen: tuple[int, Parser | None] | None = None) -> list:
+    """Parse one Document into facts; the objects a parser made of it (none when no parser took it)."""
     score, p = chosen if chosen is not None else sniff(doc)
     where = doc.artifact if doc.first_line == 1 else f"{doc.artifact}:{doc.first_line}"
     if p is None or score < WEAK:
         _read_as_text(doc, facts, where)
-        return None
+        return []
     try:
         objs = list(p.parse(doc))
     except UnusableData as exc:
         facts.gaps.append(Gap("artifact", f"{p.kind}: {exc}", where))
-        return None
+        return []
     except Exception as exc:  # noqa: BLE001 - the exception model: a parser bug is a gap, not a crash
         facts.errors.append(f"parser {p.kind} on {where}: {type(exc).__name__}: {exc}")
         facts.gaps.append(Gap("artifact", f"{p.kind}: {_BUG}: {type(exc).__name__}", where))
-        return None
+        return []
     gaps = [o for o in objs if isinstance(o, Gap)]  # what a parser could not read (a paste cut short)
     facts.gaps.extend(gaps)
-    for obj in objs:
-        if not isinstance(obj, Gap):
-            facts.add(obj)
+    made = [o for o in objs if not isinstance(o, Gap)]
+    for obj in made:
+        facts.add(obj)
     facts.recognised.append(Recognised(doc.artifact, doc.first_line, doc.first_line + len(doc.lines) - 1, p.kind, len(objs) - len(gaps)))
     if score <= WEAK or doc.artifact.lower().endswith((".md", ".markdown")):
         _read_prose_lines(doc, facts, weak=score <= WEAK)
-    return p.kind
+    return made
 
 
 def _read_prose_lines(doc: Document, facts: Facts, weak: bool) -> None:

@@ -13,6 +13,12 @@ from itertools import islice
 from gpusleuth.model.evidence import Evidence
 
 
+# Document.meta keys that sources and the engine set for the parsers.
+CONTINUED = "continued"  # this document's lines go on in the next Document of its artifact (a piece of a huge file)
+CONTINUES = "continues"  # this document goes on from the previous Document of its artifact
+KEPT_AFTER_BUDGET = "kept-after-budget"  # read after the run's budget of logs read in full (analysis/engine.py)
+
+
 @dataclass(frozen=True, slots=True)
 class Document:
     artifact: str  # display path of the artifact inside the source
@@ -25,6 +31,11 @@ class Document:
     @property
     def text(self) -> str:
         return "\n".join(self.lines)
+
+    @property
+    def piece(self) -> bool:
+        """Whether this is one piece of a file too big to hand on whole (sources/loose.py PIECE_BYTES)."""
+        return CONTINUED in self.meta or CONTINUES in self.meta
 
     @property
     def name(self) -> str:

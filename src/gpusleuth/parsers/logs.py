@@ -28,7 +28,7 @@ from operator import attrgetter
 from typing import Iterator
 
 from gpusleuth.gcpause import gc_paused
-from gpusleuth.model.document import Document
+from gpusleuth.model.document import KEPT_AFTER_BUDGET, Document
 from gpusleuth.model.logs import ContainerLog, LogLine
 from gpusleuth.parsers import shellwords
 from gpusleuth.parsers.base import LIKELY, NO, SURE, WEAK, parser
@@ -279,12 +279,11 @@ _NEIGHBOURS = 2000  # lines searched above and below an untimed kept line for th
 # (a compiler's or installer's output can run for hundreds of untimed lines between two stamped ones)
 
 
-# A log the run's budget of lines read in full has passed (analysis/engine.py LOG_BYTES_IN_FULL; the engine marks
-# it in the Document's meta) keeps only the lines that matter when it has more lines than this: below it, the
-# first and last EDGE_LINES (facts/logs.py) are most of the log and the scan would save nothing.
-# Such a log keeps fewer first and last lines than a big log read before the budget was passed: with long lines
-# the edges are most of what a kept log costs, and the views read the last few dozen (why a container stopped).
-KEPT_AFTER_BUDGET = "kept-after-budget"
+# A log read after the run's budget of logs read in full was passed (analysis/engine.py LOG_BYTES_IN_FULL; the
+# engine marks it KEPT_AFTER_BUDGET in the Document's meta) keeps only the lines that matter when it has more lines
+# than this: below it, the first and last EDGE_LINES (facts/logs.py) are most of the log and the scan would save
+# nothing. Such a log keeps fewer first and last lines than a big log read before the budget was passed: with long
+# lines the edges are most of what a kept log costs, and the views read the last few dozen (why a container stopped).
 KEPT_AFTER_BUDGET_LINES = 1_000
 EDGES_AFTER_BUDGET = 50
 
@@ -295,7 +294,7 @@ def parse_log(doc: Document, whole: bool = False) -> ContainerLog:
     so is a log of more than KEPT_AFTER_BUDGET_LINES read after the run's budget of lines in full."""
     n = len(doc.lines)
     after = KEPT_AFTER_BUDGET in doc.meta and n > KEPT_AFTER_BUDGET_LINES
-    big = n > KEEP_ALL_LINES or "continued" in doc.meta or "continues" in doc.meta or after
+    big = n > KEEP_ALL_LINES or doc.piece or after
     with gc_paused():  # millions of acyclic objects: the cycle collector would rescan them over and over
         return _parse_kept(doc, EDGES_AFTER_BUDGET if after else None) if big and not whole else _parse_log(doc)
 

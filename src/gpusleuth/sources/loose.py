@@ -28,7 +28,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator
 
-from gpusleuth.model.document import Document
+from gpusleuth.model.document import CONTINUED, CONTINUES, Document
 from gpusleuth.model.finding import Gap
 from gpusleuth.sources import bugreport, bundle, mustgather
 from gpusleuth.sources.text import StreamRead, normalise, read_pieces, split_documents
@@ -46,8 +46,6 @@ PIECE_LINES = 500_000  # or above this many lines: a line object costs ~60 bytes
 METADATA_FILES = {"example.toml", "incident.toml", "manifest.json"}  # describe a source, are not evidence
 STDIN = "stdin"  # the artifact name of whatever came on standard input
 PARTIAL = "partial-input"  # the Gap.what of anything that means part of the input was not read
-CONTINUED = "continued"  # Document.meta key: this document's lines go on in the next Document of its artifact
-CONTINUES = "continues"  # Document.meta key: this document goes on from the previous Document of its artifact
 _SKIP_DIRS = {".git", "__pycache__", ".svn"}
 _GZIP_MAGIC = b"\x1f\x8b"
 _CONTEXT_HEAD = 1 << 20  # what is read early of a file that only says what kind of source this is
