@@ -9,7 +9,7 @@ Documents are streamed: opening a source only lists it (names, sizes, and the fe
 kind of source it is: a bundle's manifest.json, a must-gather's script logs). Each file is read when the
 engine asks for its Documents, and nothing keeps them once it has parsed them, so memory holds one file (or
 one piece of a huge file, PIECE_BYTES of whole lines) at a time, not the input. Standard input and pipes are
-first copied to a temporary file, so that they are read the same way.
+first copied aside (in memory up to SPOOL_IN_MEMORY, else a temporary file), so that they are read the same way.
 
 Every run has budgets (Budgets): bytes in all, files, seconds of reading, and bytes per file; reaching one is
 a partial-input gap that says what was reached and what was not read.
@@ -334,7 +334,7 @@ class _ZipError(OSError):
 
 
 class _Tar(_Container):
-    """A tar archive on disk (or standard input spooled to disk): listed in one pass, read in another, both in
+    """A tar archive on disk (or standard input copied aside): listed in one pass, read in another, both in
     archive order, so that a compressed archive is decompressed forwards only."""
 
     sequential = True
@@ -856,7 +856,7 @@ def _spool_gap(budgets: Budgets, name: str | None) -> Gap:
 
 
 class _Spooled(_Container):
-    """A stream copied to a temporary file: one file, read from its start each time."""
+    """A stream copied aside (in memory, or a temporary file when big): one file, read from its start each time."""
 
     def __init__(self, spool: BinaryIO, name: str):
         self.spool, self.name = spool, name
@@ -946,8 +946,8 @@ def _is_tar_head(head: bytes) -> bool:
 def read_piped(fh: BinaryIO, name: str = STDIN, description: str | None = None, max_bytes: int | None = None,
                budgets: Budgets | None = None) -> Source:
     """What came on a pipe: a tar stream (plain or gzipped, `tar czf - dir |`) is read as an archive, a gzipped
-    file is gunzipped, anything else is one pasted file named ``name``. The stream is copied to a temporary file
-    first (up to the budget of bytes in all), so that it is read like a file on disk."""
+    file is gunzipped, anything else is one pasted file named ``name``. The stream is copied aside first
+    (_spool; up to the budget of bytes in all), so that it is read like a file on disk."""
     import tarfile
 
     budgets = _budgets(budgets, max_bytes)
