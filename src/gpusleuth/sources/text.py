@@ -171,15 +171,6 @@ def _binary(sample: bytes, rest: bytes, controls: int) -> bool:
             or bool(controls) and (len(sample) - len(rest) + controls) * 20 > len(sample))
 
 
-def decode_stream(fh: BinaryIO, cap: int | None = None) -> StreamRead:
-    """Read a file object in chunks and decode it as it comes, as decode() would judge the whole file: the
-    bytes are never held beside the text. Reads stop at ``cap`` bytes (None: the whole file); an error from
-    the stream (a cut archive, a corrupt gzip member) ends the read and is returned with what came before it.
-    UTF-16/32 are read with or without a byte-order mark; a few NUL bytes in UTF-8 text are dropped (and
-    counted in ``note``)."""
-    return next(read_pieces(fh, cap))
-
-
 def _cut_point(chunks: list[str], end: int) -> tuple[int, int]:
     """Where a piece of a huge file ends, as (chunk, position in it): after the last line break within its first
     ``end`` characters (a line longer than a piece is cut at ``end``)."""
@@ -199,11 +190,16 @@ def _cut_point(chunks: list[str], end: int) -> tuple[int, int]:
 
 
 def read_pieces(fh: BinaryIO, cap: int | None = None, piece: int | None = None, piece_lines: int = PIECE_LINES) -> Iterator[StreamRead]:
-    """decode_stream, handing on a file above ``piece`` characters or ``piece_lines`` lines in pieces of whole
-    lines (``more`` set on all but the last), so that no string of a whole huge file is ever built, and no list of
-    millions of tiny lines either. A file at most one piece long comes as
-    one StreamRead, exactly as decode_stream reads it. The last StreamRead carries the size, the cap, the error
-    and the note; one with ``text`` None says why the rest is not text (binary, empty)."""
+    """Read a file object in chunks and decode it as it comes, as decode() would judge the whole file: the bytes
+    are never held beside the text. Reads stop at ``cap`` bytes (None: the whole file); an error from the stream
+    (a cut archive, a corrupt gzip member) ends the read and is returned with what came before it. UTF-16/32 are
+    read with or without a byte-order mark; a few NUL bytes in UTF-8 text are dropped (and counted in ``note``).
+
+    A file above ``piece`` characters or ``piece_lines`` lines is handed on in pieces of whole lines (``more`` set
+    on all but the last), so that no string of a whole huge file is ever built, and no list of millions of tiny
+    lines either; a smaller one (or any, with ``piece`` None) comes as one StreamRead. The last StreamRead carries
+    the size, the cap, the error and the note; one with ``text`` None says why the rest is not text (binary,
+    empty)."""
     size, pieces, held, held_lines, error, capped = 0, [], 0, 0, None, False
     decoder = None
     codec, drop_nuls, dropped, first = "utf-8", False, 0, True
