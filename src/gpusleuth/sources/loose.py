@@ -833,15 +833,6 @@ def _spool(fh: BinaryIO, budgets: Budgets) -> tuple[BinaryIO, bool]:
     return spool, cut
 
 
-def read_stream(fh: BinaryIO, name: str = STDIN, description: str | None = None, max_bytes: int | None = None,
-                budgets: Budgets | None = None) -> Source:
-    """A paste on standard input (or a pipe, /dev/stdin, <(cmd)) as one file named ``name``: read exactly as a
-    pasted file is."""
-    budgets = _budgets(budgets, max_bytes)
-    spool, cut = _spool(fh, budgets)
-    return _spooled_file(spool, cut, name, description or name, budgets)
-
-
 def _spooled_file(spool: BinaryIO, cut: bool, name: str, label: str, budgets: Budgets) -> Source:
     src = _open(label, "file", _Spooled(spool, name), budgets)
     src.keep.append(spool)
