@@ -4,6 +4,12 @@ fix), then the details: root causes, cascade, evidence as artifact:line, fixes, 
 Lines are wrapped here, not by rich: at spaces only, so a file name, an artifact:line citation or a command is
 never split across lines (a word longer than the line overflows it and the terminal wraps it for display, so it
 still copies and searches as one word). Fix commands are never wrapped at all: one command, one line.
+
+Without colour (into a pipe or a file, and on a terminal with --color never) the lines are written here, as rich
+would write them: rich (~15 ms to import, ~15 ms to lay out the example's ~400 lines) is imported only for
+colour, for the fleet and component tables, and for a line this module does not lay out itself (a tab, a
+control character, a short line wider than the screen); `tests/report/test_text_plain.py` holds the two ways to
+the same bytes.
 """
 
 from __future__ import annotations
@@ -11,9 +17,6 @@ from __future__ import annotations
 import io
 import re
 import textwrap
-
-from rich.console import Console
-from rich.text import Text
 
 from gpusleuth.model.finding import Finding, Role
 from gpusleuth.model.report import VERDICTS, Report
@@ -28,12 +31,121 @@ LABEL = 12  # the summary's label column
 _POD_PREFIX = re.compile(r"^\[pod/[^\]\s]+\]\s*")
 
 
+class Line:
+    """A line of styled pieces: its plain text, and the rich `Text` calls that colour it (replayed only for colour)."""
+
+    __slots__ = ("_ops",)
+
+    def __init__(self, text: str = "", style: str = "") -> None:
+        self._ops: list[tuple[str | Line, str | None]] = [(text, style)]
+
+    def append(self, text: str | Line, style: str | None = None) -> Line:
+        self._ops.append((text, style))
+        return self
+
+    @property
+    def plain(self) -> str:
+        return "".join(t.plain if isinstance(t, Line) else t for t, _ in self._ops)
+
+    @property
+    def cell_len(self) -> int:
+        return _cells(self.plain)
+
+    def rich(self):
+        """The same line as rich's `Text`, built by the calls it was built with."""
+        from rich.text import Text
+
+        (text, style), *rest = self._ops
+        out = Text(text, style=style)
+        for t, st in rest:
+            out.append(t.rich() if isinstance(t, Line) else t, style=st)
+        return out
+
+
+def _cells(text: str) -> int:
+    """Terminal cells: one a character for ASCII, else rich's table (East Asian wide characters take two)."""
+    if text.isascii():
+        return len(text)
+    from rich.cells import cell_len
+
+    return cell_len(text)
+
+
+class _Out:
+    """Where the report's lines go: rich's console for colour, else `_Plain`; `print` and `rule` as rich's."""
+
+    width: int
+
+    def print(self, line, soft_wrap: bool = False) -> None:
+        raise NotImplementedError
+
+    def rule(self, title: str, style: str = "rule.line") -> None:
+        raise NotImplementedError
+
+
+def _console(buf: io.StringIO, width: int, color: bool):
+    from rich.console import Console
+
+    # standard colours (SGR 30-37/90-97 and bold) only: they survive `less -R`, tmux and any terminal
+    # A height too, though nothing here is laid out by height: without one, rich asks the terminal and the
+    # environment for the size at every print (~400 prints for the example, a third of the rendering).
+    return Console(file=buf, width=width, height=25, force_terminal=color, color_system="standard" if color else None,
+                   highlight=False, emoji=False, legacy_windows=False)
+
+
+class _Rich(_Out):
+    def __init__(self, buf: io.StringIO, width: int, color: bool) -> None:
+        self.con = _console(buf, width, color)
+        self.width = self.con.width
+
+    def print(self, line, soft_wrap: bool = False) -> None:
+        self.con.print(line.rich() if isinstance(line, Line) else line, soft_wrap=soft_wrap)
+
+    def rule(self, title: str, style: str = "rule.line") -> None:
+        self.con.rule(title, style=style)
+
+
+_RICH_ONLY = frozenset("\t\n\x07\x08\x0b\x0c\r")  # tabs are expanded by cell, control codes dropped: rich does those
+
+
+class _Plain(_Out):
+    """Without colour, what rich's console writes for these lines: the plain text of a line and a newline (no
+    wrapping when soft_wrap, as a short line needs none either), and a rule `─── title ───` the screen wide.
+    Anything else (a table, a tab, a control character, a line to fold, a title to cut) goes to rich."""
+
+    def __init__(self, buf: io.StringIO, width: int) -> None:
+        self.buf, self.width, self._con = buf, width, None
+
+    def _rich(self):
+        if self._con is None:
+            self._con = _console(self.buf, self.width, False)
+        return self._con
+
+    def print(self, line, soft_wrap: bool = False) -> None:
+        if isinstance(line, Line):
+            text = line.plain
+            if not _RICH_ONLY.intersection(text) and (soft_wrap or _cells(text) <= self.width):
+                self.buf.write(text + "\n")
+                return
+            line = line.rich()
+        self._rich().print(line, soft_wrap=soft_wrap)
+
+    def rule(self, title: str, style: str = "rule.line") -> None:
+        room = self.width - len(title)
+        if not title or not title.isascii() or not title.isprintable() or "[" in title or room < 4:
+            self._rich().rule(title, style=style)  # no title, markup, wide characters, a title cut short
+            return
+        # rich centres the title: (room // 2 - 1) rule characters, a space, the title, a space, and the rest
+        left = room // 2 - 1
+        self.buf.write("─" * left + " " + title + " " + "─" * (room - left - 2) + "\n")
+
+
 def _wrap(text: str, width: int) -> list[str]:
     """Wrapped at spaces only: never inside a word, so never inside a file name or a citation."""
     return textwrap.wrap(text, max(width, 20), break_long_words=False, break_on_hyphens=False) or [""]
 
 
-def _para(con: Console, text: str, indent: int = 0, style: str = "", hang: int | None = None, first: Text | None = None) -> None:
+def _para(con: _Out, text: str, indent: int = 0, style: str = "", hang: int | None = None, first: Line | None = None) -> None:
     """Print text wrapped to the console's width at `indent` (continuation lines at `hang`, default indent);
     `first`, when given, is a styled prefix that takes the first line's indent."""
     hang = indent if hang is None else hang
@@ -42,19 +154,19 @@ def _para(con: Console, text: str, indent: int = 0, style: str = "", hang: int |
     for n, chunk in enumerate(text.splitlines() or [""]):
         lines = _wrap(chunk, width - max(lead, hang)) if chunk.strip() else [""]
         for i, ln in enumerate(lines):
-            line = Text()
+            line = Line()
             if n == 0 and i == 0:
-                line.append(first if first is not None else Text(" " * indent))
+                line.append(first if first is not None else Line(" " * indent))
             else:
                 line.append(" " * hang)
             line.append(ln, style=style)
             con.print(line, soft_wrap=True)
 
 
-def _command(con: Console, cmd: str, indent: int, style: str = "") -> None:
+def _command(con: _Out, cmd: str, indent: int, style: str = "") -> None:
     """A command on one line whatever its length: copied from the terminal it still runs."""
     for i, ln in enumerate(cmd.splitlines() or [""]):
-        con.print(Text(" " * indent + ("$ " if i == 0 else "  ") + ln, style=style), soft_wrap=True)
+        con.print(Line(" " * indent + ("$ " if i == 0 else "  ") + ln, style=style), soft_wrap=True)
 
 
 def _first_sentence(text: str) -> str:
@@ -62,20 +174,17 @@ def _first_sentence(text: str) -> str:
     return text.strip()[: m.start()] if m else text.strip()
 
 
-def render(report: Report, width: int = 100, color: bool = False, brief: bool = False) -> str:
-    """The report for a terminal `width` columns wide; `brief`: the summary only."""
+def render(report: Report, width: int = 100, color: bool = False, brief: bool = False, _via_rich: bool = False) -> str:
+    """The report for a terminal `width` columns wide; `brief`: the summary only. (`_via_rich`: lay out every line
+    with rich even without colour, which must give the same text: the tests compare the two.)"""
     buf = io.StringIO()
-    # standard colours (SGR 30-37/90-97 and bold) only: they survive `less -R`, tmux and any terminal
-    # A height too, though nothing here is laid out by height: without one, rich asks the terminal and the
-    # environment for the size at every print (~400 prints for the example, a third of the rendering).
-    con = Console(file=buf, width=max(width, 40), height=25, force_terminal=color, color_system="standard" if color else None,
-                  highlight=False, emoji=False, legacy_windows=False)
+    con: _Out = _Rich(buf, max(width, 40), color) if color or _via_rich else _Plain(buf, max(width, 40))
     _summary(con, report)
     if brief:
         return _finish(buf, color)
     states = _state_counts(report)
     if states:
-        con.print(Text("operands: " + " · ".join(states), style="grey50"), soft_wrap=True)
+        con.print(Line("operands: " + " · ".join(states), style="grey50"), soft_wrap=True)
     signs = report.extras.get("health") or []
     if report.verdict == "healthy" and signs:
         con.rule("Seen working")
@@ -83,7 +192,7 @@ def render(report: Report, width: int = 100, color: bool = False, brief: bool = 
             where = f"{h['artifact']}:{h['line']}" if h.get("line") else h.get("artifact", "")
             _para(con, f"✔ {h['what']}  ({where})", 2, hang=4)
         if len(signs) > 5:
-            con.print(Text(f"  … and {len(signs) - 5} more", style="grey50"))
+            con.print(Line(f"  … and {len(signs) - 5} more", style="grey50"))
     fleet = report.extras.get("fleet")
     if fleet:
         _fleet_table(con, report, fleet)
@@ -98,11 +207,11 @@ def render(report: Report, width: int = 100, color: bool = False, brief: bool = 
     cascade = report.extras.get("cascade_text")
     if fleet and (cascade or report.components):
         con.rule("Cascade")
-        con.print(Text(f"  per node: gpusleuth diagnose --node NAME {report.source.get('description')}", style="grey50"))
+        con.print(Line(f"  per node: gpusleuth diagnose --node NAME {report.source.get('description')}", style="grey50"))
     elif cascade:
         con.rule("Cascade")
         for ln in cascade.splitlines():
-            con.print(Text(ln), soft_wrap=True)
+            con.print(Line(ln), soft_wrap=True)
     elif report.components:
         con.rule("Components")
         _components(con, report)
@@ -130,28 +239,28 @@ def _finish(buf: io.StringIO, color: bool) -> str:
     return out if color else "\n".join(line.rstrip() for line in out.splitlines()) + "\n"
 
 
-def _summary(con: Console, report: Report) -> None:
+def _summary(con: _Out, report: Report) -> None:
     """What an on-call engineer needs on the first screen: the verdict, the first root cause, the line that shows
     it (artifact:line) and the first fix with its commands. The details follow."""
-    badge = Text(f" {VERDICTS.get(report.verdict, report.verdict.upper())} ", style=_VERDICT_STYLE.get(report.verdict, ""))
-    first = Text().append(badge).append(" ")
+    badge = Line(f" {VERDICTS.get(report.verdict, report.verdict.upper())} ", style=_VERDICT_STYLE.get(report.verdict, ""))
+    first = Line().append(badge).append(" ")
     _para(con, report.headline, style="bold", hang=2, first=first)
-    con.print(Text(f"source: {report.source.get('description')}  ·  {report.source.get('recognised', 0)} artifact(s) recognised",
+    con.print(Line(f"source: {report.source.get('description')}  ·  {report.source.get('recognised', 0)} artifact(s) recognised",
                    style="grey50"), soft_wrap=True)
     if not report.root_causes:
         return
     top = report.root_causes[0]
     con.rule("In short", style="grey50")
-    label = lambda word: Text(word.ljust(LABEL), style="bold")
+    label = lambda word: Line(word.ljust(LABEL), style="bold")
     _para(con, f"[{top.code}] {top.title}", style=_SEV_STYLE.get(top.severity.value, ""), hang=LABEL, first=label("Root cause"))
     where = decisive(top)
     if where is not None:
         cite = where.cite()
         if LABEL + len(cite) <= con.width:
-            con.print(Text().append(label("Seen at")).append(cite, style="cyan"), soft_wrap=True)
+            con.print(Line().append(label("Seen at")).append(cite, style="cyan"), soft_wrap=True)
         else:  # a long file name: on a line of its own, whole
             con.print(label("Seen at"))
-            con.print(Text(cite, style="cyan"), soft_wrap=True)
+            con.print(Line(cite, style="cyan"), soft_wrap=True)
         _para(con, _POD_PREFIX.sub("", _SPACES.sub("  ", where.text.strip())), LABEL)  # the artifact names the pod
     fix = top.fixes[0] if top.fixes else None
     if fix is not None:
@@ -163,7 +272,7 @@ def _summary(con: Console, report: Report) -> None:
         for cmd in fix.commands[:3]:
             _command(con, cmd, LABEL)
         if len(fix.commands) > 3:
-            con.print(Text(" " * LABEL + f"(+{len(fix.commands) - 3} more command(s) below)", style="grey50"))
+            con.print(Line(" " * LABEL + f"(+{len(fix.commands) - 3} more command(s) below)", style="grey50"))
     more = []
     if len(report.root_causes) > 1:
         more.append(f"{len(report.root_causes) - 1} more root cause(s)")
@@ -173,8 +282,8 @@ def _summary(con: Console, report: Report) -> None:
     _para(con, ", ".join(more + ["evidence and cascade below"]), style="grey50", hang=LABEL, first=label("Details"))
 
 
-def _finding(con: Console, f: Finding, index: int | None, full: bool) -> None:
-    head = Text()
+def _finding(con: _Out, f: Finding, index: int | None, full: bool) -> None:
+    head = Line()
     if index:
         head.append(f"{index}. ", style="bold")
     head.append(f"[{f.code}] ", style="bold")
@@ -201,10 +310,10 @@ def _finding(con: Console, f: Finding, index: int | None, full: bool) -> None:
                 _command(con, cmd, 7)
             if fx.snippet:
                 for ln in fx.snippet.rstrip().splitlines():
-                    con.print(Text(" " * 7 + ln, style="grey70"), soft_wrap=True)
+                    con.print(Line(" " * 7 + ln, style="grey70"), soft_wrap=True)
 
 
-def _evidence(con: Console, evidence, indent: int) -> None:
+def _evidence(con: _Out, evidence, indent: int) -> None:
     """artifact:line beside the line itself when the citations are short enough, else each citation whole on its
     own line with the text below it: the decisive words are often at the end, and a file name is never split."""
     cites = [e.cite() for e in evidence]
@@ -213,16 +322,16 @@ def _evidence(con: Console, evidence, indent: int) -> None:
     for e, cite in zip(evidence, cites):
         text = _SPACES.sub("  ", e.text)  # Text, never markup: a `[pod/x/c]` prefix is not a style
         if beside:
-            _para(con, text, hang=indent + col, first=Text(" " * indent).append(cite.ljust(col), style="cyan"))
+            _para(con, text, hang=indent + col, first=Line(" " * indent).append(cite.ljust(col), style="cyan"))
         else:
-            con.print(Text(" " * indent).append(cite, style="cyan"), soft_wrap=True)
+            con.print(Line(" " * indent).append(cite, style="cyan"), soft_wrap=True)
             _para(con, text, indent + 2)
 
 
 NODES_SHOWN = 8
 
 
-def _fleet_lines(con: Console, group: dict, full: bool) -> None:
+def _fleet_lines(con: _Out, group: dict, full: bool) -> None:
     """Which nodes a grouped cause shows on, how they differ from the rest, and which node is the example."""
     nodes = group["nodes"]
     more = f" and {len(nodes) - NODES_SHOWN} more" if len(nodes) > NODES_SHOWN else ""
@@ -239,10 +348,11 @@ def _fleet_lines(con: Console, group: dict, full: bool) -> None:
         _para(con, ln, 3, style="magenta" if ln.startswith("differs") else "grey50", hang=5)
 
 
-def _fleet_table(con: Console, report: Report, fleet: dict) -> None:
+def _fleet_table(con: _Out, report: Report, fleet: dict) -> None:
     """One line per root cause with its node count: the fleet at a glance."""
     from rich.markup import escape
     from rich.table import Table  # tables only here and in _components: most reports need neither (~5 ms)
+    from rich.text import Text
 
     con.rule("Fleet")
     _para(con, f"{fleet['nodes']} node(s) · {fleet['failing_nodes']} with a finding at error or above · "
@@ -257,7 +367,7 @@ def _fleet_table(con: Console, report: Report, fleet: dict) -> None:
     con.print(table)
 
 
-def _fleet_timeline(con: Console, report: Report) -> None:
+def _fleet_timeline(con: _Out, report: Report) -> None:
     """Races grouped by rule across the nodes: one line each with the node count and an example."""
     violations = (report.extras.get("ordering") or {}).get("violations", [])
     if not violations:
@@ -272,7 +382,7 @@ def _fleet_timeline(con: Console, report: Report) -> None:
         _para(con, f"{'RACE' if v['certain'] else 'PROBABLE RACE'} on {len(nodes)} node(s): {v['title']}", 2,
               style="bold red" if v["certain"] else "red", hang=4)
         _para(con, f"e.g. {v['node'] or 'the node'}: {v['summary']}", 4, hang=6)  # whole, never cut
-    con.print(Text(f"  (per node: gpusleuth timeline --node NAME {report.source.get('description')})", style="grey50"),
+    con.print(Line(f"  (per node: gpusleuth timeline --node NAME {report.source.get('description')})", style="grey50"),
               soft_wrap=True)
 
 
@@ -285,7 +395,7 @@ def _state_counts(report: Report) -> list[str]:
     return [f"{counts[k]} {w}" for k, w in words.items() if counts.get(k)]
 
 
-def _timeline_summary(con: Console, report: Report) -> None:
+def _timeline_summary(con: _Out, report: Report) -> None:
     """Races and phase durations in a few lines; `gpusleuth timeline` draws the lanes."""
     violations = (report.extras.get("ordering") or {}).get("violations", [])
     phases = report.extras.get("phases") or []
@@ -298,17 +408,18 @@ def _timeline_summary(con: Console, report: Report) -> None:
         # whole: the message is what the user needs (the citation on its own line, the line wrapped under it)
         for word, e in (("late:", v["then"]), ("awaited:", v["first"])):
             if e:
-                con.print(Text(f"    {word:<9}").append(f"{e['artifact']}:{e['line']}", style="cyan"), soft_wrap=True)
+                con.print(Line(f"    {word:<9}").append(f"{e['artifact']}:{e['line']}", style="cyan"), soft_wrap=True)
                 _para(con, _SPACES.sub("  ", str(e["text"]).strip()), 13)
     for p in phases:
         _para(con, str(p), 2, hang=4)
-    con.print(Text(f"  (lanes, race window and marker files: gpusleuth timeline {report.source.get('description')})", style="grey50"),
+    con.print(Line(f"  (lanes, race window and marker files: gpusleuth timeline {report.source.get('description')})", style="grey50"),
               soft_wrap=True)
 
 
-def _components(con: Console, report: Report) -> None:
+def _components(con: _Out, report: Report) -> None:
     from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(show_edge=False, box=None, pad_edge=False)
     for col in ("", "component", "node", "layer", "state", "status", "blocked by / reason"):
@@ -322,7 +433,7 @@ def _components(con: Console, report: Report) -> None:
     con.print(table)
 
 
-def _seen_before(con: Console, report: Report) -> None:
+def _seen_before(con: _Out, report: Report) -> None:
     """Public incidents whose lines match: link, score, the lines, cause and fix, fixed-in against in use."""
     from gpusleuth.analysis.seen_before import fixed_words, seen_before, summary_line
 
@@ -334,7 +445,7 @@ def _seen_before(con: Console, report: Report) -> None:
     for i, m in enumerate(matches, 1):
         inc = m.incident
         score = f"{m.score:.2f}" if m.score > 0 else "class"
-        head = Text(f"  {i}. ", style="bold")
+        head = Line(f"  {i}. ", style="bold")
         head.append(f"[{score}] ", style="bold")
         _para(con, inc.title, hang=5, first=head)
         _para(con, f"{inc.link} · layer {inc.layer.value}", 5, style="cyan", hang=7)
