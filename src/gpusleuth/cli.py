@@ -681,6 +681,9 @@ def main(args: list[str] | None = None, prog_name: str | None = None) -> None:
     # give back anyway. Frozen objects are skipped; files are closed by `with` blocks and the standard streams
     # are flushed at shutdown whatever the collector does.
     atexit.register(gc.freeze)
+    from gpusleuth import compilecache
+
+    compilecache.install()  # regexes and dataclass methods compiled in an earlier run are not compiled again
     global _ONE_SHOT
     _ONE_SHOT = True
     try:
