@@ -1,10 +1,11 @@
-"""The command line keeps the regular expressions' programs and the dataclass methods it compiled in one file
-(compilecache.py): what it builds from the file is what Python compiles, the report is the same with the file,
-without it and while writing it, and a file that is not the user's own, garbled or from another Python is not
-read."""
+"""The command line keeps the regular expressions' programs and the dataclass methods its modules compile as they
+are imported in one file (compilecache.py): what it builds from the file is what Python compiles, the report is
+the same with the file, without it and while writing it, nothing compiled at run time is written, and a file that
+is not the user's own, garbled or from another Python is not read."""
 
 from __future__ import annotations
 
+import importlib
 import marshal
 import os
 import re
@@ -81,6 +82,32 @@ def installed(tmp_path, monkeypatch):
     assert _compiler.compile is ORIGINAL
 
 
+def _imported(where: Path, *patterns: str) -> None:
+    """Import a new module that compiles these patterns at its top level."""
+    name = f"_compiles_{abs(hash(patterns))}"
+    (where / f"{name}.py").write_text("import re\n" + "".join(f"re.compile({p!r})\n" for p in patterns))
+    sys.path.insert(0, str(where))
+    try:
+        importlib.import_module(name)
+    finally:
+        sys.path.remove(str(where))
+        sys.modules.pop(name, None)
+
+
+def test_only_what_an_import_compiles_is_written(installed, tmp_path_factory):
+    _imported(tmp_path_factory.mktemp("mod"), r"at import (\d+) only")
+    assert re.compile(r"at run time (\d+) from input").match("at run time 7 from input")
+    import dataclasses
+
+    made = dataclasses.make_dataclass("MadeAtRunTime", [("from_input_field", int)])
+    assert made(3) == made(3) and repr(made(3)) == "MadeAtRunTime(from_input_field=3)"
+    C.save()
+    _, regex, code = _held(installed)
+    assert (r"at import (\d+) only", 0) in regex
+    assert not [p for p, _ in regex if "from input" in p]
+    assert not [t for t in code if "from_input_field" in t]
+
+
 def _write(path: Path, held, mode: int = 0o600) -> None:
     path.write_bytes(marshal.dumps(held))
     path.chmod(mode)
@@ -104,6 +131,7 @@ def test_a_garbled_file_is_compiled_around_and_rewritten(installed, blob):
     path.write_bytes(blob)
     path.chmod(0o600)
     pattern = r"garbled-(?P<n>\d+) case \w+"
+    _imported(installed, pattern + str(len(blob)))
     assert re.compile(pattern + str(len(blob))).match("garbled-12 case x" + str(len(blob))).group("n") == "12"
     C.save()
     key, regex, _ = _held(installed)
@@ -113,21 +141,19 @@ def test_a_garbled_file_is_compiled_around_and_rewritten(installed, blob):
 def test_a_folder_that_cannot_be_written_only_means_compiling(installed, monkeypatch):
     (installed / "blocked").write_text("a file where the folder would be")
     monkeypatch.setenv("GPUSLEUTH_CACHE_DIR", str(installed / "blocked" / "below"))
-    assert re.compile(r"unwritable \d+ folder").search("an unwritable 3 folder")
+    _imported(installed, r"unwritable \d+ folder")
     C.save()  # no error
     assert not (installed / "blocked").is_dir()
 
 
 def test_a_file_past_max_entries_keeps_what_its_run_used(installed, monkeypatch):
     monkeypatch.setattr(C, "MAX_ENTRIES", 3)
-    for i in range(6):
-        re.compile(rf"first run {i}\d")
+    _imported(installed, *(rf"first run {i}\d" for i in range(6)))
     C.save()
     assert len(_held(installed)[1]) == 6  # written whole: it was over the limit only after this run
     C.uninstall()
     C.install()
-    for i in range(2):
-        re.compile(rf"second run {i}\w")
+    _imported(installed, *(rf"second run {i}\w" for i in range(2)))
     C.save()
     _, regex, _ = _held(installed)
     assert {p for p, _ in regex} == {r"second run 0\w", r"second run 1\w"}
@@ -135,7 +161,7 @@ def test_a_file_past_max_entries_keeps_what_its_run_used(installed, monkeypatch)
 
 def test_an_invalid_pattern_raises_as_re_does(installed):
     with pytest.raises(re.error, match="missing \\)"):
-        re.compile(r"(unclosed kept cache")
+        _imported(installed, r"(unclosed kept cache")
 
 
 def test_a_program_calling_the_commands_keeps_re_and_dataclasses_as_they_are():

@@ -14,7 +14,9 @@ tables' directory, `knowledge.cache_dir()`; `GPUSLEUTH_CACHE_DIR=` empty turns i
   used only when it belongs to the user running gpusleuth and nobody else can write it (as Python trusts its own
   `__pycache__`).
 
-The file is keyed on the exact Python build (`sys.version`, the bytecode and regex-engine versions): another
+Only what modules compile while they are imported (their top level and what it calls) is written down: a
+pattern a function builds at run time, perhaps from what it read, is compiled as usual and never kept, so nothing
+read from the input reaches the file. The file is keyed on the exact Python build (`sys.version`, the bytecode and regex-engine versions): another
 Python never reads it. A run that compiled something new rewrites it atomically at exit, with what this run
 used and what the file held (what it used alone once the file holds more than `MAX_ENTRIES` of either kind,
 so input-made patterns cannot grow it for good). An unreadable, foreign or corrupt file is ignored and
@@ -94,6 +96,17 @@ def _load(state: _State) -> None:
         state.regex, state.code = held[1], held[2]
 
 
+def _importing() -> bool:
+    """Whether a module is being imported (its top level, or what that calls): only what modules compile as they
+    are imported is kept, never a pattern a function makes at run time from what it read."""
+    f = sys._getframe(2)
+    while f is not None:
+        if f.f_code.co_filename.startswith("<frozen importlib._bootstrap"):
+            return True
+        f = f.f_back
+    return False
+
+
 def _regex_compile(p, flags=0):
     """re._compiler.compile, with the program kept: the same steps, and the same arguments to the engine."""
     state = _state
@@ -111,6 +124,8 @@ def _regex_compile(p, flags=0):
         else:
             state.used_regex.add(key)
             return compiled
+    if not _importing():
+        return _saved["compile"](p, flags)  # made at run time, maybe from the input: never written down
     parsed = _parser.parse(p, flags)
     code = _compiler._code(parsed, flags)
     groupindex = parsed.state.groupdict
@@ -136,6 +151,8 @@ def _dataclass_exec(source, globals=None, locals=None):
         _load(state)
     code = state.code.get(source)
     if code is None:
+        if not _importing():
+            return exec(source, globals, locals)
         # flags=0, dont_inherit: as `exec` compiles it inside dataclasses, which has no __future__ import
         code = compile(source, "<string>", "exec", 0, True)
         state.code[source] = code
