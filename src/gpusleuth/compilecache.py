@@ -60,12 +60,13 @@ def _key() -> str:
 
 def cache_file():
     """The file for this Python build, or None when caching is off (see knowledge.cache_dir)."""
-    from gpusleuth.knowledge import cache_dir
+    from gpusleuth.knowledge import blake2b, cache_dir
 
     where = cache_dir()
     if where is None:
         return None
-    return where / f"compiled-{sys.implementation.cache_tag}.marshal"
+    build = blake2b(sys.version.encode(), digest_size=4).hexdigest()  # two builds of one Python do not take turns
+    return where / f"compiled-{sys.implementation.cache_tag}-{build}.marshal"
 
 
 def _trusted(fd: int) -> bool:
