@@ -119,7 +119,7 @@ def _write(path: Path, held, mode: int = 0o600) -> None:
 
 
 def test_a_file_others_can_write_or_from_another_python_is_not_read(installed):
-    path = C.cache_file()
+    path = Path(C.cache_file())
     source = "def __create_fn__():\n def f():\n  return 1\n return f"
     planted = compile("def __create_fn__():\n def f():\n  return 2\n return f", "<string>", "exec")
     for mode, key, read in ((0o600, C._key(), True), (0o620, C._key(), False), (0o602, C._key(), False),
@@ -132,7 +132,7 @@ def test_a_file_others_can_write_or_from_another_python_is_not_read(installed):
 
 @pytest.mark.parametrize("blob", [b"", b"garbage", marshal.dumps(["a", "list"]), marshal.dumps((1, 2))])
 def test_a_garbled_file_is_compiled_around_and_rewritten(installed, blob):
-    path = C.cache_file()
+    path = Path(C.cache_file())
     path.write_bytes(blob)
     path.chmod(0o600)
     pattern = r"garbled-(?P<n>\d+) case \w+"

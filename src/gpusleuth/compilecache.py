@@ -4,7 +4,7 @@ Before a diagnosis reads a line, a run of the command line compiles ~540 regular
 module's parser and code generator are written in Python) and the generated methods of ~170 dataclasses (~55 ms:
 `dataclasses` writes each `__init__`, `__repr__`, `__eq__`... as source text and compiles it). Both are pure
 functions of their input, so their results are kept in one file under the user's cache directory (the knowledge
-tables' directory, `knowledge.cache_dir()`; `GPUSLEUTH_CACHE_DIR=` empty turns it off):
+tables' directory, `cachedir.cache_dir()`; `GPUSLEUTH_CACHE_DIR=` empty turns it off):
 
 * a regular expression: the program `re` hands to its C engine (`_sre.compile`'s arguments: flags, the code as a
   list of integers, the groups), keyed on the pattern and its flags. The engine checks a program before it runs
@@ -31,9 +31,12 @@ from __future__ import annotations
 import marshal
 import os
 import sys
+import zlib
 from re import _compiler, _parser
 
 import _sre
+
+from gpusleuth.cachedir import cache_dir
 
 _FORMAT = "gpusleuth-compiled-1"  # bump when what the file holds changes shape
 MAX_ENTRIES = 5000  # of each kind; past it a rewrite keeps only what its run used
@@ -42,7 +45,6 @@ MAX_ENTRIES = 5000  # of each kind; past it a rewrite keeps only what its run us
 class _State:
     def __init__(self) -> None:
         self.loaded = False
-        self.loading = False  # finding the file imports modules that compile: those are compiled as usual
         self.regex: dict = {}  # (pattern, flags) -> _sre.compile's arguments after the pattern
         self.code: dict = {}  # generated source text -> code object
         self.used_regex: set = set()
@@ -58,15 +60,14 @@ def _key() -> str:
     return f"{_FORMAT}\0{sys.version}\0{sys.implementation.cache_tag}\0{marshal.version}\0{_sre.MAGIC}\0{_sre.CODESIZE}"
 
 
-def cache_file():
-    """The file for this Python build, or None when caching is off (see knowledge.cache_dir)."""
-    from gpusleuth.knowledge import blake2b, cache_dir
-
+def cache_file() -> str | None:
+    """The file for this Python build, or None when caching is off. Found with `os` alone: the first compile may
+    come while a module such as pathlib is half imported."""
     where = cache_dir()
     if where is None:
         return None
-    build = blake2b(sys.version.encode(), digest_size=4).hexdigest()  # two builds of one Python do not take turns
-    return where / f"compiled-{sys.implementation.cache_tag}-{build}.marshal"
+    build = format(zlib.crc32(sys.version.encode()), "08x")  # two builds of one Python do not take turns
+    return os.path.join(where, f"compiled-{sys.implementation.cache_tag}-{build}.marshal")
 
 
 def _trusted(fd: int) -> bool:
@@ -77,12 +78,8 @@ def _trusted(fd: int) -> bool:
 
 
 def _load(state: _State) -> None:
-    state.loading = True
-    try:
-        path = cache_file()
-    finally:
-        state.loading = False
     state.loaded = True
+    path = cache_file()
     if path is None:
         return
     try:
@@ -111,7 +108,7 @@ def _importing() -> bool:
 def _regex_compile(p, flags=0):
     """re._compiler.compile, with the program kept: the same steps, and the same arguments to the engine."""
     state = _state
-    if state is None or state.loading or not isinstance(p, (str, bytes)) or flags & _compiler.SRE_FLAG_DEBUG:
+    if state is None or not isinstance(p, (str, bytes)) or flags & _compiler.SRE_FLAG_DEBUG:
         return _saved["compile"](p, flags)
     if not state.loaded:
         _load(state)
@@ -146,7 +143,7 @@ def _regex_compile(p, flags=0):
 def _dataclass_exec(source, globals=None, locals=None):
     """exec for dataclasses' generated methods: the compiled source comes from the file when it was seen before."""
     state = _state
-    if state is None or state.loading or not isinstance(source, str):
+    if state is None or not isinstance(source, str):
         return exec(source, globals, locals)
     if not state.loaded:
         _load(state)
@@ -209,16 +206,17 @@ def save() -> None:
         blob = marshal.dumps((_key(), regex, code))
     except ValueError:  # something marshal cannot hold: no file
         return
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    folder, name = os.path.split(path)
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(folder, exist_ok=True)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as fh:
             fh.write(blob)
         os.replace(tmp, path)  # readers see the old file or the new one, never half of one
     except OSError:
         try:
-            tmp.unlink(missing_ok=True)
+            os.unlink(tmp)
         except OSError:
             pass
         return

@@ -80,17 +80,11 @@ def _key(files: dict[str, bytes]) -> str:
 
 
 def cache_dir() -> Path | None:
-    """Where the parsed tables are kept; None when the user turned the cache off."""
-    chosen = os.environ.get("GPUSLEUTH_CACHE_DIR")
-    if chosen is not None:
-        return Path(chosen) if chosen.strip() else None
-    base = os.environ.get("XDG_CACHE_HOME")
-    if not base:
-        home = os.path.expanduser("~")
-        if home.startswith("~"):  # no home directory to be found: no cache rather than one in the current folder
-            return None
-        base = os.path.join(home, ".cache")
-    return Path(base) / "gpusleuth"
+    """Where the parsed tables are kept; None when the user turned the cache off (gpusleuth/cachedir.py)."""
+    from gpusleuth.cachedir import cache_dir as where
+
+    chosen = where()
+    return Path(chosen) if chosen is not None else None
 
 
 def cache_file() -> Path | None:
