@@ -134,16 +134,11 @@ def test_the_command_line_process_settles_its_objects_and_a_caller_keeps_its_col
     assert gc.isenabled() and gc.get_freeze_count() == before
 
 
-def test_markdown_and_html_reports_do_not_load_rich_and_the_terminal_one_loads_it_only_for_colour():
+def test_no_report_of_the_example_loads_rich():
     """`decisive` lives in report/decisive.py, so the Markdown and HTML reports no longer import the terminal
-    renderer (and rich) for it; the terminal report without colour (a pipe, a file, --color never) writes its
-    lines itself and imports rich only for a table; with colour it imports rich's console, and its tables only
-    for the fleet and component tables."""
-    rich = lambda loaded: {m for m in loaded if m == "rich" or m.startswith("rich.")}
-    for fmt in ("markdown", "html", "text"):
-        loaded = _loaded_modules_after(_diagnosed("example:peermem-race").replace("'json'", repr(fmt)))
+    renderer (and rich) for it; the terminal report, coloured or not, writes its lines itself and imports rich
+    only for the fleet and component tables (and a line rich lays out differently), which this report has not."""
+    for fmt, more in (("markdown", ""), ("html", ""), ("text", ""), ("text", ", '--color', 'always'")):
+        loaded = _loaded_modules_after(_diagnosed("example:peermem-race").replace("'json'", repr(fmt) + more))
         assert f"gpusleuth.report.{fmt}" in loaded
-        assert not rich(loaded), fmt
-    loaded = _loaded_modules_after(_diagnosed("example:peermem-race").replace("'json'", "'text', '--color', 'always'"))
-    assert "rich.console" in loaded and "gpusleuth.report.text" in loaded
-    assert "rich.table" not in loaded  # this report has a cascade, no component table and no fleet
+        assert not {m for m in loaded if m == "rich" or m.startswith("rich.")}, (fmt, more)

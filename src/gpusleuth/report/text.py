@@ -72,7 +72,7 @@ def _cells(text: str) -> int:
 
 
 class _Out:
-    """Where the report's lines go: rich's console for colour, else `_Plain`; `print` and `rule` as rich's."""
+    """Where the report's lines go: `_Direct`, or rich's console (`_Rich`); `print` and `rule` as rich's."""
 
     width: int
 
@@ -108,36 +108,110 @@ class _Rich(_Out):
 _RICH_ONLY = frozenset("\t\n\x07\x08\x0b\x0c\r")  # tabs are expanded by cell, control codes dropped: rich does those
 
 
-class _Plain(_Out):
-    """Without colour, what rich's console writes for these lines: the plain text of a line and a newline (no
-    wrapping when soft_wrap, as a short line needs none either), and a rule `─── title ───` the screen wide.
-    Anything else (a table, a tab, a control character, a line to fold, a title to cut) goes to rich."""
+# rich's standard colours (SGR parameters) for the colour words this report's styles use; a style with another
+# word goes through rich. tests/report/test_text_plain.py checks each against rich.
+_SGR_COLOUR = {"black": 30, "red": 31, "green": 32, "yellow": 33, "magenta": 35, "cyan": 36, "white": 37,
+               "grey42": 90, "grey50": 37, "grey70": 37, "bright_green": 92}
+_THEME = {"rule.line": "bright_green", "rule.text": ""}  # the two names of rich's default theme used here
 
-    def __init__(self, buf: io.StringIO, width: int) -> None:
-        self.buf, self.width, self._con = buf, width, None
+
+def _sgr_style(style: str | None) -> tuple[bool, int | None, int | None] | None:
+    """A style as (bold, foreground, background) SGR parameters, None when it holds a word not known here."""
+    words = _THEME.get(style, style).split() if style else []
+    bold, fg, bg = False, None, None
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "bold":
+            bold = True
+        elif word == "on" and i + 1 < len(words) and words[i + 1] in _SGR_COLOUR:
+            bg = _SGR_COLOUR[words[i + 1]] + 10
+            i += 1
+        elif word in _SGR_COLOUR:
+            fg = _SGR_COLOUR[word]
+        else:
+            return None
+        i += 1
+    return bold, fg, bg
+
+
+def _pieces(line: Line, at: int, spans: list) -> str:
+    """The line's plain text; its styled ranges appended to spans as rich's `Text` holds them: a nested line's
+    own style over its whole range first, then its pieces' styles, in the order they were appended."""
+    (text, base), *rest = line._ops
+    parts, here = [text], at + len(text)
+    for t, st in rest:
+        if isinstance(t, Line):
+            inner_spans: list = []
+            inner = _pieces(t, here, inner_spans)
+            if inner and t._ops[0][1]:
+                spans.append((here, here + len(inner), t._ops[0][1]))
+            spans.extend(inner_spans)
+            t = inner
+        elif t and st:
+            spans.append((here, here + len(t), st))
+        parts.append(t)
+        here += len(t)
+    return "".join(parts)
+
+
+def _coloured(line: Line) -> str | None:
+    """The line with rich's SGR sequences, split where rich splits it (at every styled range's ends, each part in
+    the line's style combined with the ranges over it, later ones winning); None for a style not known here."""
+    spans: list = []
+    text = _pieces(line, 0, spans)
+    styles = [_sgr_style(line._ops[0][1])] + [_sgr_style(st) for _, _, st in spans]
+    if None in styles:
+        return None
+    cuts = sorted({0, len(text), *(a for a, _, _ in spans), *(b for _, b, _ in spans)})
+    out = []
+    for a, b in zip(cuts, cuts[1:]):
+        bold, fg, bg = styles[0]
+        for (start, end, _), (sb, sf, sg) in zip(spans, styles[1:]):
+            if start <= a and b <= end:
+                bold, fg, bg = bold or sb, sf if sf is not None else fg, sg if sg is not None else bg
+        codes = ";".join([*(["1"] if bold else []), *([str(fg)] if fg is not None else []), *([str(bg)] if bg is not None else [])])
+        out.append(f"\x1b[{codes}m{text[a:b]}\x1b[0m" if codes else text[a:b])
+    return "".join(out)
+
+
+class _Direct(_Out):
+    """What rich's console writes for these lines, written here: the text of a line (with rich's standard-colour
+    SGR sequences when coloured) and a newline (no wrapping when soft_wrap, as a short line needs none either),
+    and a rule `─── title ───` the screen wide. Anything else (a table, a tab, a control character, a line to
+    fold, a title to cut, a style this module does not know) goes to rich."""
+
+    def __init__(self, buf: io.StringIO, width: int, color: bool) -> None:
+        self.buf, self.width, self.color, self._con = buf, width, color, None
 
     def _rich(self):
         if self._con is None:
-            self._con = _console(self.buf, self.width, False)
+            self._con = _console(self.buf, self.width, self.color)
         return self._con
 
     def print(self, line, soft_wrap: bool = False) -> None:
         if isinstance(line, Line):
             text = line.plain
             if not _RICH_ONLY.intersection(text) and (soft_wrap or _cells(text) <= self.width):
-                self.buf.write(text + "\n")
-                return
+                if not self.color:
+                    self.buf.write(text + "\n")
+                    return
+                if (coloured := _coloured(line)) is not None:
+                    self.buf.write(coloured + "\n")
+                    return
             line = line.rich()
         self._rich().print(line, soft_wrap=soft_wrap)
 
     def rule(self, title: str, style: str = "rule.line") -> None:
         room = self.width - len(title)
-        if not title or not title.isascii() or not title.isprintable() or "[" in title or room < 4:
+        sgr = _sgr_style(style) if self.color else (False, None, None)
+        if not title or not title.isascii() or not title.isprintable() or "[" in title or room < 4 or sgr is None:
             self._rich().rule(title, style=style)  # no title, markup, wide characters, a title cut short
             return
         # rich centres the title: (room // 2 - 1) rule characters, a space, the title, a space, and the rest
         left = room // 2 - 1
-        self.buf.write("─" * left + " " + title + " " + "─" * (room - left - 2) + "\n")
+        line = Line().append("─" * left + " ", style=style).append(title).append(" " + "─" * (room - left - 2), style=style)
+        self.print(line, soft_wrap=True)
 
 
 def _wrap(text: str, width: int) -> list[str]:
@@ -178,7 +252,7 @@ def render(report: Report, width: int = 100, color: bool = False, brief: bool = 
     """The report for a terminal `width` columns wide; `brief`: the summary only. (`_via_rich`: lay out every line
     with rich even without colour, which must give the same text: the tests compare the two.)"""
     buf = io.StringIO()
-    con: _Out = _Rich(buf, max(width, 40), color) if color or _via_rich else _Plain(buf, max(width, 40))
+    con: _Out = _Rich(buf, max(width, 40), color) if _via_rich else _Direct(buf, max(width, 40), color)
     _summary(con, report)
     if brief:
         return _finish(buf, color)
