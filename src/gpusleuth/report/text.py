@@ -5,11 +5,11 @@ Lines are wrapped here, not by rich: at spaces only, so a file name, an artifact
 never split across lines (a word longer than the line overflows it and the terminal wraps it for display, so it
 still copies and searches as one word). Fix commands are never wrapped at all: one command, one line.
 
-Without colour (into a pipe or a file, and on a terminal with --color never) the lines are written here, as rich
-would write them: rich (~15 ms to import, ~15 ms to lay out the example's ~400 lines) is imported only for
-colour, for the fleet and component tables, and for a line this module does not lay out itself (a tab, a
-control character, a short line wider than the screen); `tests/report/test_text_plain.py` holds the two ways to
-the same bytes.
+The lines are also written here, byte for byte as rich's console would write them (plain, or with rich's
+standard-colour SGR sequences): rich (~15 ms to import, ~15 ms to lay out the example's ~400 lines) is imported
+only for the fleet and component tables and for a line this module does not lay out itself (a tab, a control
+character, a short line wider than the screen, a style word not in `_SGR_COLOUR`);
+`tests/report/test_text_plain.py` holds the two ways to the same bytes.
 """
 
 from __future__ import annotations
