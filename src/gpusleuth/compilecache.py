@@ -33,6 +33,7 @@ import os
 import sys
 import zlib
 from re import _compiler, _parser
+from types import CodeType
 
 import _sre
 
@@ -148,7 +149,7 @@ def _dataclass_exec(source, globals=None, locals=None):
     if not state.loaded:
         _load(state)
     code = state.code.get(source)
-    if code is None:
+    if type(code) is not CodeType:  # not seen before (or not a code object: compiled afresh all the same)
         if not _importing():
             return exec(source, globals, locals)
         # flags=0, dont_inherit: as `exec` compiles it inside dataclasses, which has no __future__ import
