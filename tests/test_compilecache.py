@@ -176,3 +176,11 @@ def test_a_program_calling_the_commands_keeps_re_and_dataclasses_as_they_are():
                                 ["diagnose", "example:peermem-race", "--format", "json"])
     assert result.exit_code in (0, 1), result.output
     assert _compiler.compile is ORIGINAL and "exec" not in vars(dataclasses) and C._state is None
+
+
+def test_a_kept_method_that_is_not_code_is_compiled_afresh_not_run(installed):
+    source = "def __create_fn__():\n def f():\n  return 1\n return f"
+    _write(Path(C.cache_file()), (C._key(), {}, {source: "raise RuntimeError('ran what the file held')"}))
+    ns: dict = {}
+    C._dataclass_exec(source, None, ns)
+    assert ns["__create_fn__"]()() == 1
