@@ -32,7 +32,8 @@ _POD_PREFIX = re.compile(r"^\[pod/[^\]\s]+\]\s*")
 
 
 class Line:
-    """A line of styled pieces: its plain text, and the rich `Text` calls that colour it (replayed only for colour)."""
+    """A line of styled pieces, kept as the rich `Text` calls that would build it: written directly (`_Direct`), or
+    replayed as a `Text` for rich when rich lays it out."""
 
     __slots__ = ("_ops",)
 
