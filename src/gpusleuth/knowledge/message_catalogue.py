@@ -167,7 +167,7 @@ class Catalogue:
         if messages:
             self._set.Compile()
         self._by_name = {c.name: c for c in components}
-        programs = sorted({(p, c.name) for c in components for p in c.programs}, key=lambda pc: (-len(pc[0]), pc))  # the same pattern every run
+        programs = sorted({(p, c.name) for c in components for p in c.programs}, key=lambda pc: -len(pc[0]))
         self._programs = re.compile("|".join(rf"(?<![\w-])(?P<p{i}>{re.escape(p)})(?![\w-])" for i, (p, _) in enumerate(programs))) if programs else None
         self._program_names = [c for _, c in programs]
 
