@@ -134,11 +134,13 @@ def test_the_command_line_process_settles_its_objects_and_a_caller_keeps_its_col
     assert gc.isenabled() and gc.get_freeze_count() == before
 
 
-def test_no_report_of_the_example_loads_rich():
+def test_markdown_and_html_reports_do_not_load_rich_and_the_terminal_one_loads_no_table_it_does_not_draw():
     """`decisive` lives in report/decisive.py, so the Markdown and HTML reports no longer import the terminal
-    renderer (and rich) for it; the terminal report, coloured or not, writes its lines itself and imports rich
-    only for the fleet and component tables (and a line rich lays out differently), which this report has not."""
-    for fmt, more in (("markdown", ""), ("html", ""), ("text", ""), ("text", ", '--color', 'always'")):
-        loaded = _loaded_modules_after(_diagnosed("example:peermem-race").replace("'json'", repr(fmt) + more))
-        assert f"gpusleuth.report.{fmt}" in loaded
-        assert not {m for m in loaded if m == "rich" or m.startswith("rich.")}, (fmt, more)
+    renderer (and rich) for it; the terminal report imports rich's tables only for the fleet and component tables."""
+    for fmt in ("markdown", "html"):
+        loaded = _loaded_modules_after(_diagnosed("example:peermem-race").replace("'json'", repr(fmt)))
+        assert f"gpusleuth.report.{'markdown' if fmt == 'markdown' else 'html'}" in loaded
+        assert not {m for m in loaded if m == "rich" or m.startswith("rich.")}, fmt
+    loaded = _loaded_modules_after(_diagnosed("example:peermem-race").replace("'json'", "'text'"))
+    assert "rich.console" in loaded and "gpusleuth.report.text" in loaded
+    assert "rich.table" not in loaded  # this report has a cascade, no component table and no fleet

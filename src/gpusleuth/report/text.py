@@ -4,12 +4,6 @@ fix), then the details: root causes, cascade, evidence as artifact:line, fixes, 
 Lines are wrapped here, not by rich: at spaces only, so a file name, an artifact:line citation or a command is
 never split across lines (a word longer than the line overflows it and the terminal wraps it for display, so it
 still copies and searches as one word). Fix commands are never wrapped at all: one command, one line.
-
-The lines are also written here, byte for byte as rich's console would write them (plain, or with rich's
-standard-colour SGR sequences): rich (~15 ms to import, ~15 ms to lay out the example's ~400 lines) is imported
-only for the fleet and component tables and for a line this module does not lay out itself (a tab, a control
-character, a short line wider than the screen, a style word not in `_SGR_COLOUR`);
-`tests/report/test_text_plain.py` holds the two ways to the same bytes.
 """
 
 from __future__ import annotations
@@ -17,6 +11,9 @@ from __future__ import annotations
 import io
 import re
 import textwrap
+
+from rich.console import Console
+from rich.text import Text
 
 from gpusleuth.model.finding import Finding, Role
 from gpusleuth.model.report import VERDICTS, Report
@@ -31,196 +28,12 @@ LABEL = 12  # the summary's label column
 _POD_PREFIX = re.compile(r"^\[pod/[^\]\s]+\]\s*")
 
 
-class Line:
-    """A line of styled pieces, kept as the rich `Text` calls that would build it: written directly (`_Direct`), or
-    replayed as a `Text` for rich when rich lays it out."""
-
-    __slots__ = ("_ops",)
-
-    def __init__(self, text: str = "", style: str = "") -> None:
-        self._ops: list[tuple[str | Line, str | None]] = [(text, style)]
-
-    def append(self, text: str | Line, style: str | None = None) -> Line:
-        self._ops.append((text, style))
-        return self
-
-    @property
-    def plain(self) -> str:
-        return "".join(t.plain if isinstance(t, Line) else t for t, _ in self._ops)
-
-    @property
-    def cell_len(self) -> int:
-        return _cells(self.plain)
-
-    def rich(self):
-        """The same line as rich's `Text`, built by the calls it was built with."""
-        from rich.text import Text
-
-        (text, style), *rest = self._ops
-        out = Text(text, style=style)
-        for t, st in rest:
-            out.append(t.rich() if isinstance(t, Line) else t, style=st)
-        return out
-
-
-def _cells(text: str) -> int:
-    """Terminal cells: one a character for ASCII, else rich's table (East Asian wide characters take two)."""
-    if text.isascii():
-        return len(text)
-    from rich.cells import cell_len
-
-    return cell_len(text)
-
-
-class _Out:
-    """Where the report's lines go: `_Direct`, or rich's console (`_Rich`); `print` and `rule` as rich's."""
-
-    width: int
-
-    def print(self, line, soft_wrap: bool = False) -> None:
-        raise NotImplementedError
-
-    def rule(self, title: str, style: str = "rule.line") -> None:
-        raise NotImplementedError
-
-
-def _console(buf: io.StringIO, width: int, color: bool):
-    from rich.console import Console
-
-    # standard colours (SGR 30-37/90-97 and bold) only: they survive `less -R`, tmux and any terminal
-    # A height too, though nothing here is laid out by height: without one, rich asks the terminal and the
-    # environment for the size at every print (~400 prints for the example, a third of the rendering).
-    return Console(file=buf, width=width, height=25, force_terminal=color, color_system="standard" if color else None,
-                   highlight=False, emoji=False, legacy_windows=False)
-
-
-class _Rich(_Out):
-    def __init__(self, buf: io.StringIO, width: int, color: bool) -> None:
-        self.con = _console(buf, width, color)
-        self.width = self.con.width
-
-    def print(self, line, soft_wrap: bool = False) -> None:
-        self.con.print(line.rich() if isinstance(line, Line) else line, soft_wrap=soft_wrap)
-
-    def rule(self, title: str, style: str = "rule.line") -> None:
-        self.con.rule(title, style=style)
-
-
-_RICH_ONLY = frozenset("\t\n\x07\x08\x0b\x0c\r")  # tabs are expanded by cell, control codes dropped: rich does those
-
-
-# rich's standard colours (SGR parameters) for the colour words this report's styles use; a style with another
-# word goes through rich. tests/report/test_text_plain.py checks each against rich.
-_SGR_COLOUR = {"black": 30, "red": 31, "green": 32, "yellow": 33, "magenta": 35, "cyan": 36, "white": 37,
-               "grey42": 90, "grey50": 37, "grey70": 37, "bright_green": 92}
-_THEME = {"rule.line": "bright_green", "rule.text": ""}  # the two names of rich's default theme used here
-
-
-def _sgr_style(style: str | None) -> tuple[bool, int | None, int | None] | None:
-    """A style as (bold, foreground, background) SGR parameters, None when it holds a word not known here."""
-    words = _THEME.get(style, style).split() if style else []
-    bold, fg, bg = False, None, None
-    i = 0
-    while i < len(words):
-        word = words[i]
-        if word == "bold":
-            bold = True
-        elif word == "on" and i + 1 < len(words) and words[i + 1] in _SGR_COLOUR:
-            bg = _SGR_COLOUR[words[i + 1]] + 10
-            i += 1
-        elif word in _SGR_COLOUR:
-            fg = _SGR_COLOUR[word]
-        else:
-            return None
-        i += 1
-    return bold, fg, bg
-
-
-def _pieces(line: Line, at: int, spans: list) -> str:
-    """The line's plain text; its styled ranges appended to spans as rich's `Text` holds them: a nested line's
-    own style over its whole range first, then its pieces' styles, in the order they were appended."""
-    (text, base), *rest = line._ops
-    parts, here = [text], at + len(text)
-    for t, st in rest:
-        if isinstance(t, Line):
-            inner_spans: list = []
-            inner = _pieces(t, here, inner_spans)
-            if inner and t._ops[0][1]:
-                spans.append((here, here + len(inner), t._ops[0][1]))
-            spans.extend(inner_spans)
-            t = inner
-        elif t and st:
-            spans.append((here, here + len(t), st))
-        parts.append(t)
-        here += len(t)
-    return "".join(parts)
-
-
-def _coloured(line: Line) -> str | None:
-    """The line with rich's SGR sequences, split where rich splits it (at every styled range's ends, each part in
-    the line's style combined with the ranges over it, later ones winning); None for a style not known here."""
-    spans: list = []
-    text = _pieces(line, 0, spans)
-    styles = [_sgr_style(line._ops[0][1])] + [_sgr_style(st) for _, _, st in spans]
-    if None in styles:
-        return None
-    cuts = sorted({0, len(text), *(a for a, _, _ in spans), *(b for _, b, _ in spans)})
-    out = []
-    for a, b in zip(cuts, cuts[1:]):
-        bold, fg, bg = styles[0]
-        for (start, end, _), (sb, sf, sg) in zip(spans, styles[1:]):
-            if start <= a and b <= end:
-                bold, fg, bg = bold or sb, sf if sf is not None else fg, sg if sg is not None else bg
-        codes = ";".join([*(["1"] if bold else []), *([str(fg)] if fg is not None else []), *([str(bg)] if bg is not None else [])])
-        out.append(f"\x1b[{codes}m{text[a:b]}\x1b[0m" if codes else text[a:b])
-    return "".join(out)
-
-
-class _Direct(_Out):
-    """What rich's console writes for these lines, written here: the text of a line (with rich's standard-colour
-    SGR sequences when coloured) and a newline (no wrapping when soft_wrap, as a short line needs none either),
-    and a rule `─── title ───` the screen wide. Anything else (a table, a tab, a control character, a line to
-    fold, a title to cut, a style this module does not know) goes to rich."""
-
-    def __init__(self, buf: io.StringIO, width: int, color: bool) -> None:
-        self.buf, self.width, self.color, self._con = buf, width, color, None
-
-    def _rich(self):
-        if self._con is None:
-            self._con = _console(self.buf, self.width, self.color)
-        return self._con
-
-    def print(self, line, soft_wrap: bool = False) -> None:
-        if isinstance(line, Line):
-            text = line.plain
-            if not _RICH_ONLY.intersection(text) and (soft_wrap or _cells(text) <= self.width):
-                if not self.color:
-                    self.buf.write(text + "\n")
-                    return
-                if (coloured := _coloured(line)) is not None:
-                    self.buf.write(coloured + "\n")
-                    return
-            line = line.rich()
-        self._rich().print(line, soft_wrap=soft_wrap)
-
-    def rule(self, title: str, style: str = "rule.line") -> None:
-        room = self.width - len(title)
-        sgr = _sgr_style(style) if self.color else (False, None, None)
-        if not title or not title.isascii() or not title.isprintable() or "[" in title or room < 4 or sgr is None:
-            self._rich().rule(title, style=style)  # no title, markup, wide characters, a title cut short
-            return
-        # rich centres the title: (room // 2 - 1) rule characters, a space, the title, a space, and the rest
-        left = room // 2 - 1
-        line = Line().append("─" * left + " ", style=style).append(title).append(" " + "─" * (room - left - 2), style=style)
-        self.print(line, soft_wrap=True)
-
-
 def _wrap(text: str, width: int) -> list[str]:
     """Wrapped at spaces only: never inside a word, so never inside a file name or a citation."""
     return textwrap.wrap(text, max(width, 20), break_long_words=False, break_on_hyphens=False) or [""]
 
 
-def _para(con: _Out, text: str, indent: int = 0, style: str = "", hang: int | None = None, first: Line | None = None) -> None:
+def _para(con: Console, text: str, indent: int = 0, style: str = "", hang: int | None = None, first: Text | None = None) -> None:
     """Print text wrapped to the console's width at `indent` (continuation lines at `hang`, default indent);
     `first`, when given, is a styled prefix that takes the first line's indent."""
     hang = indent if hang is None else hang
@@ -229,19 +42,19 @@ def _para(con: _Out, text: str, indent: int = 0, style: str = "", hang: int | No
     for n, chunk in enumerate(text.splitlines() or [""]):
         lines = _wrap(chunk, width - max(lead, hang)) if chunk.strip() else [""]
         for i, ln in enumerate(lines):
-            line = Line()
+            line = Text()
             if n == 0 and i == 0:
-                line.append(first if first is not None else Line(" " * indent))
+                line.append(first if first is not None else Text(" " * indent))
             else:
                 line.append(" " * hang)
             line.append(ln, style=style)
             con.print(line, soft_wrap=True)
 
 
-def _command(con: _Out, cmd: str, indent: int, style: str = "") -> None:
+def _command(con: Console, cmd: str, indent: int, style: str = "") -> None:
     """A command on one line whatever its length: copied from the terminal it still runs."""
     for i, ln in enumerate(cmd.splitlines() or [""]):
-        con.print(Line(" " * indent + ("$ " if i == 0 else "  ") + ln, style=style), soft_wrap=True)
+        con.print(Text(" " * indent + ("$ " if i == 0 else "  ") + ln, style=style), soft_wrap=True)
 
 
 def _first_sentence(text: str) -> str:
@@ -249,17 +62,20 @@ def _first_sentence(text: str) -> str:
     return text.strip()[: m.start()] if m else text.strip()
 
 
-def render(report: Report, width: int = 100, color: bool = False, brief: bool = False, _via_rich: bool = False) -> str:
-    """The report for a terminal `width` columns wide; `brief`: the summary only. (`_via_rich`: lay out every line
-    with rich even without colour, which must give the same text: the tests compare the two.)"""
+def render(report: Report, width: int = 100, color: bool = False, brief: bool = False) -> str:
+    """The report for a terminal `width` columns wide; `brief`: the summary only."""
     buf = io.StringIO()
-    con: _Out = _Rich(buf, max(width, 40), color) if _via_rich else _Direct(buf, max(width, 40), color)
+    # standard colours (SGR 30-37/90-97 and bold) only: they survive `less -R`, tmux and any terminal
+    # A height too, though nothing here is laid out by height: without one, rich asks the terminal and the
+    # environment for the size at every print (~400 prints for the example, a third of the rendering).
+    con = Console(file=buf, width=max(width, 40), height=25, force_terminal=color, color_system="standard" if color else None,
+                  highlight=False, emoji=False, legacy_windows=False)
     _summary(con, report)
     if brief:
         return _finish(buf, color)
     states = _state_counts(report)
     if states:
-        con.print(Line("operands: " + " · ".join(states), style="grey50"), soft_wrap=True)
+        con.print(Text("operands: " + " · ".join(states), style="grey50"), soft_wrap=True)
     signs = report.extras.get("health") or []
     if report.verdict == "healthy" and signs:
         con.rule("Seen working")
@@ -267,7 +83,7 @@ def render(report: Report, width: int = 100, color: bool = False, brief: bool = 
             where = f"{h['artifact']}:{h['line']}" if h.get("line") else h.get("artifact", "")
             _para(con, f"✔ {h['what']}  ({where})", 2, hang=4)
         if len(signs) > 5:
-            con.print(Line(f"  … and {len(signs) - 5} more", style="grey50"))
+            con.print(Text(f"  … and {len(signs) - 5} more", style="grey50"))
     fleet = report.extras.get("fleet")
     if fleet:
         _fleet_table(con, report, fleet)
@@ -282,11 +98,11 @@ def render(report: Report, width: int = 100, color: bool = False, brief: bool = 
     cascade = report.extras.get("cascade_text")
     if fleet and (cascade or report.components):
         con.rule("Cascade")
-        con.print(Line(f"  per node: gpusleuth diagnose --node NAME {report.source.get('description')}", style="grey50"))
+        con.print(Text(f"  per node: gpusleuth diagnose --node NAME {report.source.get('description')}", style="grey50"))
     elif cascade:
         con.rule("Cascade")
         for ln in cascade.splitlines():
-            con.print(Line(ln), soft_wrap=True)
+            con.print(Text(ln), soft_wrap=True)
     elif report.components:
         con.rule("Components")
         _components(con, report)
@@ -314,28 +130,28 @@ def _finish(buf: io.StringIO, color: bool) -> str:
     return out if color else "\n".join(line.rstrip() for line in out.splitlines()) + "\n"
 
 
-def _summary(con: _Out, report: Report) -> None:
+def _summary(con: Console, report: Report) -> None:
     """What an on-call engineer needs on the first screen: the verdict, the first root cause, the line that shows
     it (artifact:line) and the first fix with its commands. The details follow."""
-    badge = Line(f" {VERDICTS.get(report.verdict, report.verdict.upper())} ", style=_VERDICT_STYLE.get(report.verdict, ""))
-    first = Line().append(badge).append(" ")
+    badge = Text(f" {VERDICTS.get(report.verdict, report.verdict.upper())} ", style=_VERDICT_STYLE.get(report.verdict, ""))
+    first = Text().append(badge).append(" ")
     _para(con, report.headline, style="bold", hang=2, first=first)
-    con.print(Line(f"source: {report.source.get('description')}  ·  {report.source.get('recognised', 0)} artifact(s) recognised",
+    con.print(Text(f"source: {report.source.get('description')}  ·  {report.source.get('recognised', 0)} artifact(s) recognised",
                    style="grey50"), soft_wrap=True)
     if not report.root_causes:
         return
     top = report.root_causes[0]
     con.rule("In short", style="grey50")
-    label = lambda word: Line(word.ljust(LABEL), style="bold")
+    label = lambda word: Text(word.ljust(LABEL), style="bold")
     _para(con, f"[{top.code}] {top.title}", style=_SEV_STYLE.get(top.severity.value, ""), hang=LABEL, first=label("Root cause"))
     where = decisive(top)
     if where is not None:
         cite = where.cite()
         if LABEL + len(cite) <= con.width:
-            con.print(Line().append(label("Seen at")).append(cite, style="cyan"), soft_wrap=True)
+            con.print(Text().append(label("Seen at")).append(cite, style="cyan"), soft_wrap=True)
         else:  # a long file name: on a line of its own, whole
             con.print(label("Seen at"))
-            con.print(Line(cite, style="cyan"), soft_wrap=True)
+            con.print(Text(cite, style="cyan"), soft_wrap=True)
         _para(con, _POD_PREFIX.sub("", _SPACES.sub("  ", where.text.strip())), LABEL)  # the artifact names the pod
     fix = top.fixes[0] if top.fixes else None
     if fix is not None:
@@ -347,7 +163,7 @@ def _summary(con: _Out, report: Report) -> None:
         for cmd in fix.commands[:3]:
             _command(con, cmd, LABEL)
         if len(fix.commands) > 3:
-            con.print(Line(" " * LABEL + f"(+{len(fix.commands) - 3} more command(s) below)", style="grey50"))
+            con.print(Text(" " * LABEL + f"(+{len(fix.commands) - 3} more command(s) below)", style="grey50"))
     more = []
     if len(report.root_causes) > 1:
         more.append(f"{len(report.root_causes) - 1} more root cause(s)")
@@ -357,8 +173,8 @@ def _summary(con: _Out, report: Report) -> None:
     _para(con, ", ".join(more + ["evidence and cascade below"]), style="grey50", hang=LABEL, first=label("Details"))
 
 
-def _finding(con: _Out, f: Finding, index: int | None, full: bool) -> None:
-    head = Line()
+def _finding(con: Console, f: Finding, index: int | None, full: bool) -> None:
+    head = Text()
     if index:
         head.append(f"{index}. ", style="bold")
     head.append(f"[{f.code}] ", style="bold")
@@ -385,10 +201,10 @@ def _finding(con: _Out, f: Finding, index: int | None, full: bool) -> None:
                 _command(con, cmd, 7)
             if fx.snippet:
                 for ln in fx.snippet.rstrip().splitlines():
-                    con.print(Line(" " * 7 + ln, style="grey70"), soft_wrap=True)
+                    con.print(Text(" " * 7 + ln, style="grey70"), soft_wrap=True)
 
 
-def _evidence(con: _Out, evidence, indent: int) -> None:
+def _evidence(con: Console, evidence, indent: int) -> None:
     """artifact:line beside the line itself when the citations are short enough, else each citation whole on its
     own line with the text below it: the decisive words are often at the end, and a file name is never split."""
     cites = [e.cite() for e in evidence]
@@ -397,16 +213,16 @@ def _evidence(con: _Out, evidence, indent: int) -> None:
     for e, cite in zip(evidence, cites):
         text = _SPACES.sub("  ", e.text)  # Text, never markup: a `[pod/x/c]` prefix is not a style
         if beside:
-            _para(con, text, hang=indent + col, first=Line(" " * indent).append(cite.ljust(col), style="cyan"))
+            _para(con, text, hang=indent + col, first=Text(" " * indent).append(cite.ljust(col), style="cyan"))
         else:
-            con.print(Line(" " * indent).append(cite, style="cyan"), soft_wrap=True)
+            con.print(Text(" " * indent).append(cite, style="cyan"), soft_wrap=True)
             _para(con, text, indent + 2)
 
 
 NODES_SHOWN = 8
 
 
-def _fleet_lines(con: _Out, group: dict, full: bool) -> None:
+def _fleet_lines(con: Console, group: dict, full: bool) -> None:
     """Which nodes a grouped cause shows on, how they differ from the rest, and which node is the example."""
     nodes = group["nodes"]
     more = f" and {len(nodes) - NODES_SHOWN} more" if len(nodes) > NODES_SHOWN else ""
@@ -423,11 +239,10 @@ def _fleet_lines(con: _Out, group: dict, full: bool) -> None:
         _para(con, ln, 3, style="magenta" if ln.startswith("differs") else "grey50", hang=5)
 
 
-def _fleet_table(con: _Out, report: Report, fleet: dict) -> None:
+def _fleet_table(con: Console, report: Report, fleet: dict) -> None:
     """One line per root cause with its node count: the fleet at a glance."""
     from rich.markup import escape
     from rich.table import Table  # tables only here and in _components: most reports need neither (~5 ms)
-    from rich.text import Text
 
     con.rule("Fleet")
     _para(con, f"{fleet['nodes']} node(s) · {fleet['failing_nodes']} with a finding at error or above · "
@@ -442,7 +257,7 @@ def _fleet_table(con: _Out, report: Report, fleet: dict) -> None:
     con.print(table)
 
 
-def _fleet_timeline(con: _Out, report: Report) -> None:
+def _fleet_timeline(con: Console, report: Report) -> None:
     """Races grouped by rule across the nodes: one line each with the node count and an example."""
     violations = (report.extras.get("ordering") or {}).get("violations", [])
     if not violations:
@@ -457,7 +272,7 @@ def _fleet_timeline(con: _Out, report: Report) -> None:
         _para(con, f"{'RACE' if v['certain'] else 'PROBABLE RACE'} on {len(nodes)} node(s): {v['title']}", 2,
               style="bold red" if v["certain"] else "red", hang=4)
         _para(con, f"e.g. {v['node'] or 'the node'}: {v['summary']}", 4, hang=6)  # whole, never cut
-    con.print(Line(f"  (per node: gpusleuth timeline --node NAME {report.source.get('description')})", style="grey50"),
+    con.print(Text(f"  (per node: gpusleuth timeline --node NAME {report.source.get('description')})", style="grey50"),
               soft_wrap=True)
 
 
@@ -470,7 +285,7 @@ def _state_counts(report: Report) -> list[str]:
     return [f"{counts[k]} {w}" for k, w in words.items() if counts.get(k)]
 
 
-def _timeline_summary(con: _Out, report: Report) -> None:
+def _timeline_summary(con: Console, report: Report) -> None:
     """Races and phase durations in a few lines; `gpusleuth timeline` draws the lanes."""
     violations = (report.extras.get("ordering") or {}).get("violations", [])
     phases = report.extras.get("phases") or []
@@ -483,18 +298,17 @@ def _timeline_summary(con: _Out, report: Report) -> None:
         # whole: the message is what the user needs (the citation on its own line, the line wrapped under it)
         for word, e in (("late:", v["then"]), ("awaited:", v["first"])):
             if e:
-                con.print(Line(f"    {word:<9}").append(f"{e['artifact']}:{e['line']}", style="cyan"), soft_wrap=True)
+                con.print(Text(f"    {word:<9}").append(f"{e['artifact']}:{e['line']}", style="cyan"), soft_wrap=True)
                 _para(con, _SPACES.sub("  ", str(e["text"]).strip()), 13)
     for p in phases:
         _para(con, str(p), 2, hang=4)
-    con.print(Line(f"  (lanes, race window and marker files: gpusleuth timeline {report.source.get('description')})", style="grey50"),
+    con.print(Text(f"  (lanes, race window and marker files: gpusleuth timeline {report.source.get('description')})", style="grey50"),
               soft_wrap=True)
 
 
-def _components(con: _Out, report: Report) -> None:
+def _components(con: Console, report: Report) -> None:
     from rich.markup import escape
     from rich.table import Table
-    from rich.text import Text
 
     table = Table(show_edge=False, box=None, pad_edge=False)
     for col in ("", "component", "node", "layer", "state", "status", "blocked by / reason"):
@@ -508,7 +322,7 @@ def _components(con: _Out, report: Report) -> None:
     con.print(table)
 
 
-def _seen_before(con: _Out, report: Report) -> None:
+def _seen_before(con: Console, report: Report) -> None:
     """Public incidents whose lines match: link, score, the lines, cause and fix, fixed-in against in use."""
     from gpusleuth.analysis.seen_before import fixed_words, seen_before, summary_line
 
@@ -520,7 +334,7 @@ def _seen_before(con: _Out, report: Report) -> None:
     for i, m in enumerate(matches, 1):
         inc = m.incident
         score = f"{m.score:.2f}" if m.score > 0 else "class"
-        head = Line(f"  {i}. ", style="bold")
+        head = Text(f"  {i}. ", style="bold")
         head.append(f"[{score}] ", style="bold")
         _para(con, inc.title, hang=5, first=head)
         _para(con, f"{inc.link} · layer {inc.layer.value}", 5, style="cyan", hang=7)
