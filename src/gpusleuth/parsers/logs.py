@@ -32,7 +32,7 @@ from gpusleuth.model.document import KEPT_AFTER_BUDGET, Document
 from gpusleuth.model.logs import ContainerLog, LogLine
 from gpusleuth.parsers import shellwords
 from gpusleuth.parsers.base import LIKELY, NO, SURE, WEAK, parser
-from gpusleuth.parsers.timestamps import BY_ID, FORMATS, TimeFormat, candidates
+from gpusleuth.parsers.timestamps import BY_ID, FORMATS, TimeFormat, candidates, iso_stamp
 
 MAX_FOLDED_LINES = 40  # continuation lines folded into one LogLine; the rest start new LogLines
 MAX_FOLDED_CHARS = 4000
@@ -484,11 +484,75 @@ def _stamped(raw: str, pod: str | None, ctr: str | None) -> bool:
     return fmt is not None and _convert(fmt, m) is not None
 
 
+# `kubectl logs --timestamps`: every line an RFC 3339 stamp, then the container's own line. Such a document (every
+# pod log a bundle or a fleet collection holds) is read with one regex over its whole text, and what follows the
+# stamp is read once per distinct text: a container repeats its lines (polling loops), and a fleet's nodes print
+# the same ones. The result is what the line-by-line loop below makes of the same lines (tests/parsers/
+# test_stamped_logs.py compares both on every example and incident).
+_RFC3339 = BY_ID["rfc3339"]
+_STAMPED = re.compile(_RFC3339.pattern + r"(.*)$", re.M)  # groups: the stamp (ts) and the rest of the line
+_DIGITS = frozenset("0123456789")
+_REST_MAX = 50_000  # distinct texts remembered (their message, level and inner time); dropped and restarted past it
+_rests: dict[str, tuple] = {}
+STAMPED_FAST = True  # the tests turn it off to compare with the line-by-line loop
+
+
+def _rest_of(rest: str) -> tuple:
+    """(message, level, inner time) of the text after an RFC 3339 stamp, as the loop in _parse_log reads it: a line
+    of its own format (klog, logrus, JSON) inside, or plain text with perhaps a severity word."""
+    inner, im = _match(rest, None)
+    if inner is not None and inner.id not in _OUTER:
+        msg, level = _body(inner, im, rest)
+        t = _convert(inner, im)
+    else:
+        msg, level, t = rest, None, None
+    return msg, level if level is not None else _level_in(msg), t
+
+
+def _stamped_lines(doc: Document, pod: str | None, ctr: str | None) -> list[LogLine] | None:
+    """Every line of doc as a LogLine when each one is an RFC 3339 stamp and text (no blank line, no must-gather
+    prefix), or None: the loop reads it then."""
+    lines = doc.lines
+    if not lines or lines[0][:1] not in _DIGITS or lines[-1][:1] not in _DIGITS:
+        return None
+    found = _STAMPED.findall("\n".join(lines))
+    if len(found) != len(lines) or _match(lines[0], None)[0] is not _RFC3339:  # the first line: CRI and journal
+        return None  # rows come before RFC 3339 in the loop; after an RFC 3339 line it is tried first
+    rests, artifact, first = _rests, doc.artifact, doc.first_line
+    out: list[LogLine] = []
+    append = out.append
+    for i, (ts, rest) in enumerate(found):
+        try:
+            t = iso_stamp(ts)
+        except (ValueError, OverflowError, KeyError):
+            t = None
+        hit = rests.get(rest)
+        if hit is None:
+            hit = _rest_of(rest)
+            if hit[2] is None:  # a line with its own inner time is seldom seen twice
+                if len(rests) >= _REST_MAX:
+                    rests.clear()
+                rests[rest] = hit
+        msg, level, inner = hit
+        elapsed = None
+        if t is None and inner is not None:
+            if inner.__class__ is float:
+                elapsed = inner
+            else:
+                t = inner
+        append(LogLine(artifact, first + i, lines[i], msg, t, "rfc3339", level, pod, ctr, elapsed))
+    return out
+
+
 def _parse_log(doc: Document, rows: list[int] | None = None) -> ContainerLog:
     """The log's lines as LogLines: every line, or the lines whose indexes rows lists (in order)."""
     hints = _hints(doc)
     pod0, ctr0 = hints.get("pod"), hints.get("container")
     artifact, first = doc.artifact, doc.first_line
+    if rows is None and STAMPED_FAST and (stamped := _stamped_lines(doc, pod0, ctr0)) is not None:
+        kind = "container"  # every line a container's (the counts below would say so)
+        return ContainerLog(artifact=artifact, lines=tuple(stamped), pod=pod0, namespace=hints.get("namespace"), container=ctr0,
+                            node=doc.meta.get("node") or None, previous=bool(hints.get("previous")), kind=kind)
     out: list[LogLine] = []
     append = out.append
     n_kernel = n_journal = n_container = 0
