@@ -21,6 +21,7 @@ import bisect
 import heapq
 import json
 from dataclasses import replace
+from datetime import datetime
 import re
 from collections import Counter
 from functools import lru_cache
@@ -518,14 +519,17 @@ def _stamped_lines(doc: Document, pod: str | None, ctr: str | None) -> list[LogL
     found = _STAMPED.findall("\n".join(lines))
     if len(found) != len(lines) or _match(lines[0], None)[0] is not _RFC3339:  # the first line: CRI and journal
         return None  # rows come before RFC 3339 in the loop; after an RFC 3339 line it is tried first
-    rests, artifact, first = _rests, doc.artifact, doc.first_line
+    rests, artifact, first, fromiso = _rests, doc.artifact, doc.first_line, datetime.fromisoformat
     out: list[LogLine] = []
     append = out.append
-    for i, (ts, rest) in enumerate(found):
+    for number, raw, (ts, rest) in zip(range(first, first + len(lines)), lines, found):
         try:
-            t = iso_stamp(ts)
-        except (ValueError, OverflowError, KeyError):
-            t = None
+            t = fromiso(ts)  # what iso_stamp gives where this reads the stamp (a comma or `UTC` needs iso_stamp)
+        except ValueError:
+            try:
+                t = iso_stamp(ts)
+            except (ValueError, OverflowError, KeyError):
+                t = None
         hit = rests.get(rest)
         if hit is None:
             hit = _rest_of(rest)
@@ -540,7 +544,7 @@ def _stamped_lines(doc: Document, pod: str | None, ctr: str | None) -> list[LogL
                 elapsed = inner
             else:
                 t = inner
-        append(LogLine(artifact, first + i, lines[i], msg, t, "rfc3339", level, pod, ctr, elapsed))
+        append(LogLine(artifact, number, raw, msg, t, "rfc3339", level, pod, ctr, elapsed))
     return out
 
 
