@@ -110,3 +110,31 @@ def test_a_fleet_bundle_reads_the_same(tmp_path, monkeypatch):
         fast, again, slow = _both(doc, monkeypatch)
         assert fast == slow and again == slow, doc.artifact
     assert sum(map(_stamped, docs)) == len(docs)
+
+
+def _hints_by_every_pattern(name: str):
+    """What the name patterns say, each searched with no test before it (what parsers/logs.py _hints did)."""
+    L = parsers_logs
+    if m := L._MG_OPERAND.search(name):
+        return {"pod": m.group("pod"), "previous": bool(m.group("prev")), "kind": "container"}
+    if m := L._MG_OPERATOR.search(name):
+        return {"previous": bool(m.group("prev")), "kind": "container"}
+    if m := L._OCP_MG.search(name):
+        return {"pod": m.group("pod"), "namespace": m.group("ns"), "container": m.group("ctr"), "previous": m.group("which") == "previous",
+                "kind": "container"}
+    if m := L._POD_DIR.search(name) or L._CONTAINERS_DIR.search(name):
+        return {"pod": m.group("pod"), "namespace": m.group("ns"), "container": m.group("ctr"), "kind": "container"}
+    return {"kind": "kernel"} if L._KERNEL_NAME.search(name) else {}
+
+
+def test_name_hints_are_those_of_every_pattern():
+    from gpusleuth.sources import examples_root
+
+    names = [str(p.relative_to(ROOT)) for p in (ROOT / "tests" / "cases").rglob("*") if p.is_file()]
+    names += [str(p.relative_to(examples_root())) for p in examples_root().rglob("*") if p.is_file()]
+    names += ["a/gpu_operand_pod_x.previous.log", "network_operator_pod.previous.log", "namespaces/ns/pods/p/c/c/logs/previous.log",
+              "var/log/pods/ns_p_0123abcd-0000/ctr/0.log.1", "p_ns_ctr-" + "a" * 64 + ".log", "DMESG.txt", "host/KERNEL.log",
+              "journalctl-k.txt", "x/\u017fyslog", "\u212aern.log", "var/log/messages", "x_journal.txt", "a-kernel", "pods.json"]
+    assert len(names) > 200
+    for name in names:
+        assert parsers_logs._hints(Document(name, ("x",))) == _hints_by_every_pattern(name), name
