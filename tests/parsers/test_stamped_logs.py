@@ -50,6 +50,7 @@ LINES = [
     "2025-06-01T11:00:12.000000000Z     indented text after a stamp is a line of its own",
     "2025-06-01T11:00:13.000000000Z 2025-06-01T11:00:13.000000000Z a stamp twice",
     "2025-06-01T11:00:14.000000000Z Warning: something\r with a carriage return",
+    "2025-06-01T11:00:15.000000000Z error: a long line, not remembered " + "x" * 600,
 ]
 
 

@@ -493,11 +493,13 @@ def _stamped(raw: str, pod: str | None, ctr: str | None) -> bool:
 # pod log a bundle or a fleet collection holds) is read with one regex over its whole text, and what follows the
 # stamp is read once per distinct text: a container repeats its lines (polling loops), and a fleet's nodes print
 # the same ones. The result is what the line-by-line loop below makes of the same lines (tests/parsers/
-# test_stamped_logs.py compares both on every example and incident).
+# test_stamped_logs.py compares both on a generated fleet's logs, on lines made for each case, and on every example
+# and incident file, none of which is such a document).
 _RFC3339 = BY_ID["rfc3339"]
 _STAMPED = re.compile(_RFC3339.pattern + r"(.*)$", re.M)  # groups: the stamp (ts) and the rest of the line
 _DIGITS = frozenset("0123456789")
 _REST_MAX = 50_000  # distinct texts remembered (their message, level and inner time); dropped and restarted past it
+_REST_CHARS = 500  # longer texts are not remembered (so the memo holds 25 MB at most; a long line seldom repeats)
 _rests: dict[str, tuple] = {}
 STAMPED_FAST = True  # the tests turn it off to compare with the line-by-line loop
 
@@ -537,7 +539,7 @@ def _stamped_lines(doc: Document, pod: str | None, ctr: str | None) -> list[LogL
         hit = rests.get(rest)
         if hit is None:
             hit = _rest_of(rest)
-            if hit[2] is None:  # a line with its own inner time is seldom seen twice
+            if hit[2] is None and len(rest) <= _REST_CHARS:  # a line with its own inner time is seldom seen twice
                 if len(rests) >= _REST_MAX:
                     rests.clear()
                 rests[rest] = hit
