@@ -50,24 +50,25 @@ def _security(doc):
     return NO
 
 
-MADE = [
-    Document("cdi.yaml", ('cdiVersion: "0.5.0"', "kind: nvidia.com/gpu", "devices: []")),
-    Document("cdi.json", ('{"cdiVersion":"0.6.0","kind":"nvidia.com/gpu"}',)),
-    Document("x.txt", ('  "cdiVersion" : "0.5.0",', "other")),
-    Document("x.txt", ("2025-06-01T11:00:00Z cdiVersion: 0.5.0",)),
-    Document("smi.txt", ("+---+", "| NVIDIA-SMI 550.54.15    Driver Version: 550.54.15    CUDA Version: 12.4 |")),
-    Document("smi.txt", ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure ...",)),
-    Document("smi.txt", ("NVIDIA-SMI couldn't find libnvidia-ml.so library in your system.",)),
-    Document("smi.txt", ("unable to DETERMINE the device handle for GPU 0000:3B:00.0: Unknown Error",)),
-    Document("smi.txt", ("Failed to initialize NVML: Driver/library version mismatch",), command="nvidia-smi"),
-    Document("smi.txt", ("No devices were found",)),
-    Document("sec.txt", ("Enforcing",)),
-    Document("sec.txt", ("SELinux status:                 enabled", "Current mode:                   enforcing")),
-    Document("sec.txt", ("apparmor module is loaded.", "12 profiles are loaded.")),
-    Document("sec.txt", ("$ sestatus", "SELinux status: disabled")),
-    Document("sec.txt", ("Permissive",), command="getenforce"),
-    Document("sec.txt", ("   ", "  Enforcing  ")),
-]
+def _made() -> list[Document]:  # made when asked: a module-level Document would outlive the test (test_streaming)
+    return [
+        Document("cdi.yaml", ('cdiVersion: "0.5.0"', "kind: nvidia.com/gpu", "devices: []")),
+        Document("cdi.json", ('{"cdiVersion":"0.6.0","kind":"nvidia.com/gpu"}',)),
+        Document("x.txt", ('  "cdiVersion" : "0.5.0",', "other")),
+        Document("x.txt", ("2025-06-01T11:00:00Z cdiVersion: 0.5.0",)),
+        Document("smi.txt", ("+---+", "| NVIDIA-SMI 550.54.15    Driver Version: 550.54.15    CUDA Version: 12.4 |")),
+        Document("smi.txt", ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure ...",)),
+        Document("smi.txt", ("NVIDIA-SMI couldn't find libnvidia-ml.so library in your system.",)),
+        Document("smi.txt", ("unable to DETERMINE the device handle for GPU 0000:3B:00.0: Unknown Error",)),
+        Document("smi.txt", ("Failed to initialize NVML: Driver/library version mismatch",), command="nvidia-smi"),
+        Document("smi.txt", ("No devices were found",)),
+        Document("sec.txt", ("Enforcing",)),
+        Document("sec.txt", ("SELinux status:                 enabled", "Current mode:                   enforcing")),
+        Document("sec.txt", ("apparmor module is loaded.", "12 profiles are loaded.")),
+        Document("sec.txt", ("$ sestatus", "SELinux status: disabled")),
+        Document("sec.txt", ("Permissive",), command="getenforce"),
+        Document("sec.txt", ("   ", "  Enforcing  ")),
+    ]
 
 
 def test_the_three_sniffers_answer_as_their_patterns_alone(tmp_path):
@@ -76,7 +77,7 @@ def test_the_three_sniffers_answer_as_their_patterns_alone(tmp_path):
 
     generate(tmp_path, nodes=6, failing=0.67, lines=20)
     roots = [e for e in sorted(examples_root().iterdir()) if e.is_dir()] + _tuned_cases() + [tmp_path]
-    docs = [d for r in roots for d in open_source(str(r)).documents] + MADE
+    docs = [d for r in roots for d in open_source(str(r)).documents] + _made()
     assert len(docs) > 200
     hits = {"cdi": 0, "table": 0, "security": 0}
     for doc in docs:
