@@ -130,8 +130,11 @@ def _convert(fmt, m):
         return None  # the shape without a real time: keep the line, drop its time
 
 
+@lru_cache(maxsize=4096)
 def _logrus_message(rest: str) -> str:
-    """The msg value after `msg=` (quoted or not) plus the fields that follow it."""
+    """The msg value after `msg=` (quoted or not) plus the fields that follow it. Remembered per text: a logrus
+    line's text after its time and level repeats (a component's polling loop, a fleet's nodes), and unquoting it
+    costs several times the lookup."""
     if rest.startswith('"'):
         q = _QUOTED.match(rest)
         if q:
