@@ -71,6 +71,7 @@ def test_stamped_lines_read_as_the_loop_reads_them(n, monkeypatch):
     ("[pod/p/c] 2025-06-01T11:00:00Z one", "[pod/p/c] 2025-06-01T11:00:01Z two"),
     ("2025-06-01T11:00:00Z one", "not stamped"),
     ("2025-06-01T11:00:00Z", "2025-06-01T11:00:01Z a stamp alone above"),
+    ("2025-06-01T11:00:00Z one\n2025-06-01T11:00:01Z a newline inside a line", "", "2025-06-01T11:00:02Z three"),
 ])
 def test_other_documents_are_left_to_the_loop_and_read_the_same(lines, monkeypatch):
     doc = Document("x.log", lines)

@@ -525,7 +525,10 @@ def _stamped_lines(doc: Document, pod: str | None, ctr: str | None) -> list[LogL
     lines = doc.lines
     if not lines or lines[0][:1] not in _DIGITS or lines[-1][:1] not in _DIGITS:
         return None
-    found = _STAMPED.findall("\n".join(lines))
+    text = "\n".join(lines)
+    if text.count("\n") != len(lines) - 1:  # a line holding a newline (no source makes one): matches would not be lines
+        return None
+    found = _STAMPED.findall(text)
     if len(found) != len(lines) or _match(lines[0], None)[0] is not _RFC3339:  # the first line: CRI and journal
         return None  # rows come before RFC 3339 in the loop; after an RFC 3339 line it is tried first
     rests, artifact, first, fromiso = _rests, doc.artifact, doc.first_line, datetime.fromisoformat
