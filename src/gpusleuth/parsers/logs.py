@@ -18,6 +18,7 @@ command that printed them, and, as hints only, the file name. The node is the on
 from __future__ import annotations
 
 import bisect
+import gc
 import heapq
 import json
 from dataclasses import replace
@@ -303,6 +304,8 @@ def parse_log(doc: Document, whole: bool = False) -> ContainerLog:
     n = len(doc.lines)
     after = KEPT_AFTER_BUDGET in doc.meta and n > KEPT_AFTER_BUDGET_LINES
     big = n > KEEP_ALL_LINES or doc.piece or after
+    if not gc.isenabled():  # paused already (a diagnosis pauses it for the whole run): no context manager per log
+        return _parse_kept(doc, EDGES_AFTER_BUDGET if after else None) if big and not whole else _parse_log(doc)
     with gc_paused():  # millions of acyclic objects: the cycle collector would rescan them over and over
         return _parse_kept(doc, EDGES_AFTER_BUDGET if after else None) if big and not whole else _parse_log(doc)
 
