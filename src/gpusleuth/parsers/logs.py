@@ -540,7 +540,7 @@ def _stamped_lines(doc: Document, pod: str | None, ctr: str | None) -> list[LogL
     for number, raw, (ts, rest) in zip(range(first, first + len(lines)), lines, found):
         try:
             t = fromiso(ts)  # what iso_stamp gives where this reads the stamp (a comma or `UTC` needs iso_stamp)
-        except ValueError:
+        except (ValueError, OverflowError, KeyError):
             try:
                 t = iso_stamp(ts)
             except (ValueError, OverflowError, KeyError):
