@@ -104,7 +104,9 @@ class _Stream:
             self.carry.add(doc, facts)
             return
         after = self.in_full > LOG_BYTES_IN_FULL
-        if after:  # a marked copy: the meta dict may be a manifest record or shared by a file's documents
+        if after and len(doc.lines) > KEPT_AFTER_BUDGET_LINES:  # a marked copy: the meta dict may be a manifest record or
+            # shared by a file's documents; only where the mark can matter (parse_log keeps a log of more lines than
+            # that in part): a fleet's small logs past the budget skip a dataclasses.replace each
             doc = replace(doc, meta={**doc.meta, KEPT_AFTER_BUDGET: True})
         for log in _ingest_one(doc, facts):
             if not isinstance(log, ContainerLog):

@@ -8,10 +8,10 @@ which setting is wrong.
 
 from __future__ import annotations
 
-import heapq
 import re
 from collections import defaultdict
 from functools import cache
+from operator import attrgetter
 from typing import Iterable
 
 from gpusleuth.checks.base import check
@@ -49,28 +49,34 @@ def _failing(pod: Pod) -> str | None:
     return None
 
 
-def _toolkit_lines(logs: Logs | None) -> tuple[dict[str, list], list]:
-    """(lines by pod, the toolkit container's lines whose pod nothing names), each as (position, line) in the
-    artifacts' order, so that every failing toolkit pod of a fleet is read without a pass over every log."""
-    by_pod: dict[str, list] = defaultdict(list)
-    shared: list = []
-    seq = 0
-    for log in logs.logs if logs is not None else ():
-        for ln in log.lines:
-            who = ln.pod or log.pod
-            if who is not None:
-                by_pod[who].append((seq, ln))
-            elif (ln.container or log.container) == TOOLKIT_CONTAINER:  # a toolkit line whose pod nothing names
-                shared.append((seq, ln))
-            seq += 1
-    return by_pod, shared
+def _toolkit_lines(logs: Logs | None) -> tuple[list, dict[str, list[int]], list[int]]:
+    """(the logs, pod -> indexes of the logs that hold its lines, indexes of the logs that hold toolkit container
+    lines whose pod nothing names), so that every failing toolkit pod of a fleet is read without a pass over every
+    log. A log is indexed by the pods its lines name (one C-level pass), not line by line."""
+    every = logs.logs if logs is not None else []
+    by_pod: dict[str, list[int]] = defaultdict(list)
+    shared: list[int] = []
+    for k, log in enumerate(every):
+        pods = set(map(_POD, log.lines))
+        if None in pods:  # lines that name no pod are the log's pod's, or nobody's
+            pods.discard(None)
+            if log.pod is not None:
+                pods.add(log.pod)
+            elif any((ln.container or log.container) == TOOLKIT_CONTAINER for ln in log.lines if ln.pod is None):
+                shared.append(k)
+        for p in pods:
+            by_pod[p].append(k)
+    return every, by_pod, shared
 
 
-def _decisive(index: tuple[dict[str, list], list], pod: str) -> tuple[dict, Evidence, str, str] | None:
+_POD = attrgetter("pod")
+
+
+def _decisive(index: tuple[list, dict[str, list[int]], list[int]], pod: str) -> tuple[dict, Evidence, str, str] | None:
     """The most specific known failure line in the toolkit pod's logs: (row, evidence, matched path, meaning)."""
-    by_pod, shared = index
-    merged = heapq.merge(by_pod.get(pod, []), shared, key=lambda t: t[0])
-    lines = [ln for _, ln in merged]  # in the artifacts' order
+    every, by_pod, shared = index
+    lines = [ln for k in sorted({*by_pod.get(pod, ()), *shared}) for log in (every[k],) for ln in log.lines  # in the artifacts' order
+             if (who := ln.pod or log.pod) == pod or (who is None and (ln.container or log.container) == TOOLKIT_CONTAINER)]
     for row, rx in _failures():
         for ln in lines:
             m = rx.search(ln.message)
@@ -105,7 +111,7 @@ def toolkit_daemonset_failing(
     handler = main_handler(setup, errors)
     cause = "RT002" if missing_in_used(setup, handler, errors) else "RT003" if misdirected_only(setup, handler, errors) else None
     tk = toolkit_knowledge()
-    index = _toolkit_lines(logs) if pods else ({}, [])
+    index = _toolkit_lines(logs) if pods else ([], {}, [])
     for pod in pods:
         state = _failing(pod)
         found = _decisive(index, pod.name)

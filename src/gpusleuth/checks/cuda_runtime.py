@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import operator
 import re
+import weakref
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -266,7 +267,22 @@ class _Seen:
 
 
 def _cuda_lines(logs: Logs) -> dict[tuple, dict[int, _Seen]]:
-    """(namespace, pod or artifact, node) -> code -> the lines that name it, for lines no cuda.* signature owns."""
+    """(namespace, pod or artifact, node) -> code -> the lines that name it, for lines no cuda.* signature owns.
+    Two checks ask for the same run's logs (CU106, then the architecture check): worked out once (read it, never
+    change it)."""
+    global _last_cuda
+    ref, size, found = _last_cuda
+    if ref() is logs and size == len(logs.logs):
+        return found
+    found = _cuda_lines_of(logs)
+    _last_cuda = (weakref.ref(logs), len(logs.logs), found)
+    return found
+
+
+_last_cuda: tuple = (lambda: None, 0, {})  # (the logs, how many, their _cuda_lines): the last run's only, held weakly
+
+
+def _cuda_lines_of(logs: Logs) -> dict[tuple, dict[int, _Seen]]:
     from gpusleuth.knowledge import cuda_errors
 
     owned = logs.signatures_at()

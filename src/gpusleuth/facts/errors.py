@@ -162,6 +162,7 @@ def error_level(text: str) -> str | None:
 # Words any error line holds; a log whose text holds none of them is skipped at C speed.
 _ERROR_WORDS = ("rror", "RROR", "ail", "AIL", "atal", "ATAL", "anic", "nable", "annot", "an't", "ould not", "ouldn't",
                 "xit", "Xid", "xception", "egmentation", "not found", "denied", "Killed", "NVRM")
+_ANY_ERROR_WORD = re2.compile("|".join(map(re.escape, _ERROR_WORDS)))  # one pass over a log's text, not one per word
 _LAST = 3  # the last lines of a log: an error there is what the component said before it stopped
 
 
@@ -252,7 +253,7 @@ def _log_errors(log: ContainerLog, ctx: "_Context", out: list[ErrorLine]) -> Non
     text = messages_text(log)
     lines = log.lines
     known = catalogue().errors_in(text)
-    starts = _line_starts(log) if known or any(w in text for w in _ERROR_WORDS) else None  # only a log with error words
+    starts = _line_starts(log) if known or _ANY_ERROR_WORD.search(text) else None  # only a log with error words
     extra = _candidates(log, text, starts, known) if starts is not None else {}
     picked = sorted([(i, ln, ln.level) for i, ln in enumerate(lines) if ln.level in ("error", "fatal")]
                     + [(i, lines[i], level) for i, level in extra.items()], key=lambda t: t[0])

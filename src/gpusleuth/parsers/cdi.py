@@ -69,7 +69,7 @@ def _key_lines(doc: Document) -> dict:
 
 def sniff(doc: Document) -> int:
     head = doc.head(60)
-    if any(_CDI_VERSION.match(ln) or '"cdiVersion"' in ln for ln in head):
+    if "cdiVersion" in "\n".join(head) and any(_CDI_VERSION.match(ln) or '"cdiVersion"' in ln for ln in head):  # both need the word
         return SURE if any(map(_KIND.search, head)) or len(head) == 1 else SURE - 20
     if doc.path_hint and "/cdi/" in doc.path_hint:
         return WEAK

@@ -286,8 +286,8 @@ _SECURITY_PROMPT = re.compile(r"^\s*(?:[\w.@:~/\[\] -]{0,80}[#$]\s+)?(?:sudo\s+)
 
 
 def sniff_security(doc: Document) -> int:
-    prog, _, _, _ = command(doc)
-    head = _head(doc, 6)
+    prog = _command_of(doc.command)[0] if doc.command else ""  # command(doc)'s program, without copying its arguments
+    head = [ln.strip() for ln in doc.head(6)]  # _head(doc, 6): on a stamped log no other host sniffer strips the head
     if (prog in _SECURITY_PROGRAMS or (head and _SECURITY_PROMPT.match(head[0]))) and head[1 if not prog else 0:]:
         return SURE
     if head and ((_GETENFORCE.match(head[0]) and len(head) == 1) or any(map(_SESTATUS.match, head))

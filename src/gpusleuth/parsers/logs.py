@@ -18,9 +18,11 @@ command that printed them, and, as hints only, the file name. The node is the on
 from __future__ import annotations
 
 import bisect
+import gc
 import heapq
 import json
 from dataclasses import replace
+from datetime import datetime
 import re
 from collections import Counter
 from functools import lru_cache
@@ -32,7 +34,7 @@ from gpusleuth.model.document import KEPT_AFTER_BUDGET, Document
 from gpusleuth.model.logs import ContainerLog, LogLine
 from gpusleuth.parsers import shellwords
 from gpusleuth.parsers.base import LIKELY, NO, SURE, WEAK, parser
-from gpusleuth.parsers.timestamps import BY_ID, FORMATS, TimeFormat, candidates
+from gpusleuth.parsers.timestamps import BY_ID, FORMATS, TimeFormat, candidates, iso_stamp
 
 MAX_FOLDED_LINES = 40  # continuation lines folded into one LogLine; the rest start new LogLines
 MAX_FOLDED_CHARS = 4000
@@ -66,6 +68,8 @@ _OCP_MG = re.compile(r"(?:^|/)namespaces/(?P<ns>[^/]+)/pods/(?P<pod>[^/]+)/(?P<c
 _POD_DIR = re.compile(r"(?:^|/)pods/(?P<ns>[a-z0-9-]+)_(?P<pod>[a-z0-9][a-z0-9.-]*)_[0-9a-f-]{8,}/(?P<ctr>[a-z0-9-]+)/\d+\.log(?:\.\d+)?$")
 _CONTAINERS_DIR = re.compile(r"(?:^|/)(?P<pod>[a-z0-9][a-z0-9.-]*)_(?P<ns>[a-z0-9-]+)_(?P<ctr>[a-z0-9-]+)-[0-9a-f]{64}\.log$")
 _KERNEL_NAME = re.compile(r"(?:^|/|_|-)(?:dmesg|kern(?:el)?|journal(?:ctl)?-?k|messages|syslog)[^/]*$", re.I)
+_KERNEL_WORDS = ("dmesg", "kern", "journal", "messages", "syslog")  # one is in any name _KERNEL_NAME matches (casefolded,
+# as re.I matches the Kelvin sign and the long s)
 _LOG_NAME = re.compile(r"\.log(?:\.\d+)?$", re.I)
 _DEFAULTED = re.compile(r'^Defaulted container "(?P<ctr>[^"]+)" out of:')
 _LOG_PROGRAMS = {"kubectl", "k", "oc", "microk8s.kubectl"}
@@ -127,8 +131,11 @@ def _convert(fmt, m):
         return None  # the shape without a real time: keep the line, drop its time
 
 
+@lru_cache(maxsize=4096)
 def _logrus_message(rest: str) -> str:
-    """The msg value after `msg=` (quoted or not) plus the fields that follow it."""
+    """The msg value after `msg=` (quoted or not) plus the fields that follow it. Remembered per text: a logrus
+    line's text after its time and level repeats (a component's polling loop, a fleet's nodes), and unquoting it
+    costs several times the lookup."""
     if rest.startswith('"'):
         q = _QUOTED.match(rest)
         if q:
@@ -205,16 +212,18 @@ def _hints(doc: Document) -> dict:
     """pod / namespace / container / previous / kind from the command and the artifact's name."""
     h: dict = {}
     for name in filter(None, (doc.artifact, doc.path_hint)):
-        if m := _MG_OPERAND.search(name):
+        # each pattern only where the text it cannot match without is in the name: a search per pattern over every
+        # log's name cost ~6 µs a log
+        if "_operand_pod_" in name and (m := _MG_OPERAND.search(name)):
             h.update(pod=m.group("pod"), previous=bool(m.group("prev")), kind="container")
-        elif m := _MG_OPERATOR.search(name):
+        elif "_operator_pod" in name and (m := _MG_OPERATOR.search(name)):
             h.update(previous=bool(m.group("prev")), kind="container")
-        elif m := _OCP_MG.search(name):
+        elif "/pods/" in name and (m := _OCP_MG.search(name)):
             h.update(pod=m.group("pod"), namespace=m.group("ns"), container=m.group("ctr"), previous=m.group("which") == "previous",
                      kind="container")
-        elif m := _POD_DIR.search(name) or _CONTAINERS_DIR.search(name):
+        elif m := ("pods/" in name and _POD_DIR.search(name)) or ("_" in name and _CONTAINERS_DIR.search(name)):
             h.update(pod=m.group("pod"), namespace=m.group("ns"), container=m.group("ctr"), kind="container")
-        elif _KERNEL_NAME.search(name):
+        elif any(map(name.casefold().__contains__, _KERNEL_WORDS)) and _KERNEL_NAME.search(name):
             h.setdefault("kind", "kernel")
     if doc.command:
         h.update(_command_hints(doc.command))
@@ -295,6 +304,8 @@ def parse_log(doc: Document, whole: bool = False) -> ContainerLog:
     n = len(doc.lines)
     after = KEPT_AFTER_BUDGET in doc.meta and n > KEPT_AFTER_BUDGET_LINES
     big = n > KEEP_ALL_LINES or doc.piece or after
+    if not gc.isenabled():  # paused already (a diagnosis pauses it for the whole run): no context manager per log
+        return _parse_kept(doc, EDGES_AFTER_BUDGET if after else None) if big and not whole else _parse_log(doc)
     with gc_paused():  # millions of acyclic objects: the cycle collector would rescan them over and over
         return _parse_kept(doc, EDGES_AFTER_BUDGET if after else None) if big and not whole else _parse_log(doc)
 
@@ -484,11 +495,83 @@ def _stamped(raw: str, pod: str | None, ctr: str | None) -> bool:
     return fmt is not None and _convert(fmt, m) is not None
 
 
+# `kubectl logs --timestamps`: every line an RFC 3339 stamp, then the container's own line. Such a document (every
+# pod log a bundle or a fleet collection holds) is read with one regex over its whole text, and what follows the
+# stamp is read once per distinct text: a container repeats its lines (polling loops), and a fleet's nodes print
+# the same ones. The result is what the line-by-line loop below makes of the same lines (tests/parsers/
+# test_stamped_logs.py compares both on a generated fleet's logs, on lines made for each case, and on every example
+# and incident file, none of which is such a document).
+_RFC3339 = BY_ID["rfc3339"]
+_STAMPED = re.compile(_RFC3339.pattern + r"(.*)$", re.M)  # groups: the stamp (ts) and the rest of the line
+_DIGITS = frozenset("0123456789")
+_REST_MAX = 50_000  # distinct texts remembered (their message, level and inner time); dropped and restarted past it
+_REST_CHARS = 500  # longer texts are not remembered (so the memo holds 25 MB at most; a long line seldom repeats)
+_rests: dict[str, tuple] = {}
+STAMPED_FAST = True  # the tests turn it off to compare with the line-by-line loop
+
+
+def _rest_of(rest: str) -> tuple:
+    """(message, level, inner time) of the text after an RFC 3339 stamp, as the loop in _parse_log reads it: a line
+    of its own format (klog, logrus, JSON) inside, or plain text with perhaps a severity word."""
+    inner, im = _match(rest, None)
+    if inner is not None and inner.id not in _OUTER:
+        msg, level = _body(inner, im, rest)
+        t = _convert(inner, im)
+    else:
+        msg, level, t = rest, None, None
+    return msg, level if level is not None else _level_in(msg), t
+
+
+def _stamped_lines(doc: Document, pod: str | None, ctr: str | None) -> list[LogLine] | None:
+    """Every line of doc as a LogLine when each one is an RFC 3339 stamp and text (no blank line, no must-gather
+    prefix), or None: the loop reads it then."""
+    lines = doc.lines
+    if not lines or lines[0][:1] not in _DIGITS or lines[-1][:1] not in _DIGITS:
+        return None
+    text = "\n".join(lines)
+    if text.count("\n") != len(lines) - 1:  # a line holding a newline (no source makes one): matches would not be lines
+        return None
+    found = _STAMPED.findall(text)
+    if len(found) != len(lines) or _match(lines[0], None)[0] is not _RFC3339:  # the first line: CRI and journal
+        return None  # rows come before RFC 3339 in the loop; after an RFC 3339 line it is tried first
+    rests, artifact, first, fromiso = _rests, doc.artifact, doc.first_line, datetime.fromisoformat
+    out: list[LogLine] = []
+    append = out.append
+    for number, raw, (ts, rest) in zip(range(first, first + len(lines)), lines, found):
+        try:
+            t = fromiso(ts)  # what iso_stamp gives where this reads the stamp (a comma or `UTC` needs iso_stamp)
+        except (ValueError, OverflowError, KeyError):
+            try:
+                t = iso_stamp(ts)
+            except (ValueError, OverflowError, KeyError):
+                t = None
+        hit = rests.get(rest)
+        if hit is None:
+            hit = _rest_of(rest)
+            if hit[2] is None and len(rest) <= _REST_CHARS:  # a line with its own inner time is seldom seen twice
+                if len(rests) >= _REST_MAX:
+                    rests.clear()
+                rests[rest] = hit
+        msg, level, inner = hit
+        elapsed = None
+        if t is None and inner is not None:
+            if inner.__class__ is float:
+                elapsed = inner
+            else:
+                t = inner
+        append(LogLine(artifact, number, raw, msg, t, "rfc3339", level, pod, ctr, elapsed))
+    return out
+
+
 def _parse_log(doc: Document, rows: list[int] | None = None) -> ContainerLog:
     """The log's lines as LogLines: every line, or the lines whose indexes rows lists (in order)."""
     hints = _hints(doc)
     pod0, ctr0 = hints.get("pod"), hints.get("container")
     artifact, first = doc.artifact, doc.first_line
+    if rows is None and STAMPED_FAST and (stamped := _stamped_lines(doc, pod0, ctr0)) is not None:
+        kind = "container"  # every line a container's (the counts below would say so)
+        return ContainerLog(artifact=artifact, lines=tuple(stamped), pod=pod0, namespace=hints.get("namespace"), container=ctr0,
+                            node=doc.meta.get("node") or None, previous=bool(hints.get("previous")), kind=kind)
     out: list[LogLine] = []
     append = out.append
     n_kernel = n_journal = n_container = 0

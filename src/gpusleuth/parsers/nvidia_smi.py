@@ -155,10 +155,11 @@ def _errors(doc: Document) -> list[GpuError]:
 
 def _sniff_table(doc: Document) -> int:
     head = doc.head(60)
-    if any(map(_HEADER.search, head)):
+    smi = "NVIDIA-SMI" in "\n".join(head)  # what _HEADER, _NO_DRIVER and _NO_LIB all need: most documents skip them
+    if smi and any(map(_HEADER.search, head)):
         return SURE
     first = head[:6]
-    if any(_NO_DRIVER.search(ln) or _HANDLE_ERROR.search(ln) or _NO_LIB.search(ln) for ln in first):
+    if any((smi and (_NO_DRIVER.search(ln) or _NO_LIB.search(ln))) or _HANDLE_ERROR.search(ln) for ln in first):
         return SURE
     if len(head) <= 3 and any(_NVML_INIT.search(ln) or _NO_DEVICES.match(ln) for ln in head):
         return LIKELY if (doc.command or "").startswith("nvidia-smi") else WEAK + 10

@@ -84,7 +84,13 @@ def _frac_us(frac: str | None) -> int:
 
 
 def _iso(m: re.Match) -> datetime:
-    ts = m.group("ts").replace(",", ".")
+    return iso_stamp(m.group("ts"))
+
+
+def iso_stamp(ts: str) -> datetime:
+    """The ISO rows' conversion from the stamp's text (the `ts` group); parsers/logs.py calls it on stamps it
+    found in a whole document at once."""
+    ts = ts.replace(",", ".")
     if ts.endswith("UTC"):
         ts = ts[:-3].rstrip() + "+00:00"
     return datetime.fromisoformat(ts)

@@ -255,7 +255,9 @@ class _Directory(_Container):
         """Every file under the root, sorted, depth first. An explicit stack instead of os.walk's recursion (any
         depth works); links are listed and not followed; FIFOs, devices and sockets are refused unread; a folder
         that cannot be listed is a gap naming it."""
-        stack: list[tuple[Path, str]] = [(self.root, "")]
+        # Paths are strings here (a handle is what os.open takes): a pathlib.Path per file cost more than its stat. A
+        # folder or link is told from the listing's own file type, without a stat; a file is stat'ed for its size.
+        stack: list[tuple[str, str]] = [(os.fspath(self.root), "")]
         while stack:
             folder, rel_dir = stack.pop()
             try:
@@ -268,26 +270,33 @@ class _Directory(_Container):
             for entry in entries:
                 rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
                 try:
+                    if entry.is_symlink():
+                        reader.gap(Gap("artifact", "symbolic link; not followed", rel))
+                        continue
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name not in _SKIP_DIRS:
+                            subdirs.append((entry.path, rel))
+                        continue
                     st = entry.stat(follow_symlinks=False)
                 except OSError as exc:
                     reader.gap(Gap("artifact", f"cannot read: {exc.strerror or exc}", rel))
                     continue
-                if stat.S_ISLNK(st.st_mode):
+                if stat.S_ISLNK(st.st_mode):  # swapped in since the folder was listed
                     reader.gap(Gap("artifact", "symbolic link; not followed", rel))
                     continue
                 if stat.S_ISDIR(st.st_mode):
                     if entry.name not in _SKIP_DIRS:
-                        subdirs.append((Path(entry.path), rel))
+                        subdirs.append((entry.path, rel))
                     continue
                 special = _special_kind(st.st_mode)
                 if special:
                     reader.gap(Gap("artifact", f"{special}; refused, not read", rel))
                     continue
-                if not reader.listed(rel, Path(entry.path), st.st_size):
+                if not reader.listed(rel, entry.path, st.st_size):
                     return
             stack.extend(reversed(subdirs))
 
-    def open(self, handle: Path) -> BinaryIO:
+    def open(self, handle: str) -> BinaryIO:
         return _open_regular(handle, follow=False)
 
 
@@ -764,7 +773,7 @@ class NotRegular(OSError):
     """A path that turned out to be a FIFO, a device, a socket or a link when it was opened."""
 
 
-def _open_regular(path: Path, follow: bool = True) -> BinaryIO:
+def _open_regular(path: Path | str, follow: bool = True) -> BinaryIO:
     """A regular file opened for reading. Opened without blocking and checked on the open file itself, so a FIFO
     or device swapped in after a directory listing is refused, never waited on; inside a folder
     (``follow=False``) a link swapped in is not followed either."""
