@@ -203,3 +203,10 @@ def test_a_huge_file_is_read_as_bytes_and_reports_as_lines(tmp_path, monkeypatch
         r["source"] = {k: v for k, v in r["source"].items() if k != "analysed_at"}
     assert held == split
     assert any("nvidia_peermem" in json.dumps(rc) for rc in held["root_causes"]) or "nvidia_peermem" in json.dumps(held)
+
+
+def test_equal_lines_are_equal_with_or_without_a_last_newline():
+    a, b = ByteLines(b"x\ny\n"), ByteLines(b"x\ny")
+    assert a == b == ("x", "y") and hash(a) == hash(b) == hash(("x", "y"))
+    assert ByteLines(b"x\ny\n\n") == ("x", "y", "") != a
+    assert len(ByteLines(b"\n")) == 1 and list(ByteLines(b"\n")) == [""]

@@ -466,7 +466,7 @@ def _scan_byte_lines(lines: ByteLines, keep: set[int], fast: bool) -> None:
     start = 0
     for base in range(0, n, CHUNK_LINES):
         stop = min(n, base + CHUNK_LINES)
-        end = lines.offset(stop) - 1 if stop < n else len(data)
+        end = lines.offset(stop) - 1 if stop < n else lines.size
         block = data[start:end]
         if lines.tabs and b"\t" in block:
             block = "\n".join(lines[base:stop]).encode("utf-8")

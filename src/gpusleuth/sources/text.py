@@ -320,21 +320,25 @@ class ByteLines(Sequence):
     """The lines of a big text as normalise() gives them (split at newlines, a last empty line dropped, tabs
     expanded), held as its UTF-8 bytes and decoded one block of ~16 KiB at a time when read. Made only by
     byte_lines(), for text where normalise() changes nothing but tabs. ``data``: the bytes, lines joined by
-    newlines (no trailing one), which the scans of facts/logs.py and parsers/logs.py read directly."""
+    newlines, which the scans of facts/logs.py and parsers/logs.py read directly; the lines end at ``size`` (a
+    last newline is not an empty line, as in normalise())."""
 
-    __slots__ = ("data", "tabs", "_starts", "_firsts", "_n", "_cache", "_last")
+    __slots__ = ("data", "size", "tabs", "_starts", "_firsts", "_n", "_cache", "_last")
 
-    def __init__(self, data: bytes, tabs: bool | None = None):
+    def __init__(self, data: bytes, tabs: bool | None = None, size: int | None = None):
         self.data = data
+        if size is None:
+            size = len(data) - 1 if data.endswith(b"\n") else len(data)
+        self.size = size
         self.tabs = b"\t" in data if tabs is None else tabs
         starts, firsts, pos, line, find, count = [0], [0], 0, 0, data.find, data.count
-        while (cut := find(b"\n", pos + _BLOCK)) >= 0:
+        while (cut := find(b"\n", pos + _BLOCK, size)) >= 0:
             line += count(b"\n", pos, cut) + 1
             pos = cut + 1
             starts.append(pos)
             firsts.append(line)
         self._starts, self._firsts = starts, firsts
-        self._n = line + count(b"\n", pos) + 1
+        self._n = line + count(b"\n", pos, size) + 1
         self._cache: dict[int, list[str]] = {}
         self._last: tuple[int, int, list[str]] = (0, 0, [])  # (first line, end line, lines) of the block read last
 
@@ -351,7 +355,7 @@ class ByteLines(Sequence):
 
     def _decode(self, k: int) -> list[str]:
         starts = self._starts
-        end = starts[k + 1] - 1 if k + 1 < len(starts) else len(self.data)
+        end = starts[k + 1] - 1 if k + 1 < len(starts) else self.size
         lines = self.data[starts[k]:end].decode("utf-8").split("\n")
         if self.tabs:
             lines = [_expand(ln) if "\t" in ln else ln for ln in lines]
@@ -367,8 +371,8 @@ class ByteLines(Sequence):
             if start == 0 and stop == self._n:
                 return self
             a = self.offset(start)
-            b = self.offset(stop) - 1 if stop < self._n else len(self.data)
-            return ByteLines(self.data[a:b], self.tabs)
+            b = self.offset(stop) - 1 if stop < self._n else self.size
+            return ByteLines(self.data[a:b], self.tabs, b - a)
         lo, hi, block = self._last
         if lo <= i < hi:  # most reads are of lines near the last one read
             return block[i - lo]
@@ -397,13 +401,13 @@ class ByteLines(Sequence):
 
     def __eq__(self, other) -> bool:
         if isinstance(other, ByteLines):
-            return self.data == other.data and self._n == other._n
+            return self._n == other._n and memoryview(self.data)[:self.size] == memoryview(other.data)[:other.size]
         if isinstance(other, (tuple, list)):
             return len(other) == self._n and all(a == b for a, b in zip(self, other))
         return NotImplemented
 
-    def __hash__(self) -> int:
-        return hash(self.data)
+    def __hash__(self) -> int:  # as the tuple of its lines hashes, since it equals that tuple
+        return hash(tuple(self))
 
     def __repr__(self) -> str:
         return f"ByteLines({self._n} lines, {len(self.data)} bytes)"
@@ -428,14 +432,12 @@ def byte_lines(text: str) -> ByteLines | None:
     except UnicodeEncodeError:  # lone surrogates: no valid UTF-8 for the scans
         return None
     del text
-    if data.endswith(b"\n"):
-        data = data[:-1]
     if b">" in data and _quoted(data):
         return None
     # no line over MAX_LINE characters: every window of MAX_LINE // 2 bytes holds a newline (a line of more than
     # MAX_LINE bytes would cover a whole window; characters are never more than bytes)
     find, step = data.find, MAX_LINE // 2
-    for at in range(0, len(data) - step, step):
+    for at in range(0, len(data) - step + 1, step):
         if find(b"\n", at, at + step) < 0:
             return None
     lines = ByteLines(data)
