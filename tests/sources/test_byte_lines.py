@@ -194,8 +194,8 @@ def test_a_huge_file_is_read_as_bytes_and_reports_as_lines(tmp_path, monkeypatch
 
     monkeypatch.setattr(parsers_logs, "_parse_kept", spy)
     held = report(str(tmp_path))
-    assert ByteLines in seen  # the pieces of 20,000 lines and more (the last one may be shorter: lines)
-    monkeypatch.setattr(text_mod, "BIG_TEXT", 1 << 62)
+    assert seen and set(seen) == {ByteLines}  # every piece, the last and shorter one too
+    monkeypatch.setattr(loose, "byte_lines", lambda *_a, **_k: None)
     seen.clear()
     split = report(str(tmp_path))
     assert seen and ByteLines not in seen
@@ -210,3 +210,9 @@ def test_equal_lines_are_equal_with_or_without_a_last_newline():
     assert a == b == ("x", "y") and hash(a) == hash(b) == hash(("x", "y"))
     assert ByteLines(b"x\ny\n\n") == ("x", "y", "") != a
     assert len(ByteLines(b"\n")) == 1 and list(ByteLines(b"\n")) == [""]
+
+
+def test_a_piece_of_no_text_has_no_lines():
+    assert byte_lines("", piece=True) is None  # normalise's [] (ByteLines of no bytes is one empty line)
+    assert list(byte_lines("\n", piece=True)) == normalise("\n")[0] == [""]
+    assert list(byte_lines("ok\n", piece=True)) == ["ok"]

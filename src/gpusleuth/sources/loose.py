@@ -602,7 +602,7 @@ class _Reader:
             present.add(name)
             # a big piece that normalising would not change (but for tabs) keeps its lines as bytes: only the lines
             # a parser reads become strings (a big log's kept lines, sources/text.py ByteLines)
-            big = byte_lines(got.text) if section is None else None
+            big = byte_lines(got.text, piece=got.more or offset > 0) if section is None else None
             if big is not None and (offset or not bugreport.is_bug_report(big)):
                 lines, notes = big, []
             else:

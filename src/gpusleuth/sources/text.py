@@ -418,12 +418,13 @@ def _expand(line: str) -> str:
     return line if line.lstrip().startswith(("{", "[")) else line.expandtabs(8)
 
 
-def byte_lines(text: str) -> ByteLines | None:
-    """text's lines as ByteLines when text is big (BIG_TEXT characters and BIG_LINES lines) and normalise() would
-    change nothing in it but tabs (no carriage return, Markdown quote, code fence or overlong line), else None.
-    The checks are scans at C speed over the text; the bytes are the text's UTF-8 (undecodable input was
-    already replaced when it was decoded)."""
-    if len(text) < BIG_TEXT or "\r" in text:
+def byte_lines(text: str, piece: bool = False) -> ByteLines | None:
+    """text's lines as ByteLines when text is big (BIG_TEXT characters and BIG_LINES lines; any piece of a huge
+    file, which the log parser reads in part whatever its lines) and normalise() would change nothing in it but
+    tabs (no carriage return, Markdown quote, code fence or overlong line), else None. The checks are scans at C
+    speed over the text; the bytes are the text's UTF-8 (undecodable input was already replaced when it was
+    decoded)."""
+    if len(text) < (1 if piece else BIG_TEXT) or "\r" in text or not (piece or text.count("\n") >= BIG_LINES):
         return None
     if ("`" in text and "```" in text) or ("~" in text and "~~~" in text):
         return None
@@ -440,8 +441,7 @@ def byte_lines(text: str) -> ByteLines | None:
     for at in range(0, len(data) - step + 1, step):
         if find(b"\n", at, at + step) < 0:
             return None
-    lines = ByteLines(data)
-    return lines if len(lines) >= BIG_LINES else None
+    return ByteLines(data)
 
 
 def _quoted(data: bytes) -> bool:
