@@ -338,7 +338,7 @@ def main() -> None:
     else:
         n_lines, n_err = generate(path, args.mb, args.errors, matcher, args.distinct, args.quiet)
     size = os.path.getsize(path)
-    print(f"log: {size / 1e6:.0f} MB, {n_lines:,} lines, {n_err:,} known error lines; "
+    print(f"log: {size / 1e6:.0f} MB, {n_lines:,} lines, {n_err if isinstance(n_err, str) else f'{n_err:,}'} known error lines; "
           f"signatures: {len(sigs)}, {len(eres)} given to grep, {len(left_out)} left out")
     for sid, why in left_out:
         print(f"  left out of grep's list: {sid}: {why}")
