@@ -364,7 +364,7 @@ def _parse_kept(doc: Document, edges: int | None = None) -> ContainerLog:
     log = _parse_log(doc, sorted(rows))
     first, more = doc.first_line, set()
     timed = {ln.line - first: ln.time is not None or ln.elapsed is not None for ln in log.lines}
-    found: dict[tuple, int | None] = {}  # (line, step, pod, container) -> the timed line that search reached
+    found: dict[tuple, dict[int, int | None]] = {}  # (step, (pod, container)) -> line -> the timed line a search reached
     budget = 4 * len(log.lines) + 50_000  # lines looked at in all: a log with few times costs no more than this
     if not any(timed.values()) and not any(_stamped(raw, *_who(raw)) for raw in lines[::max(1, n // 400)]):
         budget = 0  # no time in the kept lines nor in 400 lines spread over the log: nothing to look for
@@ -375,27 +375,31 @@ def _parse_kept(doc: Document, edges: int | None = None) -> ContainerLog:
         who = (ln.pod, ln.container)
         # a line with another container's prefix is never stamped for this one: told without _stamped's split
         own = f"[pod/{ln.pod}/{ln.container}] " if ln.pod is not None and ln.container is not None else None
+        lo, hi = max(0, i - _NEIGHBOURS), min(n - 1, i + _NEIGHBOURS)  # the lines a search may reach
         for step in (-1, 1):
-            j, seen = i + step, []
-            while True:
-                if not 0 <= j < n or abs(j - i) > _NEIGHBOURS or budget <= 0:
-                    j = None
+            memo = found.setdefault((step, who), {})
+            start = at = i + step
+            while True:  # at: the line looked at; reached: the timed line this search reaches (None: none)
+                if not lo <= at <= hi or budget <= 0:
+                    reached = None
                     break
-                if timed.get(j):  # a kept line with a time
+                if timed.get(at):  # a kept line with a time
+                    reached = at
                     break
-                if (j, step, who) in found:  # a search from a line further on already went this way
-                    j = found[(j, step, who)]
+                if at in memo:  # a search from a line further on already went this way
+                    reached = memo[at]
                     break
                 budget -= 1
-                seen.append(j)
-                if j not in timed:
-                    raw = lines[j]
+                if at not in timed:
+                    raw = lines[at]
                     if (not raw.startswith("[pod/") or (own is not None and raw.startswith(own)) or "] " not in raw) and _stamped(raw, *who):
-                        more.add(j)
+                        more.add(at)
+                        reached = at
+                        at += step  # this line was walked too
                         break
-                j += step
-            for k in seen:  # an untimed run is walked once per direction, whatever number of kept lines it holds
-                found[(k, step, who)] = j
+                at += step
+            for k in range(start, at, step):  # an untimed run is walked once per direction, whatever number of kept lines it holds
+                memo[k] = reached
     if more:  # stamped lines start LogLines of their own: parsed apart, they read as they would with the rest
         extra = _parse_log(doc, sorted(_whole(lines, more) - rows))
         log = replace(log, lines=tuple(heapq.merge(log.lines, extra.lines, key=_LINE)))
