@@ -365,6 +365,8 @@ def _parse_kept(doc: Document, edges: int | None = None) -> ContainerLog:
     first, more = doc.first_line, set()
     timed = {ln.line - first: ln.time is not None or ln.elapsed is not None for ln in log.lines}
     found: dict[tuple, dict[int, int | None]] = {}  # (step, (pod, container)) -> line -> the timed line a search reached
+    block_of = lines.block if isinstance(lines, ByteLines) else lambda _i: (0, n, lines)
+    blo, bhi, block = 0, 0, ()  # the lines read last: a ByteLines block, or all of them
     budget = 4 * len(log.lines) + 50_000  # lines looked at in all: a log with few times costs no more than this
     if not any(timed.values()) and not any(_stamped(raw, *_who(raw)) for raw in lines[::max(1, n // 400)]):
         budget = 0  # no time in the kept lines nor in 400 lines spread over the log: nothing to look for
@@ -391,7 +393,9 @@ def _parse_kept(doc: Document, edges: int | None = None) -> ContainerLog:
                     break
                 budget -= 1
                 if at not in timed:
-                    raw = lines[at]
+                    if not blo <= at < bhi:
+                        blo, bhi, block = block_of(at)
+                    raw = block[at - blo]
                     if (not raw.startswith("[pod/") or (own is not None and raw.startswith(own)) or "] " not in raw) and _stamped(raw, *who):
                         more.add(at)
                         reached = at

@@ -386,6 +386,12 @@ class ByteLines(Sequence):
         self._last = (lo, lo + len(block), block)
         return block[i - lo]
 
+    def block(self, i: int) -> tuple[int, int, list[str]]:
+        """(first line, end line, lines) of the block that holds line i: a walk over neighbouring lines reads them
+        from the list instead of one __getitem__ call each."""
+        self[i]
+        return self._last
+
     def offset(self, i: int) -> int:
         """The byte offset where line i starts."""
         k = bisect_right(self._firsts, i) - 1
