@@ -216,3 +216,11 @@ def test_a_piece_of_no_text_has_no_lines():
     assert byte_lines("", piece=True) is None  # normalise's [] (ByteLines of no bytes is one empty line)
     assert list(byte_lines("\n", piece=True)) == normalise("\n")[0] == [""]
     assert list(byte_lines("ok\n", piece=True)) == ["ok"]
+
+
+def test_a_fence_is_found_however_common_its_character():
+    from gpusleuth.sources.text import _holds
+
+    for text, want in (("a ~ b ~~ c", False), ("x ~~~ y", True), ("~" * 2 + "x" + "~~~", True), ("~~" * 20_000, True),
+                       ("~ " * 20_000, False), ("~ " * 20_000 + "~~~", True), ("", False)):
+        assert _holds(text, "~~~") is want, text[:20]

@@ -432,7 +432,7 @@ def byte_lines(text: str, piece: bool = False) -> ByteLines | None:
     decoded)."""
     if len(text) < (1 if piece else BIG_TEXT) or "\r" in text or not (piece or text.count("\n") >= BIG_LINES):
         return None
-    if ("`" in text and "```" in text) or ("~" in text and "~~~" in text):
+    if _holds(text, "```") or _holds(text, "~~~"):
         return None
     try:
         data = text.encode("utf-8")
@@ -448,6 +448,20 @@ def byte_lines(text: str, piece: bool = False) -> ByteLines | None:
         if find(b"\n", at, at + step) < 0:
             return None
     return ByteLines(data)
+
+
+def _holds(text: str, run: str) -> bool:
+    """Whether text holds run (three times one character), found from that character's occurrences: a search
+    for the run itself crawls over a text where the character is common."""
+    find, c, pos, seen = text.find, run[0], text.find(run[0]), 0
+    while pos >= 0:
+        if text.startswith(run, pos):
+            return True
+        seen += 1
+        if seen > 10_000:  # the character everywhere: the substring search instead
+            return run in text
+        pos = find(c, pos + 1)
+    return False
 
 
 def _quoted(data: bytes) -> bool:
@@ -502,13 +516,12 @@ def _prompt_candidates_bytes(lines: ByteLines) -> Iterator[int]:
     (each decoded alone: the blocks around are not), so that a log full of `# ` comments is not decoded whole."""
     data, tabs = lines.data, lines.tabs
     find, rfind, count = data.find, data.rfind, data.count
-    marks = sorted({m.start() for c, rx in _PROMPT_MARKS_BYTES.items() if c.encode() in data for m in rx.finditer(data)})
+    marks = [m.start() for c, rx in _PROMPT_MARKS_BYTES.items() if c.encode() in data for m in rx.finditer(data)]
+    marks.sort()  # one character a position: no two marks at one offset
     line, pos, end = 0, 0, -1
     for at in marks:
         if at < end:  # a further mark in a line already looked at
             continue
-        line += count(b"\n", pos, at)
-        pos = at
         start = rfind(b"\n", 0, at) + 1
         end = find(b"\n", at)
         if end < 0:
@@ -516,7 +529,9 @@ def _prompt_candidates_bytes(lines: ByteLines) -> Iterator[int]:
         ln = data[start:end].decode("utf-8")
         if tabs and "\t" in ln:
             ln = _expand(ln)
-        if _prompt_line(ln) is not None:
+        if _prompt_line(ln) is not None:  # lines are counted up to the prompts only
+            line += count(b"\n", pos, start)
+            pos = start
             yield line
 
 
