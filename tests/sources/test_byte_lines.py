@@ -224,3 +224,22 @@ def test_a_fence_is_found_however_common_its_character():
     for text, want in (("a ~ b ~~ c", False), ("x ~~~ y", True), ("~" * 2 + "x" + "~~~", True), ("~~" * 20_000, True),
                        ("~ " * 20_000, False), ("~ " * 20_000 + "~~~", True), ("", False)):
         assert _holds(text, "~~~") is want, text[:20]
+
+
+def test_the_prompt_search_in_bytes_finds_what_the_search_in_lines_finds(every_text):
+    """Every file of the examples and incidents, split at prompts from its bytes and from its lines."""
+    files = [p for p in example_dir("peermem-race").parent.rglob("*") if p.is_file()]
+    files += [p for d in INCIDENTS for p in d.rglob("*") if p.is_file()]
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in sorted(files)]
+    texts += ["x\n#\u2003kubectl get pods\ny\n", "x\n$ /usr/lo\u00e7al/bin/kubectl get pods\ny\n", "x\n% sudo -E nvidia-smi\n",
+              "x\n[a@b ~]#\x1cdmesg\n", "x\n> kubectl\u00a0logs p\n", "# helm upgrade x\n", "$ not-a-program x\n"]
+    key = lambda docs: [(d.first_line, d.command, d.path_hint, len(d.lines)) for d in docs]  # noqa: E731
+    checked = 0
+    for text in texts:
+        big = byte_lines(text)
+        if big is None:
+            continue
+        lines, _ = normalise(text)
+        assert key(split_documents("f", big)) == key(split_documents("f", lines)), text[:80]
+        checked += 1
+    assert checked > 50

@@ -486,9 +486,15 @@ def frozen(lines) -> "tuple[str, ...] | ByteLines":
     return lines if isinstance(lines, ByteLines) else tuple(lines)
 
 
-# Where _PROMPT_MARKS can match in UTF-8 bytes: a prompt character, then a space (any non-ASCII lead byte could
-# start a Unicode space, so it counts too: a candidate is only a line to try _PROMPT on).
-_PROMPT_MARKS_BYTES = {c: re.compile(re.escape(c).encode() + rb"[\t\x0b\x0c\x1c-\x1f \xc2-\xf4]") for c in "#$%>"}
+# Where a _PROMPT match can be in UTF-8 bytes: a prompt character, space, maybe `sudo` and its flags, then a known
+# program (its path before it), then space or the line's end. Any byte of a multi-byte character counts as a space
+# or a path's character, so this finds every line _PROMPT takes and a few more (each is tried with _PROMPT alone);
+# one pattern per prompt character, each starting with its literal, so that the regex engine scans for it.
+_BYTES_SPACE = rb"[\t\x0b\x0c\x1c-\x1f \x80-\xff]"
+_PROMPT_MARKS_BYTES = {c: re.compile(
+    re.escape(c).encode() + _BYTES_SPACE + rb"+(?:sudo" + _BYTES_SPACE + rb"+(?:-[^\s]+" + _BYTES_SPACE + rb"+)*)?(?:\S*/)?(?:"
+    + "|".join(sorted(map(re.escape, _KNOWN_PROGRAMS), key=len, reverse=True)).encode() + rb")(?:" + _BYTES_SPACE + rb"|\n|\Z)")
+    for c in "#$%>"}
 
 
 def _prompt_candidates(lines: list[str]) -> Iterator[int]:
