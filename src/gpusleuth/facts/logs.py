@@ -467,7 +467,8 @@ def _scan_byte_lines(lines: ByteLines, keep: set[int], fast: bool) -> None:
     for base in range(0, n, CHUNK_LINES):
         stop = min(n, base + CHUNK_LINES)
         end = lines.offset(stop) - 1 if stop < n else lines.size
-        block = data[start:end]
+        block = data if not base and stop == n else data[start:end]  # one block: the bytes themselves, not a copy
+        # (a last newline there is one more empty line, which no pattern matches)
         if lines.tabs and b"\t" in block:
             block = "\n".join(lines[base:stop]).encode("utf-8")
         _scan_block(block, base, n, keep, fast)
