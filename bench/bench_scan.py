@@ -1,30 +1,37 @@
 """The signature scan of logs against GNU grep with the same signatures, measured in the same run.
 
-    PYTHONPATH=src python bench/bench_scan.py [--mb 200] [--errors 1000] [--quiet] [--keep]
+    PYTHONPATH=src python bench/bench_scan.py [--mb 200] [--errors 1000] [--quiet] [--keep] [--src PATH]
 
-Writes a log of --mb megabytes: lines of the bundled examples and of bench_logs.py's must-gather shapes that
-no signature matches (the background, with their seconds varied), and --errors lines, spread at random, that
-the bundled examples hold and a signature matches (the known error lines); --distinct of the background lines
-have their digits redrawn, as ids and counters vary in real logs. Then times, one after the other:
+Writes a container log of --mb megabytes as a must-gather holds one (`[pod/P/C] ` before each line): lines of the
+bundled examples' container logs and of bench_logs.py's must-gather shapes that no signature matches (the
+background, with their seconds varied), and --errors lines, spread at random, that the bundled examples hold and a
+signature matches (the known error lines); --distinct of the background lines have their digits redrawn, as ids and
+counters vary in real logs. Lines a shell prompt starts are left out (a log holds none; a paste is split at them).
+Then times, one after the other, in the same run:
 
 * `LC_ALL=C grep -E -c -f patterns.txt LOG`: the signatures of knowledge/signatures.toml rewritten as POSIX
   extended regexes (named and non-capturing groups become plain groups, `\\d` a bracket, lazy quantifiers
   greedy, which changes no line's match or not). Signatures that cannot be rewritten faithfully are left out
   of grep's list and named; grep's count is checked against RE2 with the same subset on the first 16 MB.
-* gpusleuth's default path as a diagnosis runs it, end to end: decode + normalise + parse_log (a log over
-  parsers/logs.py KEEP_ALL_LINES is scanned first and only the lines that matter become LogLines), then
-  build_logs over them; and the same with every line made a LogLine (the whole-log parse, as before kept lines).
-* bytes per input line that the parse keeps (tracemalloc), in kept-lines mode and for the whole-log parse.
+* the same signatures as one RE2 alternation over the file's bytes (multi-line, as grep reads lines), and, with
+  the `hyperscan` wheel installed (`pip install 'gpusleuth[fast]'`), as one hyperscan block scan: the scan alone,
+  with the same signatures as grep.
+* gpusleuth as a diagnosis reads the log, end to end: the file in a folder, opened as `gpusleuth diagnose FOLDER`
+  opens it (sources/loose.py: read in pieces of 16 MiB, decoded, held as bytes or split into lines), every piece
+  sniffed and parsed (analysis/engine.py ingest: a big log's keep scan, facts/logs.py kept_rows, then only the
+  kept lines become LogLines), then build_logs (the signature matches). The keep scan is a superset of the
+  signatures (error shapes, level words, the message catalogue's errors, phrases the views read); its time alone
+  is a row too. With the wheel installed, the same again with the hyperscan keep scan (its database compiled
+  before, and timed apart).
+* kept bytes per input line (tracemalloc) of the diagnosis path's facts.
 
 --quiet draws the background only from lines a big log would not keep (no level word, error shape or phrase a
-view reads), as a healthy component's log is; without it the background is every unmatched line of the
-examples, which are incidents: two in five of those are warning or error lines, all of which are kept.
-* the raw re2.Set pass: every line of the decoded text through the signature set, no memo.
-* with the `hyperscan` wheel installed (`pip install 'gpusleuth[fast]'`): a hyperscan block scan of the whole
-  file (every signature, multi-line mode), then the same with the candidate lines confirmed by RE2 (what
-  facts/logs.py's hyperscan path does); and build_logs on that path.
+view reads), as a healthy component's log is; without it the background is every unmatched line of the examples'
+container logs, which are incidents: many of those are warning or error lines, all of which are kept.
+--src runs another checkout's gpusleuth (e.g. main before a change) with this bench: run it and the current tree
+one after the other and compare each to its own grep row.
 
-Each result is printed with the lines it counts and its time as a ratio to grep's.
+Each result is printed with the lines it counts and its time (wall clock; CPU time beside it) as a ratio to grep's.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import argparse
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,17 +48,18 @@ import time
 import tracemalloc
 from pathlib import Path
 
+if "--src" in sys.argv:  # another checkout's gpusleuth, imported instead of this tree's
+    sys.path.insert(0, os.path.abspath(sys.argv[sys.argv.index("--src") + 1]))
+
 from gpusleuth.facts import logs as logs_mod
 from gpusleuth.facts.store import Facts
 from gpusleuth.knowledge.message_catalogue import catalogue
-from gpusleuth.model.document import Document
 from gpusleuth.parsers import logs as parsers_logs
-from gpusleuth.parsers.logs import parse_log
-from gpusleuth.sources import examples_root
-from gpusleuth.sources.text import decode, normalise
+from gpusleuth.sources import examples_root, open_source
+from gpusleuth.sources.text import _KNOWN_PROGRAMS, _PROMPT
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_logs import SHAPES  # noqa: E402
+from bench_logs import SHAPES
 
 SAMPLE = 16 << 20  # bytes of the log on which grep's count is checked against RE2's
 
@@ -153,12 +162,21 @@ def pools(matcher) -> tuple[list[str], list[str]]:
             line = line.rstrip()
             if len(line) < 8:
                 continue
-            (errors if matcher.Match(line) else background).append(line)
+            if matcher.Match(line):
+                errors.append(line)
+            elif line.startswith("[pod/") and "] " in line and not _prompt(line):
+                background.append(line)  # a must-gather container log's line, as sniffers read it
     background += [s for s in SHAPES if not matcher.Match(s.replace("@S", "00"))]
     return sorted(set(background)), sorted(set(errors))
 
 
 _DIGITS = re.compile(r"\d")
+
+
+def _prompt(line: str) -> bool:
+    """Whether sources/text.py would split a file at this line (a shell prompt before a command it knows)."""
+    m = _PROMPT.match(line)
+    return bool(m) and m.group("prog").rsplit("/", 1)[-1] in _KNOWN_PROGRAMS
 
 
 def generate(path: str, megabytes: int, n_errors: int, matcher, distinct: float, quiet: bool = False) -> tuple[int, int]:
@@ -199,18 +217,27 @@ def generate(path: str, megabytes: int, n_errors: int, matcher, distinct: float,
 
 # -- the runs ---------------------------------------------------------------------------------------------
 
+class Row:
+    def __init__(self, name: str, wall: float, cpu: float, what: int | str = ""):
+        self.name, self.wall, self.cpu, self.what = name, wall, cpu, what
+
+
 def timed(fn):
-    t0 = time.perf_counter()
+    w, c = time.perf_counter(), time.process_time()
     out = fn()
-    return time.perf_counter() - t0, out
+    return time.perf_counter() - w, time.process_time() - c, out
 
 
-def grep_count(patfile: str, path: str) -> int:
+def grep_count(patfile: str, path: str) -> tuple[int, float]:
+    """(lines grep counts, its CPU time: user + system of the child)."""
+    before = os.times()
     proc = subprocess.run(["grep", "-E", "-c", "-f", patfile, path], capture_output=True, text=True,
                           env={**os.environ, "LC_ALL": "C"})
+    after = os.times()
     if proc.returncode not in (0, 1):
         raise SystemExit(f"grep failed: {proc.stderr}")
-    return int(proc.stdout.strip() or 0)
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    return int(proc.stdout.strip() or 0), cpu
 
 
 def re2_set(patterns: list[str]):
@@ -225,6 +252,59 @@ def re2_set(patterns: list[str]):
     return s
 
 
+def re2_lines(data: bytes, patterns: list[str]) -> int:
+    """Lines of data that one RE2 alternation of the patterns matches (multi-line: ^ and $ at each line, as grep
+    reads them), searched once per matching line, as the keep scan does."""
+    import re2
+
+    opts = re2.Options()
+    opts.max_mem = 256 << 20
+    rx = re2.compile("(?m)" + "|".join(f"(?:{p})" for p in patterns), opts)
+    match, size, pos, n = rx._regexp.Match, len(data), 0, 0
+    unanchored = re2._Anchor.UNANCHORED
+    while pos < size:
+        start = match(unanchored, data, pos, size)[0][0]
+        if start < 0:
+            break
+        n += 1
+        nl = data.find(b"\n", start)
+        pos = size if nl < 0 else nl + 1
+    return n
+
+
+def diagnosis_path(folder: str):
+    """The folder as `gpusleuth diagnose FOLDER` reads it: (seconds reading the documents, wall and CPU, the facts
+    after ingest), every piece sniffed and parsed as analysis/engine.py does."""
+    from gpusleuth.analysis.engine import ingest
+
+    facts = Facts()
+    ingest(open_source(folder).documents, facts)
+    return facts
+
+
+def keep_scan_alone(folder: str) -> tuple[float, float, int]:
+    """(wall, CPU, rows) of facts/logs.py kept_rows alone over every big piece of the folder's documents, as the
+    parser calls it; reading the documents is not counted."""
+    wall = cpu = 0.0
+    rows = 0
+    for doc in open_source(folder).documents:
+        if len(doc.lines) <= parsers_logs.KEEP_ALL_LINES and not doc.piece:
+            continue
+        w, c, got = timed(lambda doc=doc: logs_mod.kept_rows(doc.lines))
+        wall, cpu, rows = wall + w, cpu + c, rows + len(got or ())
+    return wall, cpu, rows
+
+
+def reading_alone(folder: str) -> tuple[float, float, int]:
+    w, c, n = timed(lambda: sum(len(d.lines) for d in open_source(folder).documents))
+    return w, c, n
+
+
+def _hyperscan(on: bool) -> None:
+    logs_mod.USE_HYPERSCAN = on
+    logs_mod.HYPERSCAN_MIN_LINES = 0 if on else 1_000_000  # on: whatever the logs' size
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mb", type=int, default=200)
@@ -232,10 +312,17 @@ def main() -> None:
     ap.add_argument("--distinct", type=float, default=0.5, help="share of background lines with their digits redrawn")
     ap.add_argument("--keep", action="store_true", help="keep the generated log and patterns.txt")
     ap.add_argument("--quiet", action="store_true", help="background of lines a big log does not keep (a healthy component's log)")
+    ap.add_argument("--src", help="the src/ folder of another checkout to measure (imported instead of this tree's)")
+    ap.add_argument("--log", help="an existing log to measure instead of writing one (e.g. one kept with --keep)")
     args = ap.parse_args()
+    import gpusleuth
+
+    print(f"gpusleuth from {os.path.dirname(gpusleuth.__file__)}")
     sigs, matcher = logs_mod.signatures()
     workdir = tempfile.mkdtemp(prefix="gpusleuth-scan-")
-    path, patfile = os.path.join(workdir, "big.log"), os.path.join(workdir, "patterns.txt")
+    folder = os.path.join(workdir, "must-gather")
+    os.mkdir(folder)
+    path, patfile = os.path.join(folder, "nvidia-device-plugin.log"), os.path.join(workdir, "patterns.txt")
 
     eres, left_out = [], []
     for s in sigs:
@@ -244,9 +331,14 @@ def main() -> None:
     with open(patfile, "w", encoding="utf-8") as fh:
         fh.write("".join(e + "\n" for _, e in eres))
 
-    n_lines, n_err = generate(path, args.mb, args.errors, matcher, args.distinct, args.quiet)
+    if args.log:
+        os.link(args.log, path) if os.stat(args.log).st_dev == os.stat(workdir).st_dev else shutil.copy(args.log, path)
+        with open(path, "rb") as fh:
+            n_lines, n_err = sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b"")), "?"
+    else:
+        n_lines, n_err = generate(path, args.mb, args.errors, matcher, args.distinct, args.quiet)
     size = os.path.getsize(path)
-    print(f"log: {size / 1e6:.0f} MB, {n_lines:,} lines, {n_err:,} known error lines; "
+    print(f"log: {size / 1e6:.0f} MB, {n_lines:,} lines, {n_err if isinstance(n_err, str) else f'{n_err:,}'} known error lines; "
           f"signatures: {len(sigs)}, {len(eres)} given to grep, {len(left_out)} left out")
     for sid, why in left_out:
         print(f"  left out of grep's list: {sid}: {why}")
@@ -258,154 +350,98 @@ def main() -> None:
         dst.write(data[: data.rfind(b"\n") + 1])
     subset = re2_set([s.pattern for s, _ in eres])
     want = sum(1 for line in open(sample, encoding="utf-8").read().split("\n")[:-1] if subset.Match(line))
-    got = grep_count(patfile, sample)
+    got, _ = grep_count(patfile, sample)
     print(f"check on the first {SAMPLE >> 20} MB: grep counts {got:,} lines, RE2 with the same signatures {want:,}"
           + ("" if got == want else "  <-- MISMATCH: grep's figure is not comparable"))
 
     logs_mod.keep_scan()  # compiled once a run, as the signature set above: not part of any row
     catalogue()
-    results: list[tuple[str, float, int | str]] = []
-    t, c = timed(lambda: grep_count(patfile, path))
-    results.append((f"grep -E -c -f ({len(eres)} signatures)", t, c))
-    base = t
+    rows: list[Row] = []
+    w0 = time.perf_counter()
+    count, cpu = grep_count(patfile, path)
+    rows.append(Row(f"grep -E -c -f ({len(eres)} signatures)", time.perf_counter() - w0, cpu, count))
 
-    def read_text():
-        with open(path, "rb") as fh:
-            return decode(fh.read())[0]
-
-    t_dec, text = timed(read_text)
-    lines_text = text.split("\n")[:-1]
-    del text
-
-    def raw_re2():
-        match = matcher.Match
-        return sum(1 for line in lines_text if match(line))
-
-    t, c = timed(raw_re2)
-    results.append(("re2.Set, every line, no memo", t, c))
-
-    def build(use_hyperscan: bool):
-        return build_with(log, use_hyperscan)
-
-    def build_with(log, use_hyperscan: bool):
-        facts = Facts()
-        facts.add(log)
-        old = logs_mod.USE_HYPERSCAN, logs_mod.HYPERSCAN_MIN_LINES
-        logs_mod.USE_HYPERSCAN, logs_mod.HYPERSCAN_MIN_LINES = use_hyperscan, 0  # whatever the log's size
-        try:
-            return logs_mod.build_logs(facts)
-        finally:
-            logs_mod.USE_HYPERSCAN, logs_mod.HYPERSCAN_MIN_LINES = old
-
-    def matched_lines(view) -> int:
-        return len({(m.line.artifact, m.line.line) for m in view.all_matches()})
-
-    def read_doc() -> Document:
-        with open(path, "rb") as fh:
-            text, _ = decode(fh.read())
-        lines, _ = normalise(text)
-        return Document(os.path.basename(path), tuple(lines))
-
-    def parse(whole: bool):
-        old = parsers_logs.KEEP_ALL_LINES
-        parsers_logs.KEEP_ALL_LINES = 1 << 62 if whole else old  # whole: every line a LogLine, as before kept lines
-        try:
-            return parse_log(read_doc())
-        finally:
-            parsers_logs.KEEP_ALL_LINES = old
-
-    # the default path first: decode + normalise + parse_log (kept lines) + build_logs, end to end
-    t_read, doc = timed(read_doc)
-    del doc
-    t_kept, kept = timed(lambda: parse(False))
-    t_kept_build, kept_view = timed(lambda: build_with(kept, False))
-    kept_note = (f"{len(kept.lines):,} of {kept.total_lines:,} lines kept" if kept.total_lines is not None
-                 else f"{len(kept.lines):,} LogLines (read whole: the scan would keep more than {parsers_logs.DENSE:.0%})")
-    results.append(("default: decode+normalise alone", t_read, ""))
-    results.append(("default: decode+normalise+parse_log", t_kept, kept_note))
-    results.append(("default: build_logs over those", t_kept_build, matched_lines(kept_view)))
-    results.append(("  default end to end", t_kept + t_kept_build, ""))
-    results.append(("  default, parse_log + build_logs", t_kept - t_read + t_kept_build, "(decode+normalise taken off)"))
-    del kept_view
-
-    t_parse, log = timed(lambda: parse(True))
-    results.append(("whole: parse (decode+normalise+parse_log)", t_parse, f"{len(log.lines):,} LogLines"))
-
-    t, view = timed(lambda: build(False))
-    results.append(("whole: build_logs, re2 path (parsed lines)", t, matched_lines(view)))
-    results.append(("  parse + build_logs", t_parse + t, ""))
-
+    with open(path, "rb") as fh:
+        data = fh.read()
+    w, c, n = timed(lambda: re2_lines(data, [s.pattern for s in sigs]))
+    rows.append(Row(f"re2, the {len(sigs)} signatures over the bytes", w, c, n))
     try:
         import hyperscan
     except ImportError:
         hyperscan = None
         print("hyperscan: not installed (pip install 'gpusleuth[fast]'); its rows are left out")
     if hyperscan is not None:
-        with open(path, "rb") as fh:
-            data = fh.read()
         db = logs_mod.hyperscan_database()
 
-        def hs_candidates() -> list[int]:
-            starts: list[int] = []  # the offset just before each candidate line (its previous newline, or -1)
+        def hs_lines() -> int:
+            ends: list[int] = []
+            db.scan(data, match_event_handler=lambda _id, _frm, to, _flags, _ctx: ends.append(to))
+            lines, last = 0, -1
+            for end in ends:  # the line of each match end, as a count of the lines that hold one
+                key = data.rfind(b"\n", 0, end)
+                if key != last:
+                    lines, last = lines + 1, key
+            return lines
 
-            def on_match(_id, _frm, to, _flags, _ctx):
-                key = data.rfind(b"\n", 0, to)
-                if not starts or starts[-1] != key:
-                    starts.append(key)
+        w, c, n = timed(hs_lines)
+        rows.append(Row(f"hyperscan, the {len(sigs)} signatures over the bytes", w, c, f"{n} (candidate lines)"))
+    data = b""  # the rows below read the file as a diagnosis does
 
-            db.scan(data, match_event_handler=on_match)
-            return starts
+    _hyperscan(False)
+    w, c, n = reading_alone(folder)
+    rows.append(Row("diagnosis path: reading the documents", w, c, f"{n:,} lines"))
+    w, c, n = keep_scan_alone(folder)
+    rows.append(Row("diagnosis path: the keep scan alone, re2", w, c, f"{n:,} rows kept"))
+    w, c, facts = timed(lambda: diagnosis_path(folder))
+    w2, c2, view = timed(lambda: logs_mod.build_logs(facts))
+    matched = len({(m.line.artifact, m.line.line) for m in view.all_matches()})
+    rows.append(Row("diagnosis path: read + sniff + parse_log", w, c, _kept_note(facts)))
+    rows.append(Row("diagnosis path: build_logs", w2, c2, f"{matched} lines matched"))
+    rows.append(Row("  end to end, re2", w + w2, c + c2, ""))
+    facts = view = None
 
-        t, cand = timed(hs_candidates)
-        results.append(("hyperscan block scan (candidate lines)", t, len(cand)))
+    if hyperscan is not None:
+        _hyperscan(True)
+        logs_mod.keep_database.cache_clear()
+        w, c, _ = timed(logs_mod.keep_database)
+        rows.append(Row("hyperscan: compiling the keep database", w, c, "(once a run)"))
+        w, c, n = keep_scan_alone(folder)
+        rows.append(Row("diagnosis path: the keep scan alone, hyperscan", w, c, f"{n:,} rows kept"))
+        w, c, facts = timed(lambda: diagnosis_path(folder))
+        w2, c2, view = timed(lambda: logs_mod.build_logs(facts))
+        matched = len({(m.line.artifact, m.line.line) for m in view.all_matches()})
+        rows.append(Row("  end to end, hyperscan", w + w2, c + c2, f"{matched} lines matched"))
+        facts = view = None
+        _hyperscan(False)
 
-        def hs_confirmed() -> int:
-            keys = hs_candidates()
-            match = matcher.Match
-            n = 0
-            for k in keys:
-                end = data.find(b"\n", k + 1)
-                if match(data[k + 1: end if end >= 0 else len(data)].decode("utf-8", "replace")):
-                    n += 1
-            return n
+    tracemalloc.start()
+    try:
+        facts = diagnosis_path(folder)
+        kept_bytes, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    print(f"memory, diagnosis path: kept {kept_bytes / max(n_lines, 1):.1f} bytes per input line ({kept_bytes / 1e6:.1f} MB), "
+          f"peak while reading {peak / 1e6:.0f} MB")
+    facts = None
 
-        t, c = timed(hs_confirmed)
-        results.append(("hyperscan + RE2 confirm", t, c))
-        logs_mod.hyperscan_database.cache_clear()
-        t, _ = timed(logs_mod.hyperscan_database)
-        results.append(("hyperscan: compiling the database", t, ""))
-        t, view = timed(lambda: build(True))
-        results.append(("build_logs, hyperscan path (compiled)", t, matched_lines(view)))
-        results.append(("  parse + build_logs", t_parse + t, ""))
-
-    print(f"decode alone: {t_dec:.2f} s")
-    for name, doc_path in (("default (kept lines), whole log", path), ("whole (every line a LogLine), first 16 MB", sample)):
-        with open(doc_path, "rb") as fh:
-            doc = Document("big.log", tuple(normalise(decode(fh.read())[0])[0]))
-        whole = name.startswith("whole")
-        old = parsers_logs.KEEP_ALL_LINES
-        parsers_logs.KEEP_ALL_LINES = 1 << 62 if whole else old
-        tracemalloc.start()
-        try:
-            parsed = parse_log(doc)
-            kept_bytes, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
-            parsers_logs.KEEP_ALL_LINES = old
-        n = len(doc.lines)
-        print(f"memory, {name}: {n:,} lines -> {len(parsed.lines):,} LogLines; kept {kept_bytes / n:.1f} bytes per input line "
-              f"({kept_bytes / 1e6:.1f} MB), peak while parsing {peak / n:.1f} bytes per line (not counting the Document's "
-              f"own line strings, {sum(map(sys.getsizeof, doc.lines)) / n:.0f} bytes per line)")
-        del doc, parsed
-    print(f"{'':<42} {'time':>8} {'MB/s':>8} {'x grep':>8}  lines matched")
-    for name, t, c in results:
-        print(f"{name:<42} {t:7.2f}s {size / 1e6 / t:8.1f} {t / base:7.2f}x  {c}")
+    base = rows[0]
+    print(f"{'':<48} {'wall':>7} {'x grep':>7} {'cpu':>7} {'x grep':>7} {'MB/s':>7}  what")
+    for r in rows:
+        print(f"{r.name:<48} {r.wall:6.2f}s {r.wall / base.wall:6.2f}x {r.cpu:6.2f}s {r.cpu / max(base.cpu, 1e-9):6.2f}x "
+              f"{size / 1e6 / max(r.wall, 1e-9):7.1f}  {r.what}")
     if args.keep:
         print(f"kept: {workdir}")
     else:
-        for p in (path, patfile, sample):
-            os.unlink(p)
-        os.rmdir(workdir)
+        shutil.rmtree(workdir)
+
+
+def _kept_note(facts) -> str:
+    from gpusleuth.model.logs import ContainerLog
+
+    logs = facts.all(ContainerLog)
+    kept = sum(len(lg.lines) for lg in logs)
+    total = sum(lg.total_lines if lg.total_lines is not None else len(lg.lines) for lg in logs)
+    return f"{kept:,} of {total:,} lines kept as LogLines"
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from gpusleuth.knowledge import table
 from gpusleuth.knowledge.message_catalogue import catalogue, compiled
 from gpusleuth.model.finding import Gap
 from gpusleuth.model.logs import ContainerLog, LogLine
+from gpusleuth.sources.text import ByteLines
 
 
 @dataclass(frozen=True, slots=True)
@@ -424,11 +425,14 @@ def kept_rows(lines: Sequence[str], edges: int | None = None) -> set[int] | None
     phrase that takes them, and its first and last `edges` lines (None: EDGE_LINES); None when the text cannot be
     mapped to lines (a line holding a newline). Continuation lines are the parser's to add."""
     n = len(lines)
-    fast = USE_HYPERSCAN and n >= HYPERSCAN_MIN_LINES  # compiling the database (~0.3 s) pays only on logs this big
+    fast = _keep_fast(n)
     edges = EDGE_LINES if edges is None else edges
     keep = set(range(min(edges, n)))
     if edges:
         keep.update(range(max(0, n - edges), n))
+    if isinstance(lines, ByteLines):  # the text's bytes are there already: scanned as they are, never joined
+        _scan_byte_lines(lines, keep, fast)
+        return keep
     for base in range(0, n, CHUNK_LINES):
         part = lines[base:base + CHUNK_LINES]
         text = "\n".join(part)
@@ -440,6 +444,35 @@ def kept_rows(lines: Sequence[str], edges: int | None = None) -> set[int] | None
             return None
         _scan_block(data, base, n, keep, fast and valid)
     return keep
+
+
+_keep_scanned = [0]  # lines the keep scan read so far in this process
+
+
+def _keep_fast(n: int) -> bool:
+    """Whether the keep scan of n lines takes the hyperscan path: with the wheel, on a log of HYPERSCAN_MIN_LINES
+    lines, or once the big logs of the run (a huge file comes in pieces of at most 500,000 lines) passed that many
+    together; compiling the database (~0.3 s) pays only from about there."""
+    if not USE_HYPERSCAN:
+        return False
+    _keep_scanned[0] += n
+    return n >= HYPERSCAN_MIN_LINES or _keep_scanned[0] >= HYPERSCAN_MIN_LINES
+
+
+def _scan_byte_lines(lines: ByteLines, keep: set[int], fast: bool) -> None:
+    """kept_rows over ByteLines: the same blocks of CHUNK_LINES lines, their bytes cut from the text's (a block
+    whose lines hold a tab is scanned as its lines read, tabs expanded, as the joined lines would be)."""
+    data, n = lines.data, len(lines)
+    start = 0
+    for base in range(0, n, CHUNK_LINES):
+        stop = min(n, base + CHUNK_LINES)
+        end = lines.offset(stop) - 1 if stop < n else lines.size
+        block = data if not base and stop == n else data[start:end]  # one block: the bytes themselves, not a copy
+        # (a last newline there is one more empty line, which no pattern matches)
+        if lines.tabs and b"\t" in block:
+            block = "\n".join(lines[base:stop]).encode("utf-8")
+        _scan_block(block, base, n, keep, fast)
+        start = end + 1
 
 
 def _scan_block(data: bytes, base: int, n: int, keep: set[int], fast: bool = False) -> None:

@@ -35,6 +35,7 @@ from gpusleuth.model.logs import ContainerLog, LogLine
 from gpusleuth.parsers import shellwords
 from gpusleuth.parsers.base import LIKELY, NO, SURE, WEAK, parser
 from gpusleuth.parsers.timestamps import BY_ID, FORMATS, TimeFormat, candidates, iso_stamp
+from gpusleuth.sources.text import ByteLines
 
 MAX_FOLDED_LINES = 40  # continuation lines folded into one LogLine; the rest start new LogLines
 MAX_FOLDED_CHARS = 4000
@@ -374,7 +375,9 @@ def _parse_kept(doc: Document, edges: int | None = None) -> ContainerLog:
     log = _parse_log(doc, sorted(rows))
     first, more = doc.first_line, set()
     timed = {ln.line - first: ln.time is not None or ln.elapsed is not None for ln in log.lines}
-    found: dict[tuple, int | None] = {}  # (line, step, pod, container) -> the timed line that search reached
+    found: dict[tuple, dict[int, int | None]] = {}  # (step, (pod, container)) -> line -> the timed line a search reached
+    block_of = lines.block if isinstance(lines, ByteLines) else lambda _i: (0, n, lines)
+    blo, bhi, block = 0, 0, ()  # the lines read last: a ByteLines block, or all of them
     budget = 4 * len(log.lines) + 50_000  # lines looked at in all: a log with few times costs no more than this
     if not any(timed.values()) and not any(_stamped(raw, *_who(raw)) for raw in lines[::max(1, n // 400)]):
         budget = 0  # no time in the kept lines nor in 400 lines spread over the log: nothing to look for
@@ -382,25 +385,36 @@ def _parse_kept(doc: Document, edges: int | None = None) -> ContainerLog:
         if ln.time is not None or ln.elapsed is not None:
             continue
         i = ln.line - first
+        who = (ln.pod, ln.container)
+        # a line with another container's prefix is never stamped for this one: told without _stamped's split
+        own = f"[pod/{ln.pod}/{ln.container}] " if ln.pod is not None and ln.container is not None else None
+        lo, hi = max(0, i - _NEIGHBOURS), min(n - 1, i + _NEIGHBOURS)  # the lines a search may reach
         for step in (-1, 1):
-            j, seen, who = i + step, [], (ln.pod, ln.container)
-            while True:
-                if not 0 <= j < n or abs(j - i) > _NEIGHBOURS or budget <= 0:
-                    j = None
+            memo = found.setdefault((step, who), {})
+            start = at = i + step
+            while True:  # at: the line looked at; reached: the timed line this search reaches (None: none)
+                if not lo <= at <= hi or budget <= 0:
+                    reached = None
                     break
-                if timed.get(j):  # a kept line with a time
+                if timed.get(at):  # a kept line with a time
+                    reached = at
                     break
-                if (j, step, who) in found:  # a search from a line further on already went this way
-                    j = found[(j, step, who)]
+                if at in memo:  # a search from a line further on already went this way
+                    reached = memo[at]
                     break
                 budget -= 1
-                seen.append(j)
-                if j not in timed and _stamped(lines[j], *who):
-                    more.add(j)
-                    break
-                j += step
-            for k in seen:  # an untimed run is walked once per direction, whatever number of kept lines it holds
-                found[(k, step, who)] = j
+                if at not in timed:
+                    if not blo <= at < bhi:
+                        blo, bhi, block = block_of(at)
+                    raw = block[at - blo]
+                    if (not raw.startswith("[pod/") or (own is not None and raw.startswith(own)) or "] " not in raw) and _stamped(raw, *who):
+                        more.add(at)
+                        reached = at
+                        at += step  # this line was walked too
+                        break
+                at += step
+            for k in range(start, at, step):  # an untimed run is walked once per direction, whatever number of kept lines it holds
+                memo[k] = reached
     if more:  # stamped lines start LogLines of their own: parsed apart, they read as they would with the rest
         extra = _parse_log(doc, sorted(_whole(lines, more) - rows))
         log = replace(log, lines=tuple(heapq.merge(log.lines, extra.lines, key=_LINE)))
@@ -414,6 +428,8 @@ def _container_edges(lines: tuple[str, ...], prefixes: set[str], k: int) -> set[
     """Indexes of the first and last k lines of each container (must-gather prefix), found with str.find over
     blocks of the text: views read a container's first lines (its start, the zone its times are in) and its
     last (whether it stopped), wherever they are in a log that mixes containers."""
+    if isinstance(lines, ByteLines):
+        return _container_edges_bytes(lines.data, prefixes, k)
     out: set[int] = set()
     n, step = len(lines), 20_000
     for forward in (True, False):
@@ -438,12 +454,49 @@ def _container_edges(lines: tuple[str, ...], prefixes: set[str], k: int) -> set[
     return out
 
 
+def _container_edges_bytes(data: bytes, prefixes: set[str], k: int) -> set[int]:
+    """_container_edges over ByteLines' bytes: the offsets of each prefix's first and last k line starts, found
+    with bytes.find and rfind, then counted into line indexes in one sweep."""
+    starts: set[int] = set()
+    for p in prefixes:
+        key = ("\n" + p).encode("utf-8")
+        first = data.startswith(key[1:])
+        found = [0] if first and k > 0 else []
+        pos = data.find(key)
+        while pos >= 0 and len(found) < k:
+            found.append(pos + 1)
+            pos = data.find(key, pos + 1)
+        starts.update(found)
+        found = []
+        pos = data.rfind(key)
+        while pos >= 0 and len(found) < k:
+            found.append(pos + 1)
+            pos = data.rfind(key, 0, pos)
+        if first and len(found) < k:
+            found.append(0)
+        starts.update(found)
+    out, line, at = set(), 0, 0
+    for pos in sorted(starts):
+        line += data.count(b"\n", at, pos)
+        at = pos
+        out.add(line)
+    return out
+
+
 def _all_prefixes_kept(lines: tuple[str, ...], kept: tuple[LogLine, ...]) -> bool:
     """Whether every must-gather `[pod/P/C] ` prefix of the log is one a kept line has (counted at C speed), so that
     the pod and container the kept lines name are all the log's."""
     known = {ln.raw[:ln.raw.index("] ") + 2] for ln in kept if ln.raw.startswith("[pod/") and "] " in ln.raw}
     if len({ln.pod for ln in kept}) > 1 and len({ln.container for ln in kept}) > 1:
         return True  # several pods and containers already: more of them would change nothing
+    if isinstance(lines, ByteLines):  # line starts counted in the text's bytes
+        data = lines.data
+
+        def starting(p: str) -> int:
+            b = p.encode("utf-8")
+            return data.count(b"\n" + b) + data.startswith(b)
+
+        return starting("[pod/") == sum(starting(p) for p in known)
     for base in range(0, len(lines), 20_000):
         text = "\n" + "\n".join(lines[base:base + 20_000])
         if text.count("\n[pod/") != sum(text.count("\n" + p) for p in known):

@@ -14,6 +14,7 @@ from datetime import datetime
 
 from gpusleuth.model.document import Document
 from gpusleuth.model.finding import Gap
+from gpusleuth.sources.text import frozen
 
 SCHEMA = "gpusleuth/bundle/v1"
 
@@ -48,7 +49,7 @@ def order(manifest: dict) -> dict[str, int]:
 
 def document(name: str, lines: list[str], rec: dict) -> Document:
     """An artifact the manifest lists: one Document with its provenance, never split at shell prompts."""
-    return Document(name, tuple(lines), 1, command=rec.get("command"), path_hint=rec.get("path"), meta=rec)
+    return Document(name, frozen(lines), 1, command=rec.get("command"), path_hint=rec.get("path"), meta=rec)
 
 
 def gaps(manifest: dict, present: set[str]) -> list[Gap]:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator
 from gpusleuth.model.document import CONTINUED, CONTINUES, Document
 from gpusleuth.model.finding import Gap
 from gpusleuth.sources import bugreport, bundle, mustgather
-from gpusleuth.sources.text import StreamRead, normalise, read_pieces, split_documents
+from gpusleuth.sources.text import StreamRead, byte_lines, frozen, normalise, read_pieces, split_documents
 
 if TYPE_CHECKING:  # imported where an archive is read: tarfile and zipfile cost ~8 ms to import
     import tarfile
@@ -609,7 +609,14 @@ class _Reader:
             if got.text is None:
                 break
             present.add(name)
-            lines, notes = normalise(got.text)
+            # a big piece that normalising would not change (but for tabs) keeps its lines as bytes: only the lines
+            # a parser reads become strings (a big log's kept lines, sources/text.py ByteLines)
+            big = byte_lines(got.text, piece=got.more or offset > 0) if section is None else None
+            if big is not None and (offset or not bugreport.is_bug_report(big)):
+                lines, notes = big, []
+            else:
+                lines, notes = normalise(got.text)
+            del big
             got.text = None
             if got.note and not offset:
                 notes.insert(0, got.note)
@@ -722,7 +729,7 @@ def _continued(name: str, lines: list[str], offset: int, prev: Document | None, 
                 head -= 1
         if any(ln.strip() for ln in lines[:head]):
             meta = {k: v for k, v in prev.meta.items() if k != CONTINUED}
-            out.insert(0, Document(name, tuple(lines[:head]), offset + 1, command=prev.command, path_hint=prev.path_hint, meta={**meta, CONTINUES: True}))
+            out.insert(0, Document(name, frozen(lines[:head]), offset + 1, command=prev.command, path_hint=prev.path_hint, meta={**meta, CONTINUES: True}))
     return out
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from gpusleuth.model.document import Document
 from gpusleuth.model.finding import Gap
 from gpusleuth.sources import bugreport
+from gpusleuth.sources.text import frozen
 
 # A directory is a must-gather when at least two of these shapes are present.
 MARKERS = ("must-gather.log", "must-gather.stderr.log", "cluster_policy.yaml", "cluster_policy.missing", "gpu_nodes.*",
@@ -186,7 +187,7 @@ def documents(name: str, lines: list[str], ctx: Context, fallback) -> list[Docum
             v = _VARIABLE.search(b)
             n = f" -n {ctx.namespace}" if ctx.namespace and b.startswith("gpu_") else ""
             command = template.format(n=n, x=v.group("x") if v else "", op=ctx.operator_pod if b.startswith("gpu_") else "pod/<operator pod>")
-            return [Document(name, tuple(lines), 1, command=command, meta={"source": "must-gather", "namespace": ctx.namespace})]
+            return [Document(name, frozen(lines), 1, command=command, meta={"source": "must-gather", "namespace": ctx.namespace})]
     return fallback(name, lines)
 
 

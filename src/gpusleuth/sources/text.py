@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import codecs
 import re
+from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
@@ -299,9 +301,208 @@ def normalise(text: str) -> tuple[list[str], list[str]]:
     return lines, notes
 
 
+# ---- big text kept as bytes ---------------------------------------------------------------------------------------
+#
+# A big piece of text (a log of millions of lines) is not split into a string per line: its lines are kept as the
+# UTF-8 bytes of the text and decoded a block at a time when something reads them. The scan that picks the lines a
+# big log keeps (facts/logs.py kept_rows) runs over those bytes, so only the lines it keeps, and the few the parser
+# and sniffers look at, ever become strings.
+
+BIG_TEXT = 1 << 20  # characters: text at least this long, of more than 20,000 lines, is kept as bytes (ByteLines)
+BIG_LINES = 20_000  # parsers/logs.py KEEP_ALL_LINES: a log of fewer lines is parsed whole, line by line anyway
+_BLOCK = 16_384  # bytes decoded at a time when a line is read: a random read costs the decoding of one block
+_CACHED_BLOCKS = 64
+# a quote marker at the start of the text or of a line (normalise's test for a Markdown quote, in bytes)
+_QUOTE_BYTES = re.compile(rb"(?:\A|\n) {0,3}>")
+
+
+class ByteLines(Sequence):
+    """The lines of a big text as normalise() gives them (split at newlines, a last empty line dropped, tabs
+    expanded), held as its UTF-8 bytes and decoded one block of ~16 KiB at a time when read. Made only by
+    byte_lines(), for text where normalise() changes nothing but tabs. ``data``: the bytes, lines joined by
+    newlines, which the scans of facts/logs.py and parsers/logs.py read directly; the lines end at ``size`` (a
+    last newline is not an empty line, as in normalise())."""
+
+    __slots__ = ("data", "size", "tabs", "_starts", "_firsts", "_n", "_cache", "_last")
+
+    def __init__(self, data: bytes, tabs: bool | None = None, size: int | None = None):
+        self.data = data
+        if size is None:
+            size = len(data) - 1 if data.endswith(b"\n") else len(data)
+        self.size = size
+        self.tabs = b"\t" in data if tabs is None else tabs
+        starts, firsts, pos, line, find, count = [0], [0], 0, 0, data.find, data.count
+        while (cut := find(b"\n", pos + _BLOCK, size)) >= 0:
+            line += count(b"\n", pos, cut) + 1
+            pos = cut + 1
+            starts.append(pos)
+            firsts.append(line)
+        self._starts, self._firsts = starts, firsts
+        self._n = line + count(b"\n", pos, size) + 1
+        self._cache: dict[int, list[str]] = {}
+        self._last: tuple[int, int, list[str]] = (0, 0, [])  # (first line, end line, lines) of the block read last
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _block(self, k: int) -> list[str]:
+        got = self._cache.get(k)
+        if got is None:
+            if len(self._cache) >= _CACHED_BLOCKS:
+                del self._cache[next(iter(self._cache))]
+            got = self._cache[k] = self._decode(k)
+        return got
+
+    def _decode(self, k: int) -> list[str]:
+        starts = self._starts
+        end = starts[k + 1] - 1 if k + 1 < len(starts) else self.size
+        lines = self.data[starts[k]:end].decode("utf-8").split("\n")
+        if self.tabs:
+            lines = [_expand(ln) if "\t" in ln else ln for ln in lines]
+        return lines
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self._n)
+            if step != 1:
+                return tuple(self[j] for j in range(start, stop, step))
+            if stop <= start:
+                return ()
+            if start == 0 and stop == self._n:
+                return self
+            a = self.offset(start)
+            b = self.offset(stop) - 1 if stop < self._n else self.size
+            return ByteLines(self.data[a:b], self.tabs, b - a)
+        lo, hi, block = self._last
+        if lo <= i < hi:  # most reads are of lines near the last one read
+            return block[i - lo]
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError("line index out of range")
+        k = bisect_right(self._firsts, i) - 1
+        block = self._block(k)
+        lo = self._firsts[k]
+        self._last = (lo, lo + len(block), block)
+        return block[i - lo]
+
+    def block(self, i: int) -> tuple[int, int, list[str]]:
+        """(first line, end line, lines) of the block that holds line i: a walk over neighbouring lines reads them
+        from the list instead of one __getitem__ call each."""
+        self[i]
+        return self._last
+
+    def offset(self, i: int) -> int:
+        """The byte offset where line i starts."""
+        k = bisect_right(self._firsts, i) - 1
+        pos, find = self._starts[k], self.data.find
+        for _ in range(i - self._firsts[k]):
+            pos = find(b"\n", pos) + 1
+        return pos
+
+    def __iter__(self) -> Iterator[str]:
+        for k in range(len(self._starts)):
+            got = self._cache.get(k)
+            yield from got if got is not None else self._decode(k)
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, ByteLines):
+            return self._n == other._n and memoryview(self.data)[:self.size] == memoryview(other.data)[:other.size]
+        if isinstance(other, (tuple, list)):
+            return len(other) == self._n and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __hash__(self) -> int:  # as the tuple of its lines hashes, since it equals that tuple
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"ByteLines({self._n} lines, {len(self.data)} bytes)"
+
+
+def _expand(line: str) -> str:
+    """A line with tabs as normalise() leaves it: expanded, unless it is JSON."""
+    return line if line.lstrip().startswith(("{", "[")) else line.expandtabs(8)
+
+
+def byte_lines(text: str, piece: bool = False) -> ByteLines | None:
+    """text's lines as ByteLines when text is big (BIG_TEXT characters and BIG_LINES lines; any piece of a huge
+    file, which the log parser reads in part whatever its lines) and normalise() would change nothing in it but
+    tabs (no carriage return, Markdown quote, code fence or overlong line), else None. The checks are scans at C
+    speed over the text; the bytes are the text's UTF-8 (undecodable input was already replaced when it was
+    decoded)."""
+    if len(text) < (1 if piece else BIG_TEXT) or "\r" in text or not (piece or text.count("\n") >= BIG_LINES):
+        return None
+    if _holds(text, "```") or _holds(text, "~~~"):
+        return None
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: no valid UTF-8 for the scans
+        return None
+    del text
+    if b">" in data and _quoted(data):
+        return None
+    # no line over MAX_LINE characters: every window of MAX_LINE // 2 bytes holds a newline (a line of more than
+    # MAX_LINE bytes would cover a whole window; characters are never more than bytes)
+    find, step = data.find, MAX_LINE // 2
+    for at in range(0, len(data) - step + 1, step):
+        if find(b"\n", at, at + step) < 0:
+            return None
+    return ByteLines(data)
+
+
+def _holds(text: str, run: str) -> bool:
+    """Whether text holds run (three times one character), found from that character's occurrences: a search
+    for the run itself crawls over a text where the character is common."""
+    find, c, pos, seen = text.find, run[0], text.find(run[0]), 0
+    while pos >= 0:
+        if text.startswith(run, pos):
+            return True
+        seen += 1
+        if seen > 10_000:  # the character everywhere: the substring search instead
+            return run in text
+        pos = find(c, pos + 1)
+    return False
+
+
+def _quoted(data: bytes) -> bool:
+    """Whether a line of data starts with a Markdown quote marker (up to three spaces, then `>`), found from the
+    `>` characters (a regex would try every line start)."""
+    find, pos, seen = data.find, data.find(b">"), 0
+    while pos >= 0:
+        j = pos
+        while j > 0 and pos - j < 3 and data[j - 1] == 32:
+            j -= 1
+        if j == 0 or data[j - 1] == 10:
+            return True
+        seen += 1
+        if seen > 10_000:  # a text full of `>`: one regex pass instead
+            return _QUOTE_BYTES.search(data) is not None
+        pos = find(b">", pos + 1)
+    return False
+
+
+def frozen(lines) -> "tuple[str, ...] | ByteLines":
+    """lines as a Document holds them: ByteLines as they are, anything else as a tuple."""
+    return lines if isinstance(lines, ByteLines) else tuple(lines)
+
+
+# Where a _PROMPT match can be in UTF-8 bytes: a prompt character, space, maybe `sudo` and its flags, then a known
+# program (its path before it), then space or the line's end. Any byte of a multi-byte character counts as a space
+# or a path's character, so this finds every line _PROMPT takes and a few more (each is tried with _PROMPT alone);
+# one pattern per prompt character, each starting with its literal, so that the regex engine scans for it.
+_BYTES_SPACE = rb"[\t\x0b\x0c\x1c-\x1f \x80-\xff]"
+_PROMPT_MARKS_BYTES = {c: re.compile(
+    re.escape(c).encode() + _BYTES_SPACE + rb"+(?:sudo" + _BYTES_SPACE + rb"+(?:-[^\s]+" + _BYTES_SPACE + rb"+)*)?(?:\S*/)?(?:"
+    + "|".join(sorted(map(re.escape, _KNOWN_PROGRAMS), key=len, reverse=True)).encode() + rb")(?:" + _BYTES_SPACE + rb"|\n|\Z)")
+    for c in "#$%>"}
+
+
 def _prompt_candidates(lines: list[str]) -> Iterator[int]:
     """Indexes of the lines that can hold a shell prompt, in order: those with a prompt character followed by a
     space. A few scans of the joined text find them, instead of trying _PROMPT on every line of a big log."""
+    if isinstance(lines, ByteLines):
+        yield from _prompt_candidates_bytes(lines)
+        return
     text = "\n".join(lines)
     if text.count("\n") != len(lines) - 1:  # a line with a newline of its own: no joined-text shortcut
         yield from range(len(lines))
@@ -316,18 +517,47 @@ def _prompt_candidates(lines: list[str]) -> Iterator[int]:
             last = line
 
 
+def _prompt_candidates_bytes(lines: ByteLines) -> Iterator[int]:
+    """_prompt_candidates over ByteLines' bytes; of them only the lines that can be a prompt split_documents takes
+    (each decoded alone: the blocks around are not), so that a log full of `# ` comments is not decoded whole."""
+    data, tabs = lines.data, lines.tabs
+    find, rfind, count = data.find, data.rfind, data.count
+    marks = [m.start() for c, rx in _PROMPT_MARKS_BYTES.items() if c.encode() in data for m in rx.finditer(data)]
+    marks.sort()  # one character a position: no two marks at one offset
+    line, pos, end = 0, 0, -1
+    for at in marks:
+        if at < end:  # a further mark in a line already looked at
+            continue
+        start = rfind(b"\n", 0, at) + 1
+        end = find(b"\n", at)
+        if end < 0:
+            end = len(data)
+        ln = data[start:end].decode("utf-8")
+        if tabs and "\t" in ln:
+            ln = _expand(ln)
+        if _prompt_line(ln) is not None:  # lines are counted up to the prompts only
+            line += count(b"\n", pos, start)
+            pos = start
+            yield line
+
+
+def _prompt_line(ln: str) -> re.Match | None:
+    """_PROMPT's match when ln is a shell prompt before a command we know how to read the output of."""
+    if len(ln) > 600 or not ln or ln[0] not in " [$#%>PABCDEFGHIJKLMNOQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-":
+        return None
+    m = _PROMPT.match(ln)
+    if not m or m.group("prog").rsplit("/", 1)[-1] not in _KNOWN_PROGRAMS:
+        return None
+    return m
+
+
 def split_documents(artifact: str, lines: list[str], meta: dict | None = None) -> list[Document]:
     """One Document per command output in a paste, or the whole file when it has no prompts."""
     cuts: list[tuple[int, str, str | None]] = []
     for i in _prompt_candidates(lines):
         ln = lines[i]
-        if len(ln) > 600 or not ln or ln[0] not in " [$#%>PABCDEFGHIJKLMNOQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-":
-            continue
-        m = _PROMPT.match(ln)
-        if not m:
-            continue
-        prog = m.group("prog").rsplit("/", 1)[-1]
-        if prog not in _KNOWN_PROGRAMS:
+        m = _prompt_line(ln)
+        if m is None:
             continue
         cmd = m.group("cmd").strip()
         if cmd.startswith("sudo"):
@@ -341,14 +571,14 @@ def split_documents(artifact: str, lines: list[str], meta: dict | None = None) -
         cuts.insert(0, (first, bare.group("cmd").strip(), None))
     meta = meta or {}
     if not cuts:
-        return [Document(artifact, tuple(lines), 1, meta=meta)]
+        return [Document(artifact, frozen(lines), 1, meta=meta)]
     docs = []
     if any(ln.strip() for ln in lines[: cuts[0][0]]):
-        docs.append(Document(artifact, tuple(lines[: cuts[0][0]]), 1, meta=meta))
+        docs.append(Document(artifact, frozen(lines[: cuts[0][0]]), 1, meta=meta))
     for n, (i, cmd, path) in enumerate(cuts):
         end = cuts[n + 1][0] if n + 1 < len(cuts) else len(lines)
         body = lines[i + 1 : end]
         if any(ln.strip() for ln in body) or _SETS_VALUES.match(cmd):
             # a `helm install ... --set ...` pasted alone is itself the config: keep it without output
-            docs.append(Document(artifact, tuple(body), i + 2, command=cmd, path_hint=path, meta=meta))
+            docs.append(Document(artifact, frozen(body), i + 2, command=cmd, path_hint=path, meta=meta))
     return docs
