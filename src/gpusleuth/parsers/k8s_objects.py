@@ -18,6 +18,7 @@ from dataclasses import replace
 import json
 import re
 from collections.abc import Mapping
+from itertools import accumulate
 from typing import Callable, Iterable, Iterator
 
 from gpusleuth.errors import UnusableData
@@ -86,7 +87,7 @@ def _convert(obj: dict, at: _Lines) -> Iterator:
         pod = _pod(obj, at)
         if isinstance(obj.get("spec"), dict):
             meta = _d(obj.get("metadata"))
-            pod = replace(pod, manifest=K8sObject(kind="Pod", name=meta.get("name"), namespace=meta.get("namespace"), body=obj,
+            pod = replace(pod, manifest=K8sObject(kind="Pod", name=meta.get("name"), namespace=meta.get("namespace"), body=_as_written(obj, meta),
                                                   artifact=at.doc.artifact, line=at.doc.first_line + at.start,
                                                   api_version=obj.get("apiVersion"), key_lines=at.key_lines()))
         yield pod
@@ -108,6 +109,17 @@ def _convert(obj: dict, at: _Lines) -> Iterator:
             api_version=obj.get("apiVersion"),
             key_lines=at.key_lines(),
         )
+
+
+def _as_written(obj: dict, meta: dict) -> dict:
+    """A Pod's manifest body: the object, less its status when its metadata already shows that it was read back
+    from the API server (a uid or resourceVersion). The status is then in the Pod's own fields, and the manifest
+    is kept for its spec (facts/validation.py PodSpecs), which asks the body for the status only to tell a
+    manifest from an object read back. A fleet's pod list is mostly status: thousands of decoded statuses are
+    not kept twice."""
+    if "status" in obj and (meta.get("uid") or meta.get("resourceVersion")):
+        return {k: v for k, v in obj.items() if k != "status"}
+    return obj
 
 
 def _d(value) -> dict:
@@ -432,23 +444,27 @@ class _KeyLines(Mapping):
     """An object's key_lines (dotted path -> line) from a JSON scan, made on first use: most objects (every pod
     of a 35,000-pod list) never have theirs asked for, and made for all they were the largest thing kept after
     the lines themselves. The object's lines are scanned again from the state the first scan had after the
-    object's first line, so the map is the one that scan saw."""
+    object's first line, so the map is the one that scan saw. What it keeps until then is the document's text
+    (one string, shared by every object of the document, which the JSON decoder read anyway) and where the
+    object's lines are in it, not the Document: its lines as strings took twice the text's memory."""
 
     __slots__ = ("_args", "_map")
 
-    def __init__(self, owner: "_JsonLines", key: tuple, start: int, last: int, resume: tuple):
-        self._args = (owner.doc, owner._unit, key, start, last, resume)
+    def __init__(self, text: str, span: tuple[int, int], lists: frozenset, key: tuple, start: int, first_line: int,
+                 resume: tuple):
+        self._args = (text, span, key, start, first_line, lists, resume)
         self._map: dict | None = None
 
     def _get(self) -> dict:
         if self._map is None:
-            doc, unit_of, key, start, last, (stack, root, first) = self._args
+            text, (a, b), key, start, first_line, lists, (stack, root, first) = self._args
+            lines = text[a:b].split("\n")  # the object's lines: lines[0] is the document's line `start`
             cur: dict[tuple, int] = {first: start} if first else {}
-            for path, idx, _, _ in _scan_json(doc.lines, start + 1, last + 1, [[p, a, n] for p, a, n in stack], root):
-                unit, rel = unit_of(path)
+            for path, idx, _, _ in _scan_json(lines, 1, None, [[p, a, n] for p, a, n in stack], root):
+                unit, rel = _unit_of(path, lists)
                 if unit == key and rel:
-                    cur[rel] = idx
-            base = doc.first_line
+                    cur[rel] = start + idx
+            base = first_line
             self._map = {_dotted(p): base + i for p, i in cur.items()}
             self._args = None
         return self._map
@@ -472,14 +488,33 @@ class _KeyLines(Mapping):
         return repr(self._get())
 
 
-class _JsonLines:
-    """Per-object line maps from one pass of _scan_json, handed out in document order."""
+def _unit_of(path: tuple, lists) -> tuple[tuple | None, tuple]:
+    """(the object a path belongs to: (top-level value, item index or -1), the path inside it)."""
+    root = path[0]
+    if root in lists:
+        if len(path) < 3 or path[1] != "items":
+            return None, ()
+        return (root, path[2]), path[3:]
+    return (root, -1), path[1:]
 
-    def __init__(self, doc: Document, lists: set[int]):
-        self.lists = lists
+
+class _JsonLines:
+    """Per-object line maps from one pass of _scan_json, handed out in document order. text: the document's
+    lines joined with newlines (what the decoder read)."""
+
+    def __init__(self, doc: Document, lists: set[int], text: str):
+        self.lists = frozenset(lists)
         self.doc = doc
+        self.text = text
+        # where each line ends in text: line i spans [ends[i-1] + i, ends[i] + i) (a newline between lines)
+        self.ends = list(accumulate(map(len, doc.lines)))
         self.units = self._units(_scan_json(doc.lines))
         self.pending: tuple | None = next(self.units, None)
+
+    def _keylines(self, key: tuple, start: int, last: int, resume: tuple) -> _KeyLines:
+        ends = self.ends
+        span = ((ends[start - 1] + start) if start else 0, ends[last] + last)
+        return _KeyLines(self.text, span, self.lists, key, start, self.doc.first_line, resume)
 
     def _units(self, scan: Iterator[tuple[tuple, int, list, int]]) -> Iterator[tuple[tuple, dict, int, "_KeyLines"]]:
         key: tuple | None = None
@@ -488,7 +523,7 @@ class _JsonLines:
         resume: tuple = ()
         lists = self.lists
         for path, idx, stack, root_count in scan:
-            root = path[0]  # the object the path belongs to, and the path inside it (_unit, inline: once per line)
+            root = path[0]  # the object the path belongs to, and the path inside it (_unit_of, inline: once per line)
             if root in lists:
                 if len(path) < 3 or path[1] != "items":
                     continue
@@ -497,23 +532,20 @@ class _JsonLines:
                 unit, rel = (root, -1), path[1:]
             if unit != key:
                 if key is not None:
-                    yield key, cur, start, _KeyLines(self, key, start, last, resume)
+                    yield key, cur, start, self._keylines(key, start, last, resume)
                 key, cur, start = unit, {}, idx
                 resume = ([[p, a, n] for p, a, n in stack], root_count, rel)  # the scan's state after the object's first line
             last = idx
             if rel:
                 cur[rel] = idx
         if key is not None:
-            yield key, cur, start, _KeyLines(self, key, start, last, resume)
+            yield key, cur, start, self._keylines(key, start, last, resume)
 
-    def _unit(self, path: tuple) -> tuple[tuple | None, tuple]:
-        """(the object a path belongs to: (top-level value, item index or -1), the path inside it)."""
-        root = path[0]
-        if root in self.lists:
-            if len(path) < 3 or path[1] != "items":
-                return None, ()
-            return (root, path[2]), path[3:]
-        return (root, -1), path[1:]
+    def close(self) -> None:
+        """Ends the scan. Its generator refers to this object, which refers to it: a cycle, which kept the
+        document and every line of it while diagnose pauses the cycle collector (gcpause.py)."""
+        self.units.close()
+        self.units, self.pending, self.ends = iter(()), None, []
 
     def source(self, root: int) -> LineSource:
         def lines_of(item: int | None) -> tuple[dict[tuple, int], int] | tuple[dict[tuple, int], int, "_KeyLines"]:
@@ -529,16 +561,20 @@ class _JsonLines:
 
 @parser("k8s.json", "Kubernetes objects as JSON (`kubectl get -o json`: a List, one object, or several)", _sniff_json)
 def parse_json(doc: Document) -> Iterable:
+    text = "\n".join(doc.lines)
     try:
-        values, gap = _json_values("\n".join(doc.lines), doc)
+        values, gap = _json_values(text, doc)
     except RecursionError:  # the json module recurses per level: a hostile document nests deeper than it can go
         raise UnusableData("JSON nested too deep to read (thousands of levels); not read") from None
     if not any(_is_list(v) or (isinstance(v, dict) and v.get("kind")) for v in values):
         raise UnusableData("JSON without a Kubernetes object (no kind/apiVersion)")
-    lines = _JsonLines(doc, {r for r, v in enumerate(values) if _is_list(v)})
+    lines = _JsonLines(doc, {r for r, v in enumerate(values) if _is_list(v)}, text)
     out: list = []
-    for root, value in enumerate(values):
-        out.extend(_objects(value, doc, lines.source(root)))
+    try:
+        for root, value in enumerate(values):
+            out.extend(_objects(value, doc, lines.source(root)))
+    finally:
+        lines.close()
     if gap:
         out.append(gap)
     return out
