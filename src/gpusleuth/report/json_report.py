@@ -10,6 +10,11 @@ def render(report: Report) -> str:
     return jsonenc.dumps(as_dict(report), indent=2, end="\n")  # json.dumps(..., indent=2, ensure_ascii=False, default=str) + "\n"
 
 
+def write(report: Report, fh) -> None:
+    """render(report), written to the text file fh as it is encoded (a fleet's report is 100 MB and more)."""
+    jsonenc.write(as_dict(report), fh, indent=2, end="\n")
+
+
 def as_dict(report: Report) -> dict:
     """The report's contract, with `seen_before`: the public incidents whose lines match (docs/report.md)."""
     from gpusleuth.analysis.seen_before import seen_before
