@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from functools import cache
 from itertools import compress, groupby, repeat
-from operator import attrgetter, eq
+from operator import attrgetter, eq, not_
 from typing import Iterable
 
 from gpusleuth.errors import NotApplicable
@@ -55,6 +55,7 @@ ALIGN_SLACK = timedelta(minutes=2)  # UTC is kept when it aligns this nearly as 
 START_MATCH = timedelta(minutes=10)  # a container's first line is this close after its start time
 _SEVERITY_RANK = {"critical": 0, "error": 1, "warning": 2, "info": 3}
 _WHO, _ARTIFACT, _LINE, _TIME = attrgetter("pod", "container"), attrgetter("artifact"), attrgetter("line"), attrgetter("time")
+_MESSAGE = attrgetter("message")
 _KERNEL_LANE = "node/kernel"
 # Entries made from pod status times rather than log lines; rules and phases may name them like signatures.
 STATUS_STARTED, STATUS_TERMINATED = "status.started", "status.terminated"
@@ -633,38 +634,36 @@ class _Builder:
 
     def _log_entries(self) -> None:
         by_line = self.logs.signatures_at()
-        numbers: dict[str, set[int]] = defaultdict(set)  # artifact -> its recognised line numbers
-        for artifact, number in by_line:
-            numbers[artifact].add(number)
+        by_artifact: dict[str, dict[int, tuple]] = defaultdict(dict)  # artifact -> {line number: its signatures}
+        for (artifact, number), sigs in by_line.items():
+            by_artifact[artifact][number] = sigs
         # Per stream, the indexes of its recognised lines (not a key tuple and a (stream, index) pair per line: a
         # fleet recognises hundreds of thousands of lines, and those took more memory than the timeline keeps).
         # A line belongs to one stream, and every entry is sorted by (time, lane, artifact, line) in the end, so
         # building them stream by stream gives the timeline that a pass in the signature map's order gave.
-        recognised: list[tuple[_Stream, list[int]]] = []
+        recognised: list[tuple[_Stream, list[int], list]] = []
         for s in self.streams:
-            lines = s.lines
-            idx = [i for i in _recognised(lines, s.log.artifact, numbers, by_line) if not _ECHO_TRACE.match(lines[i].message)]
+            idx, sigs_at = _recognised(s.lines, s.log.artifact, by_artifact, by_line)
             if idx:
-                recognised.append((s, idx))
-        del numbers
+                recognised.append((s, idx, sigs_at))
+        del by_artifact
         # Polling loops recognise the same message thousands of times: group the lines by message first, then
         # give each group its shown text and most severe signature once.
         shown: dict[str, str] = {}  # display() of each distinct message
         heads: dict[int, dict[int, tuple[int, int]]] = {}  # id(stream) -> {first index: (count, last index)}
         kept: list[tuple[_Stream, list[int], list]] = []  # stream, indexes kept, their signatures
-        for s, idx in recognised:
+        for s, idx, sigs_at in recognised:
             lines = s.lines
-            sigs_at = [by_line[(lines[i].artifact, lines[i].line)] for i in idx]
             by_msg: dict[str, list[int]] = defaultdict(list)  # message -> positions in idx
-            for k, i in enumerate(idx):
-                by_msg[lines[i].message].append(k)
+            for k, msg in enumerate(map(_MESSAGE, map(lines.__getitem__, idx))):
+                by_msg[msg].append(k)
             repeats: dict[tuple, list[int]] = defaultdict(list)  # (signature, text) -> indexes
             for msg, ks in by_msg.items():
                 if msg not in shown:
                     shown[msg] = display(msg)
                 sigs = sigs_at[ks[0]]
                 if all(sigs_at[k] == sigs for k in ks):  # as always when each line has its own (artifact, line)
-                    repeats[(_primary(sigs).id, shown[msg])].extend(idx[k] for k in ks)
+                    repeats[(_primary(sigs).id, shown[msg])].extend(map(idx.__getitem__, ks))
                 else:
                     for k in ks:
                         repeats[(_primary(sigs_at[k]).id, shown[msg])].append(idx[k])
@@ -911,12 +910,27 @@ def _runs(repeats: dict[tuple, list[int]]) -> tuple[dict[int, tuple[int, int]], 
     return heads, skipped
 
 
-def _recognised(lines: list[LogLine], artifact: str, numbers: dict[str, set[int]], by_line: dict) -> Iterable[int]:
-    """Indexes of the lines whose (artifact, line) a signature recognised, found at C speed: by line number alone
-    when every line is of the stream's artifact (as the parser makes them), else by the full key."""
+def _recognised(lines: list[LogLine], artifact: str, by_artifact: dict[str, dict[int, tuple]],
+                by_line: dict) -> tuple[list[int], list[tuple]]:
+    """(indexes, signatures) of the lines a signature recognised, but not the shell trace of an `echo`, found at C
+    speed: by line number alone when every line is of the stream's artifact (as the parser makes them), else by
+    the full key."""
     if all(map(eq, map(_ARTIFACT, lines), repeat(artifact))):
-        return compress(range(len(lines)), map(numbers.get(artifact, set()).__contains__, map(_LINE, lines)))
-    return compress(range(len(lines)), map(by_line.__contains__, zip(map(_ARTIFACT, lines), map(_LINE, lines))))
+        at = by_artifact.get(artifact)
+        if not at:
+            return [], []
+        numbers = list(map(_LINE, lines))
+        idx = list(compress(range(len(lines)), map(at.__contains__, numbers)))
+        sigs_at = list(map(at.__getitem__, map(numbers.__getitem__, idx)))
+    else:
+        keys = list(zip(map(_ARTIFACT, lines), map(_LINE, lines)))
+        idx = list(compress(range(len(lines)), map(by_line.__contains__, keys)))
+        sigs_at = list(map(by_line.__getitem__, map(keys.__getitem__, idx)))
+    echo = list(map(_ECHO_TRACE.match, map(_MESSAGE, map(lines.__getitem__, idx))))
+    if any(echo):
+        keep = list(map(not_, echo))
+        idx, sigs_at = list(compress(idx, keep)), list(compress(sigs_at, keep))
+    return idx, sigs_at
 
 
 def _noted(kw: dict, note: str) -> dict:
