@@ -55,7 +55,8 @@ ALIGN_SLACK = timedelta(minutes=2)  # UTC is kept when it aligns this nearly as 
 START_MATCH = timedelta(minutes=10)  # a container's first line is this close after its start time
 _SEVERITY_RANK = {"critical": 0, "error": 1, "warning": 2, "info": 3}
 _WHO, _ARTIFACT, _LINE, _TIME = attrgetter("pod", "container"), attrgetter("artifact"), attrgetter("line"), attrgetter("time")
-_MESSAGE = attrgetter("message")
+_NODE = attrgetter("node")
+_MESSAGE, _FORMAT, _TZINFO = attrgetter("message"), attrgetter("time_format"), attrgetter("tzinfo")
 _KERNEL_LANE = "node/kernel"
 # Entries made from pod status times rather than log lines; rules and phases may name them like signatures.
 STATUS_STARTED, STATUS_TERMINATED = "status.started", "status.terminated"
@@ -177,6 +178,7 @@ class Timeline:
     # made fleet-size timelines quadratic): signature/tag -> entry positions; selector -> {node -> positions}.
     _by_key: dict | None = field(default=None, repr=False, compare=False)
     _by_sel: dict = field(default_factory=dict, repr=False, compare=False)
+    _nodes: tuple | None = field(default=None, repr=False, compare=False)
 
     def signatures_of(self, e: TimelineEntry) -> frozenset:
         return self._meta.get(id(e), _NO_META)[0]
@@ -237,8 +239,9 @@ class Timeline:
         return hit
 
     def nodes(self) -> list[str | None]:
-        names = sorted({e.node for e in self.entries if e.node})
-        return names or [None]
+        if self._nodes is None or self._nodes[0] != len(self.entries):  # asked per phase row: kept while entries stay
+            self._nodes = (len(self.entries), sorted(set(filter(None, map(_NODE, self.entries)))) or [None])
+        return list(self._nodes[1])
 
     def lanes(self) -> list[str]:
         return list(dict.fromkeys(e.source for e in self.entries if e.source))
@@ -460,7 +463,8 @@ class _Builder:
                         refs[pod.node].append(_aware(t).replace(tzinfo=None))
         everything = [t for ts in refs.values() for t in ts]
         for s in self.streams:
-            for fid in {ln.time_format for ln in s.lines if ln.time_format and not BY_ID[ln.time_format].has_year}:
+            # the formats in order of first use (a set built in the lines' order, as a pass over every line built it)
+            for fid in {f for f in dict.fromkeys(map(_FORMAT, s.lines)) if f and not BY_ID[f].has_year}:
                 first = next(ln for ln in s.lines if ln.time_format == fid and ln.time is not None)
                 pool, where = (refs.get(s.node), "the other sources of the same node") if s.node and refs.get(s.node) else (everything, "the other sources")
                 if pool:
@@ -512,7 +516,7 @@ class _Builder:
         date_zones = self._date_zones()
         client = self._client_zone()
         for s in self.streams:
-            naive = sorted({ln.time_format for ln in s.lines if ln.time is not None and ln.time.tzinfo is None})
+            naive = _naive_formats(s.lines)
             for fid in naive:
                 lines = [ln for ln in s.lines if ln.time_format == fid and ln.time is not None]
                 s.zones[fid] = UTC
@@ -944,6 +948,13 @@ def _within(pool: list, lo: datetime | None, hi: datetime | None, limit: int = 2
     a = bisect.bisect_left(keys, lo) if lo is not None else 0
     b = bisect.bisect_right(keys, hi) if hi is not None else len(pool)
     return pool[a:min(b, a + limit)]
+
+
+def _naive_formats(lines: list[LogLine]) -> list[str]:
+    """The formats of the lines whose time has no zone, sorted; at C speed when every time has one (a stamped log)."""
+    if None not in set(map(_TZINFO, filter(None, map(_TIME, lines)))):  # a datetime is never false
+        return []
+    return sorted({ln.time_format for ln in lines if ln.time is not None and ln.time.tzinfo is None})
 
 
 def _first_timed(lines: list[LogLine], aware: bool = False) -> LogLine | None:
