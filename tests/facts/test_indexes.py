@@ -231,3 +231,19 @@ def _decisive_per_line(index, pod):
                 groups = {k: v or "" for k, v in m.groupdict().items()}
                 return row, ln.evidence(), groups.get("path", ""), row["meaning"].format(**groups)
     return None
+
+
+def test_operand_wait_lines_match_the_per_line_lookup(all_facts):
+    """_wait_lines (signatures looked up at C speed) finds what a lookup per line found, in the same order."""
+    from gpusleuth.facts.operands import _is_wait, _wait_lines
+
+    seen = 0
+    for name, facts in all_facts:
+        g = _get(facts, OperandGraph)
+        if g is None:
+            continue
+        for pod, plogs in g.logs.items():
+            want = [(ln, s) for pl in plogs for ln in pl.lines for s in g.signatures.get((ln.artifact, ln.line), []) if _is_wait(s)]
+            assert _wait_lines(plogs, g.signatures) == want, (name, pod)
+            seen += len(want)
+    assert seen > 5
