@@ -86,7 +86,7 @@ class _Encoder:
             out.append("[]")
             return
         inner = "\n" + self.indent * (level + 1)
-        if all(type(v) in _PLAIN for v in o):
+        if _PLAIN.issuperset(map(type, o)):  # every item a plain value (a C loop)
             text = "".join(self._leaf(level)(o, 0))
             out.append("[" + inner + text[1:-1] + "\n" + self.indent * level + "]")
             return
@@ -109,7 +109,7 @@ class _Encoder:
             out.append("{}")
             return
         inner = "\n" + self.indent * (level + 1)
-        if all(type(v) in _PLAIN for v in o.values()):
+        if _PLAIN.issuperset(map(type, o.values())):
             text = "".join(self._leaf(level)(o, 0))
             out.append("{" + inner + text[1:-1] + "\n" + self.indent * level + "}")
             return
