@@ -34,7 +34,6 @@ from datetime import datetime, timedelta, timezone, tzinfo
 from functools import cache
 from itertools import compress, groupby, repeat
 from operator import attrgetter, eq, not_
-from typing import Iterable
 
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.cluster import Cluster
