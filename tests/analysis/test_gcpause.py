@@ -1,5 +1,5 @@
-"""What is made while the collector is paused goes to its oldest generation when the pause ends: young collections
-do not walk it again, and a full collection still frees the cycles made meanwhile."""
+"""What diagnose makes while the collector is paused goes to its oldest generation when the pause ends: young
+collections do not walk it again, and a full collection still frees the cycles made meanwhile."""
 
 import gc
 import weakref
@@ -15,7 +15,7 @@ def test_pause_hands_its_objects_to_the_oldest_generation():
     if gc.get_freeze_count():
         gc.unfreeze()
     gc.enable()
-    with gc_paused():
+    with gc_paused(settled=True):
         assert not gc.isenabled()
         a, b = _Node(), _Node()
         a.other, b.other = b, a  # a cycle: only the collector frees it
@@ -24,6 +24,7 @@ def test_pause_hands_its_objects_to_the_oldest_generation():
         del a, b
     assert gc.isenabled()
     assert gc.get_count()[0] < 100  # the young generation does not hold the 10,000 lists
+    assert id(made[0]) in {id(o) for o in gc.get_objects(generation=2)}
     assert gc.get_freeze_count() == 0
     gc.collect(0)
     gc.collect(1)
@@ -39,9 +40,34 @@ def test_nothing_unfrozen_when_objects_were_frozen_before():
     gc.freeze()
     try:
         frozen = gc.get_freeze_count()
-        with gc_paused():
+        with gc_paused(settled=True):
             [[i] for i in range(100)]
         assert gc.get_freeze_count() == frozen
     finally:
         gc.unfreeze()
     del kept
+
+
+def test_a_plain_pause_leaves_the_generations_alone():
+    gc.enable()
+    gc.collect()
+    with gc_paused():
+        made = [[i] for i in range(10_000)]
+    oldest = {id(o) for o in gc.get_objects(generation=2)}
+    assert id(made[0]) not in oldest  # still young: the next young collection walks them, as before
+    del made
+
+
+def test_diagnose_settles_its_pause(monkeypatch):
+    from gpusleuth import gcpause
+    from gpusleuth.analysis.diagnose import diagnose
+    from gpusleuth.sources import open_source
+
+    calls = []
+    monkeypatch.setattr(gcpause, "settle", lambda: calls.append(1))
+    gc.enable()
+    try:
+        diagnose(open_source("example:peermem-race"))
+    finally:
+        gc.enable()
+    assert calls == [1]
