@@ -56,6 +56,25 @@ def _write(text: str, output: str | None, color: bool | None = None) -> None:
         click.echo(text, nl=False, color=color)
 
 
+class _Echo:
+    """stdout as a file for writers that write in pieces, each piece as click.echo writes a text."""
+
+    def write(self, text: str) -> None:
+        click.echo(text, nl=False)
+
+
+def _write_with(writer, output: str | None) -> None:
+    """What writer(fh) writes, to FILE or stdout, as _write would write it whole."""
+    if output:
+        try:
+            with open(output, "w", encoding="utf-8") as fh:
+                writer(fh)
+        except OSError as exc:
+            _fail(f"cannot write {output}: {exc.strerror or exc}")
+    else:
+        writer(_Echo())
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="gpusleuth")
 def cli() -> None:
@@ -399,6 +418,11 @@ def _emit(report, fmt: str, output: str | None, screen: Screen | None = None, fa
             if text.count("\n") > shutil.get_terminal_size((PIPE_WIDTH, 24)).lines - 1 and _page(text):
                 sys.exit(exit_code(report, fail_on))
         _write(text, output, color=screen.use_color(output) or None)
+        sys.exit(exit_code(report, fail_on))
+    if fmt == "json":  # written as it is encoded: a fleet's report is 100 MB and more (report/jsonenc.py)
+        from gpusleuth.report.json_report import write
+
+        _write_with(lambda fh: write(report, fh), output)
         sys.exit(exit_code(report, fail_on))
     if fmt == "html":
         text = render(report, documents=documents)

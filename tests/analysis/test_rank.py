@@ -79,3 +79,25 @@ def test_headline_counts_only_independent_breaking_root_causes():
     assert _headline([hw, explained, eol], [], ()) == "title HW001 on n1"
     assert _headline([hw, F("RT002", Layer.CONTAINER_RUNTIME, node="n2")], [], ()).endswith("(+1 more root cause(s))")
     assert _headline([replace(hw, title="Xid 79 on n1")], [], ()) == "Xid 79 on n1"
+
+
+def test_demoted_lookup_is_the_scan_it_replaced():
+    """_Demoted.first answers what the scan of every demoted finding answered (first in list order with the code,
+    in the finding's scope, not the finding itself), and ranking a fleet's findings repoints as before."""
+    import random
+    from dataclasses import replace
+
+    from gpusleuth.analysis.rank import _Demoted, _same_scope
+
+    rnd = random.Random(7)
+    nodes = [None, "n1", "n2", "n3"]
+    codes = ["OP001", "OP002", "KD001"]
+    for _ in range(200):
+        items = [replace(F(rnd.choice(codes), Layer.KERNEL_DRIVER, Role.SYMPTOM, node=rnd.choice(nodes), conf=0.4),
+                         caused_by=(rnd.choice(codes),)) for _ in range(rnd.randint(0, 12))]
+        others = [F(rnd.choice(codes), Layer.KERNEL_DRIVER, node=rnd.choice(nodes)) for _ in range(3)]
+        d = _Demoted(items)
+        for f in items + others:
+            for code in codes:
+                want = next((g for g in items if g.code == code and g is not f and _same_scope(f, g)), None)
+                assert d.first(f, code) is want

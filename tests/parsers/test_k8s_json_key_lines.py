@@ -98,3 +98,21 @@ def test_a_map_is_made_once_and_compares_as_a_dict():
     assert m._map is None
     assert m.get("metadata.name") == 9 and "data.k" in m and m["kind"] == 7
     assert m == dict(m) and m._map is not None and m._args is None
+
+
+def test_a_parsed_document_is_not_kept_while_the_collector_is_paused():
+    """The objects keep their key maps, not the Document or its lines: reference counting frees them (diagnose
+    pauses the cycle collector, so a cycle through the scan kept every line of every pods.json to the run's end)."""
+    import gc
+
+    doc = Document("pods.json", tuple(LAYOUTS["kubectl"].splitlines()))
+    refs = sys.getrefcount(doc), sys.getrefcount(doc.lines)
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        objs = ko.parse_json.parse(doc)
+        assert (sys.getrefcount(doc), sys.getrefcount(doc.lines)) == refs
+        assert objs[0].key_lines["metadata.name"] == 9  # the maps still answer, from the kept text
+    finally:
+        if was_on:
+            gc.enable()

@@ -94,3 +94,37 @@ def test_reports_of_examples_are_the_stdlib_bytes():
 
 def test_end_is_appended():
     assert jsonenc.dumps({"a": [1]}, end="\n") == _stdlib({"a": [1]}) + "\n"
+
+
+def test_pieces_joined_as_they_come_and_written_to_a_file(monkeypatch):
+    """A text of many chunks (the chunk made tiny here) is the same bytes, returned or written to a file in pieces."""
+    import io
+
+    rnd = random.Random(5)
+    values = [_random(rnd) for _ in range(400)] + [{"timeline": [{"a": i, "b": [i, {"c": "x" * i}]} for i in range(300)]}]
+    for chunk in (1, 3, 4096):
+        monkeypatch.setattr(jsonenc, "_CHUNK", chunk)
+        for v in values:
+            expected = _stdlib(v) + "\n"
+            assert jsonenc.dumps(v, end="\n") == expected
+            fh, writes = io.StringIO(), []
+            real = fh.write
+            fh.write = lambda s: writes.append(s) or real(s)
+            jsonenc.write(v, fh, end="\n")
+            assert fh.getvalue() == expected
+            if chunk == 1 and isinstance(v, dict) and "timeline" in v:
+                assert len(writes) > 300  # handed on as it was made, not at the end
+
+
+def test_report_written_is_the_report_rendered(tmp_path):
+    import io
+
+    from gpusleuth.analysis.diagnose import diagnose
+    from gpusleuth.report.json_report import render, write
+    from gpusleuth.sources import examples_root, open_source
+
+    name = sorted(d.name for d in examples_root().iterdir() if d.is_dir())[0]
+    report = diagnose(open_source(str(examples_root() / name)))
+    fh = io.StringIO()
+    write(report, fh)
+    assert fh.getvalue() == render(report)

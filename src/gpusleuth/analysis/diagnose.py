@@ -32,7 +32,7 @@ def describe(source: Source) -> dict:
 
 def diagnose(source: Source, selection: Selection = Selection(), node: str | None = None) -> Report:
     """node: report that node in full (its findings ungrouped, its components and timeline) instead of the fleet."""
-    with gc_paused():  # millions of acyclic objects; see gcpause.py
+    with gc_paused(settled=True):  # millions of acyclic objects; see gcpause.py
         facts = build_facts(source)
         return analyse(facts, describe(source), selection, node)
 

@@ -15,8 +15,8 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
-from itertools import groupby
-from operator import attrgetter
+from itertools import compress, groupby
+from operator import attrgetter, or_
 
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.cluster import Cluster
@@ -76,17 +76,22 @@ class OperandSpec:
 
     def matches(self, pod: Pod) -> bool:
         """A label only this row lists, or all of the row's labels, or its pod-name pattern."""
+        return self.matches_labels(pod.labels) or self.matches_name(pod.name)
+
+    def matches_labels(self, pod_labels: dict) -> bool:
+        """A label only this row lists, or all of the row's labels."""
         if self.split_labels is None:
             labels = [(k, v) for k, v in self.app_labels if v]
             own = [(k, v) for k, v in labels if (k, v) not in self.shared]
         else:
             labels, own = self.split_labels
-        get = pod.labels.get
+        get = pod_labels.get
         if any(get(k) == v for k, v in own):
             return True
-        if labels and all(get(k) == v for k, v in labels):
-            return True
-        return any(p.search(pod.name) for p in self.patterns)
+        return bool(labels) and all(get(k) == v for k, v in labels)
+
+    def matches_name(self, name: str) -> bool:
+        return any(p.search(name) for p in self.patterns)
 
     def marker_waits(self, container: str | None = None) -> list[Wait]:
         return [w for w in self.waits if w.marker and (container is None or w.container == container)]
@@ -163,10 +168,21 @@ def _label_keys() -> tuple[tuple[str, ...], dict[str, int]]:
 
 @lru_cache(maxsize=1 << 16)
 def _spec_of(name: str, values: tuple) -> OperandSpec | None:
+    """The first row whose labels or name pattern match. Which row's labels match first depends on the label values
+    alone (a fleet has thousands of pod names and a few label combinations): only the rows before it are tried on
+    the name."""
+    specs, _ = operand_table()
+    first = _first_by_labels(values)
+    return next((s for s in specs[:first] if s.matches_name(name)), specs[first] if first < len(specs) else None)
+
+
+@lru_cache(maxsize=1 << 12)
+def _first_by_labels(values: tuple) -> int:
+    """The position of the first row whose labels match a pod with these values of _label_keys(); len(rows) if none."""
     specs, _ = operand_table()
     keys, _ = _label_keys()
-    pod = Pod(name, labels={k: v for k, v in zip(keys, values) if v is not None})
-    return next((s for s in specs if s.matches(pod)), None)
+    labels = {k: v for k, v in zip(keys, values) if v is not None}
+    return next((i for i, s in enumerate(specs) if s.matches_labels(labels)), len(specs))
 
 
 def _is_error(ln: LogLine, sigs: list[Signature]) -> bool:
@@ -180,9 +196,21 @@ def _error_keys(sig_at: dict) -> frozenset:
 
 
 def _errors(lines, err_keys: frozenset) -> list[tuple[int, LogLine]]:
-    """(index, line) of the error lines (_is_error) among lines."""
-    levels = _ERROR_LEVELS
-    return [(i, ln) for i, ln in enumerate(lines) if (ln.level or "").lower() in levels or (ln.artifact, ln.line) in err_keys]
+    """(index, line) of the error lines (_is_error) among lines: each line's level and key tested at C speed (every
+    operand pod's lines are read several times per run)."""
+    if not lines:
+        return []
+    levels = list(map(_LEVEL, lines))
+    known = _LEVEL_IS_ERROR
+    for level in set(levels).difference(known):
+        known[level] = (level or "").lower() in _ERROR_LEVELS
+    by_level = map(known.__getitem__, levels)
+    by_key = map(err_keys.__contains__, zip(map(_ARTIFACT, lines), map(_LINE, lines)))
+    return [(i, lines[i]) for i in compress(range(len(lines)), map(or_, by_level, by_key))]
+
+
+_LEVEL, _ARTIFACT, _LINE = attrgetter("level"), attrgetter("artifact"), attrgetter("line")
+_LEVEL_IS_ERROR: dict = {}  # a line's level as written -> whether it is an error level
 
 
 def _is_wait(sig: Signature) -> bool:
@@ -444,7 +472,17 @@ def _decisive(plogs: list[PodLog], sig_at: dict, container: str | None = None, n
 
 
 def _wait_lines(pod_logs: list[PodLog], sig_at: dict) -> list[tuple[LogLine, Signature]]:
-    return [(ln, s) for pl in pod_logs for ln in pl.lines for s in sig_at.get((ln.artifact, ln.line), []) if _is_wait(s)]
+    """(line, signature) of every waiting signature in the pod's lines, in order; the lines' signatures looked up at
+    C speed."""
+    out = []
+    for pl in pod_logs:
+        lines = pl.lines
+        found = list(map(sig_at.get, zip(map(_ARTIFACT, lines), map(_LINE, lines))))
+        for i in compress(range(len(lines)), found):
+            for s in found[i]:
+                if _is_wait(s):
+                    out.append((lines[i], s))
+    return out
 
 
 def _degraded(pod_logs: list[PodLog], sig_at: dict, err_keys: frozenset | None = None) -> list[LogLine]:

@@ -33,8 +33,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from functools import cache
 from itertools import compress, groupby, repeat
-from operator import attrgetter, eq
-from typing import Iterable
+from operator import attrgetter, eq, not_
 
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.cluster import Cluster
@@ -55,6 +54,8 @@ ALIGN_SLACK = timedelta(minutes=2)  # UTC is kept when it aligns this nearly as 
 START_MATCH = timedelta(minutes=10)  # a container's first line is this close after its start time
 _SEVERITY_RANK = {"critical": 0, "error": 1, "warning": 2, "info": 3}
 _WHO, _ARTIFACT, _LINE, _TIME = attrgetter("pod", "container"), attrgetter("artifact"), attrgetter("line"), attrgetter("time")
+_NODE = attrgetter("node")
+_MESSAGE, _FORMAT, _TZINFO = attrgetter("message"), attrgetter("time_format"), attrgetter("tzinfo")
 _KERNEL_LANE = "node/kernel"
 # Entries made from pod status times rather than log lines; rules and phases may name them like signatures.
 STATUS_STARTED, STATUS_TERMINATED = "status.started", "status.terminated"
@@ -176,6 +177,7 @@ class Timeline:
     # made fleet-size timelines quadratic): signature/tag -> entry positions; selector -> {node -> positions}.
     _by_key: dict | None = field(default=None, repr=False, compare=False)
     _by_sel: dict = field(default_factory=dict, repr=False, compare=False)
+    _nodes: tuple | None = field(default=None, repr=False, compare=False)
 
     def signatures_of(self, e: TimelineEntry) -> frozenset:
         return self._meta.get(id(e), _NO_META)[0]
@@ -236,8 +238,9 @@ class Timeline:
         return hit
 
     def nodes(self) -> list[str | None]:
-        names = sorted({e.node for e in self.entries if e.node})
-        return names or [None]
+        if self._nodes is None or self._nodes[0] != len(self.entries):  # asked per phase row: kept while entries stay
+            self._nodes = (len(self.entries), sorted(set(filter(None, map(_NODE, self.entries)))) or [None])
+        return list(self._nodes[1])
 
     def lanes(self) -> list[str]:
         return list(dict.fromkeys(e.source for e in self.entries if e.source))
@@ -459,7 +462,8 @@ class _Builder:
                         refs[pod.node].append(_aware(t).replace(tzinfo=None))
         everything = [t for ts in refs.values() for t in ts]
         for s in self.streams:
-            for fid in {ln.time_format for ln in s.lines if ln.time_format and not BY_ID[ln.time_format].has_year}:
+            # the formats in order of first use (a set built in the lines' order, as a pass over every line built it)
+            for fid in {f for f in dict.fromkeys(map(_FORMAT, s.lines)) if f and not BY_ID[f].has_year}:
                 first = next(ln for ln in s.lines if ln.time_format == fid and ln.time is not None)
                 pool, where = (refs.get(s.node), "the other sources of the same node") if s.node and refs.get(s.node) else (everything, "the other sources")
                 if pool:
@@ -511,7 +515,7 @@ class _Builder:
         date_zones = self._date_zones()
         client = self._client_zone()
         for s in self.streams:
-            naive = sorted({ln.time_format for ln in s.lines if ln.time is not None and ln.time.tzinfo is None})
+            naive = _naive_formats(s.lines)
             for fid in naive:
                 lines = [ln for ln in s.lines if ln.time_format == fid and ln.time is not None]
                 s.zones[fid] = UTC
@@ -633,67 +637,80 @@ class _Builder:
 
     def _log_entries(self) -> None:
         by_line = self.logs.signatures_at()
-        numbers: dict[str, set[int]] = defaultdict(set)  # artifact -> its recognised line numbers
-        for artifact, number in by_line:
-            numbers[artifact].add(number)
-        stream_of = {}
+        by_artifact: dict[str, dict[int, tuple]] = defaultdict(dict)  # artifact -> {line number: its signatures}
+        for (artifact, number), sigs in by_line.items():
+            by_artifact[artifact][number] = sigs
+        # Per stream, the indexes of its recognised lines (not a key tuple and a (stream, index) pair per line: a
+        # fleet recognises hundreds of thousands of lines, and those took more memory than the timeline keeps).
+        # A line belongs to one stream, and every entry is sorted by (time, lane, artifact, line) in the end, so
+        # building them stream by stream gives the timeline that a pass in the signature map's order gave.
+        recognised: list[tuple[_Stream, list[int], list]] = []
         for s in self.streams:
-            for i in _recognised(s.lines, s.log.artifact, numbers, by_line):
-                ln = s.lines[i]
-                if not _ECHO_TRACE.match(ln.message):
-                    stream_of[(ln.artifact, ln.line)] = (s, i)
+            idx, sigs_at = _recognised(s.lines, s.log.artifact, by_artifact, by_line)
+            if idx:
+                recognised.append((s, idx, sigs_at))
+        del by_artifact
         # Polling loops recognise the same message thousands of times: group the lines by message first, then
         # give each group its shown text and most severe signature once.
-        by_msg: dict[tuple, list] = defaultdict(list)  # (stream, message) -> [(index, key)]
-        for key, (s, i) in stream_of.items():
-            by_msg[(s, s.lines[i].message)].append((i, key))
         shown: dict[str, str] = {}  # display() of each distinct message
-        repeats: dict[tuple, list] = defaultdict(list)  # (stream, signature, text) -> [(index, key)]
-        for (s, msg), hits in by_msg.items():
-            if msg not in shown:
-                shown[msg] = display(msg)
-            sigs = by_line[hits[0][1]]
-            if all(by_line[key] == sigs for _i, key in hits):  # as always when each line has its own (artifact, line)
-                repeats[(id(s), _primary(sigs).id, shown[msg])].extend(hits)
-            else:
-                for i, key in hits:
-                    repeats[(id(s), _primary(by_line[key]).id, shown[msg])].append((i, key))
-        heads, skipped = _runs(repeats)
-        stream_of = {k: v for k, v in stream_of.items() if k not in skipped}
-        bounds = self._bounds(stream_of, {})
-        anchors = self._same_events(by_line, stream_of, bounds)
+        heads: dict[int, dict[int, tuple[int, int]]] = {}  # id(stream) -> {first index: (count, last index)}
+        kept: list[tuple[_Stream, list[int], list]] = []  # stream, indexes kept, their signatures
+        for s, idx, sigs_at in recognised:
+            lines = s.lines
+            by_msg: dict[str, list[int]] = defaultdict(list)  # message -> positions in idx
+            for k, msg in enumerate(map(_MESSAGE, map(lines.__getitem__, idx))):
+                by_msg[msg].append(k)
+            repeats: dict[tuple, list[int]] = defaultdict(list)  # (signature, text) -> indexes
+            for msg, ks in by_msg.items():
+                if msg not in shown:
+                    shown[msg] = display(msg)
+                sigs = sigs_at[ks[0]]
+                if all(sigs_at[k] == sigs for k in ks):  # as always when each line has its own (artifact, line)
+                    repeats[(_primary(sigs).id, shown[msg])].extend(map(idx.__getitem__, ks))
+                else:
+                    for k in ks:
+                        repeats[(_primary(sigs_at[k]).id, shown[msg])].append(idx[k])
+            mine, skipped = _runs(repeats)
+            if mine:
+                heads[id(s)] = mine
+            if skipped:
+                keep = [k for k, i in enumerate(idx) if i not in skipped]
+                idx, sigs_at = [idx[k] for k in keep], [sigs_at[k] for k in keep]
+            kept.append((s, idx, sigs_at))
+        del recognised
+        bounds = self._bounds(kept, {})
+        anchors = self._same_events(kept, bounds)
         if anchors:
-            bounds = self._bounds(stream_of, anchors)
+            bounds = self._bounds(kept, anchors)
         context: set[tuple] = set()
         sets_of: dict[int, tuple] = {}  # id of a signature tuple (the map shares one per combination) -> (it, ids, tags)
-        for key, sigs in by_line.items():
-            if key not in stream_of:
-                continue
-            s, i = stream_of[key]
-            ln = s.lines[i]
-            g = _primary(sigs)
-            t = s.resolve(ln)
-            known = sets_of.get(id(sigs))
-            if known is None or known[0] is not sigs:
-                known = sets_of[id(sigs)] = (sigs, frozenset(x.id for x in sigs), frozenset(x.tag for x in sigs))
-            kw = dict(text=shown[ln.message], artifact=ln.artifact, line=ln.line, tag=g.tag, sig=g.id, lane=s.lane,
-                      node=s.node, container=s.container, component=s.component, sigs=known[1], tags=known[2],
-                      pod=s.pod, namespace=s.namespace)
-            if key in heads:
-                count, last = heads[key]
-                kw["note"] = f"seen {count} times in this container, the last at line {last[1]}; the ones between are left out"
-            if t is not None:
-                self._entry(time=t, **kw)
-            elif ln.elapsed is not None:
-                self._entry(time=None, **_noted(kw, f"+{ln.elapsed:.3f} s after boot (boot time unknown: kept relative)"))
-            elif (s.key, i) in anchors:
-                at, why = anchors[(s.key, i)]
-                self._entry(time=None, earliest=at, latest=at, approximate=True, **_noted(kw, why))
-            else:
-                lo, hi, why, ctx = bounds.get((s.key, i), (None, None, "", ()))
-                context.update(ctx)
-                self._entry(time=None, earliest=lo, latest=hi, approximate=bool(lo or hi),
-                            **_noted(kw, why or "no timestamp and no timestamped neighbour"))
+        for s, idx, sigs_at in kept:
+            mine = heads.get(id(s), {})
+            for i, sigs in zip(idx, sigs_at):
+                ln = s.lines[i]
+                g = _primary(sigs)
+                t = s.resolve(ln)
+                known = sets_of.get(id(sigs))
+                if known is None or known[0] is not sigs:
+                    known = sets_of[id(sigs)] = (sigs, frozenset(x.id for x in sigs), frozenset(x.tag for x in sigs))
+                kw = dict(text=shown[ln.message], artifact=ln.artifact, line=ln.line, tag=g.tag, sig=g.id, lane=s.lane,
+                          node=s.node, container=s.container, component=s.component, sigs=known[1], tags=known[2],
+                          pod=s.pod, namespace=s.namespace)
+                if i in mine:
+                    count, last = mine[i]
+                    kw["note"] = f"seen {count} times in this container, the last at line {s.lines[last].line}; the ones between are left out"
+                if t is not None:
+                    self._entry(time=t, **kw)
+                elif ln.elapsed is not None:
+                    self._entry(time=None, **_noted(kw, f"+{ln.elapsed:.3f} s after boot (boot time unknown: kept relative)"))
+                elif (s.key, i) in anchors:
+                    at, why = anchors[(s.key, i)]
+                    self._entry(time=None, earliest=at, latest=at, approximate=True, **_noted(kw, why))
+                else:
+                    lo, hi, why, ctx = bounds.get((s.key, i), (None, None, "", ()))
+                    context.update(ctx)
+                    self._entry(time=None, earliest=lo, latest=hi, approximate=bool(lo or hi),
+                                **_noted(kw, why or "no timestamp and no timestamped neighbour"))
         for s, i in sorted(context, key=lambda x: (x[0].log.artifact, x[1])):
             ln = s.lines[i]
             if (ln.artifact, ln.line) in by_line:
@@ -702,47 +719,51 @@ class _Builder:
                         lane=s.lane, node=s.node, container=s.container, component=s.component,
                         note="timestamped neighbour that bounds an untimed entry")
 
-    def _same_events(self, by_line: dict, stream_of: dict, bounds: dict) -> dict:
+    def _same_events(self, kept: list, bounds: dict) -> dict:
         """(stream key, index) -> (time, why) for untimed lines that another source records with a time: the
         container's `modprobe` failure and the kernel's complaint about the same insert (ordering.toml
-        [[same_event]]). Only a single candidate inside the untimed line's interval counts."""
+        [[same_event]]). Only a single candidate inside the untimed line's interval counts. kept: (stream, indexes,
+        their signatures) of the recognised lines."""
         out: dict = {}
         for row in _same_event_rows():
             a_ids, b_ids = set(row["a"]), set(row["b"])
             timed_b: dict[str | None, list] = defaultdict(list)  # node -> [(time, line)], sorted below
-            for key, sigs in by_line.items():
-                if key in stream_of and b_ids & {g.id for g in sigs}:
-                    s, i = stream_of[key]
-                    t = s.resolve(s.lines[i])
-                    if t is not None:
-                        timed_b[s.node].append((t, s.lines[i]))
+            for s, idx, sigs_at in kept:
+                for i, sigs in zip(idx, sigs_at):
+                    if b_ids & {g.id for g in sigs}:
+                        t = s.resolve(s.lines[i])
+                        if t is not None:
+                            timed_b[s.node].append((t, s.lines[i]))
             if not timed_b:
                 continue
             for v in timed_b.values():
                 v.sort(key=lambda x: x[0])
             everywhere = sorted((x for v in timed_b.values() for x in v), key=lambda x: x[0])
-            for key, sigs in by_line.items():
-                if key not in stream_of or not a_ids & {g.id for g in sigs}:
-                    continue
-                s, i = stream_of[key]
-                if s.lines[i].time is not None:
-                    continue
-                lo, hi, _why, _ctx = bounds.get((s.key, i), (None, None, "", ()))
-                pools = [everywhere] if s.node is None else [timed_b.get(s.node, []), timed_b.get(None, [])]
-                fits = [x for pool in pools for x in _within(pool, lo, hi)]
-                if len(fits) == 1:
-                    t, kl = fits[0]
-                    out[(s.key, i)] = (t, f"no timestamp; it is {row['label']}, which {kl.artifact}:{kl.line} records at {hhmm(t)}")
+            for s, idx, sigs_at in kept:
+                for i, sigs in zip(idx, sigs_at):
+                    if not a_ids & {g.id for g in sigs}:
+                        continue
+                    if s.lines[i].time is not None:
+                        continue
+                    lo, hi, _why, _ctx = bounds.get((s.key, i), (None, None, "", ()))
+                    pools = [everywhere] if s.node is None else [timed_b.get(s.node, []), timed_b.get(None, [])]
+                    fits = [x for pool in pools for x in _within(pool, lo, hi)]
+                    if len(fits) == 1:
+                        t, kl = fits[0]
+                        out[(s.key, i)] = (t, f"no timestamp; it is {row['label']}, which {kl.artifact}:{kl.line} records at {hhmm(t)}")
         return out
 
-    def _bounds(self, needed: dict, anchors: dict) -> dict:
-        """(stream key, index) -> (earliest, latest, note, context lines) for untimed lines that need a time.
+    def _bounds(self, kept: list, anchors: dict) -> dict:
+        """(stream key, index) -> (earliest, latest, note, context lines) for the untimed lines of kept ((stream,
+        indexes, signatures) of the recognised lines) that need a time.
 
         anchors: lines placed by _same_events; they bound their neighbours like timestamped lines do."""
         want: dict[int, set[int]] = defaultdict(set)
-        for s, i in needed.values():
-            if s.lines[i].time is None and s.lines[i].elapsed is None:
-                want[id(s)].add(i)
+        for s, idx, _ in kept:
+            lines = s.lines
+            for i in idx:
+                if lines[i].time is None and lines[i].elapsed is None:
+                    want[id(s)].add(i)
         init_end = self._init_ends()
         out = {}
         for s in self.streams:
@@ -878,26 +899,41 @@ def _primary(sigs: list[Signature]) -> Signature:
     return sigs[0] if len(sigs) == 1 else min(sigs, key=lambda g: _SEVERITY_RANK.get(g.severity, 9))
 
 
-def _runs(repeats: dict[tuple, list]) -> tuple[dict, set]:
+def _runs(repeats: dict[tuple, list[int]]) -> tuple[dict[int, tuple[int, int]], set[int]]:
     """Lines recognised again and again in one container (a polling loop, even interleaved with another
-    loop's line), given as (stream, signature, text) -> [(index, key)]: {first key: (count, last key)} and the
-    keys in between, which the timeline leaves out."""
+    loop's line), given as (signature, text) -> [line index]: {first index: (count, last index)} and the
+    indexes in between, which the timeline leaves out."""
     heads: dict = {}
     skipped: set = set()
     for hits in repeats.values():
         if len(hits) >= RUN_MIN:
             hits.sort()
-            heads[hits[0][1]] = (len(hits), hits[-1][1])
-            skipped.update(k for _i, k in hits[1:-1])
+            heads[hits[0]] = (len(hits), hits[-1])
+            skipped.update(hits[1:-1])
     return heads, skipped
 
 
-def _recognised(lines: list[LogLine], artifact: str, numbers: dict[str, set[int]], by_line: dict) -> Iterable[int]:
-    """Indexes of the lines whose (artifact, line) a signature recognised, found at C speed: by line number alone
-    when every line is of the stream's artifact (as the parser makes them), else by the full key."""
+def _recognised(lines: list[LogLine], artifact: str, by_artifact: dict[str, dict[int, tuple]],
+                by_line: dict) -> tuple[list[int], list[tuple]]:
+    """(indexes, signatures) of the lines a signature recognised, but not the shell trace of an `echo`, found at C
+    speed: by line number alone when every line is of the stream's artifact (as the parser makes them), else by
+    the full key."""
     if all(map(eq, map(_ARTIFACT, lines), repeat(artifact))):
-        return compress(range(len(lines)), map(numbers.get(artifact, set()).__contains__, map(_LINE, lines)))
-    return compress(range(len(lines)), map(by_line.__contains__, zip(map(_ARTIFACT, lines), map(_LINE, lines))))
+        at = by_artifact.get(artifact)
+        if not at:
+            return [], []
+        numbers = list(map(_LINE, lines))
+        idx = list(compress(range(len(lines)), map(at.__contains__, numbers)))
+        sigs_at = list(map(at.__getitem__, map(numbers.__getitem__, idx)))
+    else:
+        keys = list(zip(map(_ARTIFACT, lines), map(_LINE, lines)))
+        idx = list(compress(range(len(lines)), map(by_line.__contains__, keys)))
+        sigs_at = list(map(by_line.__getitem__, map(keys.__getitem__, idx)))
+    echo = list(map(_ECHO_TRACE.match, map(_MESSAGE, map(lines.__getitem__, idx))))
+    if any(echo):
+        keep = list(map(not_, echo))
+        idx, sigs_at = list(compress(idx, keep)), list(compress(sigs_at, keep))
+    return idx, sigs_at
 
 
 def _noted(kw: dict, note: str) -> dict:
@@ -911,6 +947,13 @@ def _within(pool: list, lo: datetime | None, hi: datetime | None, limit: int = 2
     a = bisect.bisect_left(keys, lo) if lo is not None else 0
     b = bisect.bisect_right(keys, hi) if hi is not None else len(pool)
     return pool[a:min(b, a + limit)]
+
+
+def _naive_formats(lines: list[LogLine]) -> list[str]:
+    """The formats of the lines whose time has no zone, sorted; at C speed when every time has one (a stamped log)."""
+    if None not in set(map(_TZINFO, filter(None, map(_TIME, lines)))):  # a datetime is never false
+        return []
+    return sorted({ln.time_format for ln in lines if ln.time is not None and ln.time.tzinfo is None})
 
 
 def _first_timed(lines: list[LogLine], aware: bool = False) -> LogLine | None:

@@ -60,7 +60,8 @@ class Pod:
     start_evidence: Evidence | None = None
     evidence: Evidence | None = None
     # the Pod as written (a manifest, `kubectl get pod -o yaml`) with the line of every key, so its spec can be
-    # checked against the API's schema (facts/validation.py PodSpecs); None when read from a table or describe
+    # checked against the API's schema (facts/validation.py PodSpecs); None when read from a table or describe.
+    # Its body has no `status` when its metadata shows it was read back from the API server (the Pod's fields hold it)
     manifest: "K8sObject | None" = field(default=None, hash=False, compare=False, repr=False)
 
     @property

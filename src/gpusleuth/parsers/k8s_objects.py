@@ -13,11 +13,10 @@ says where it stopped; anything else malformed is unusable, with the line of the
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import json
 import re
 from collections.abc import Mapping
+from itertools import accumulate
 from typing import Callable, Iterable, Iterator
 
 from gpusleuth.errors import UnusableData
@@ -83,13 +82,13 @@ def _convert(obj: dict, at: _Lines) -> Iterator:
                             key_lines=at.key_lines())
         return  # otherwise the tail of a paste cut short: nothing to attribute it to
     if kind == "Pod":
-        pod = _pod(obj, at)
+        manifest = None
         if isinstance(obj.get("spec"), dict):
             meta = _d(obj.get("metadata"))
-            pod = replace(pod, manifest=K8sObject(kind="Pod", name=meta.get("name"), namespace=meta.get("namespace"), body=obj,
-                                                  artifact=at.doc.artifact, line=at.doc.first_line + at.start,
-                                                  api_version=obj.get("apiVersion"), key_lines=at.key_lines()))
-        yield pod
+            manifest = K8sObject(kind="Pod", name=meta.get("name"), namespace=meta.get("namespace"), body=_as_written(obj, meta),
+                                 artifact=at.doc.artifact, line=at.doc.first_line + at.start,
+                                 api_version=obj.get("apiVersion"), key_lines=at.key_lines())
+        yield _pod(obj, at, manifest)  # made with its manifest: dataclasses.replace took a tenth of a pod's conversion
     elif kind == "Node":
         yield _node(obj, at)
     elif kind == "Event":
@@ -108,6 +107,17 @@ def _convert(obj: dict, at: _Lines) -> Iterator:
             api_version=obj.get("apiVersion"),
             key_lines=at.key_lines(),
         )
+
+
+def _as_written(obj: dict, meta: dict) -> dict:
+    """A Pod's manifest body: the object, less its status when its metadata already shows that it was read back
+    from the API server (a uid or resourceVersion). The status is then in the Pod's own fields, and the manifest
+    is kept for its spec (facts/validation.py PodSpecs), which asks the body for the status only to tell a
+    manifest from an object read back. A fleet's pod list is mostly status: thousands of decoded statuses are
+    not kept twice."""
+    if "status" in obj and (meta.get("uid") or meta.get("resourceVersion")):
+        return {k: v for k, v in obj.items() if k != "status"}
+    return obj
 
 
 def _d(value) -> dict:
@@ -161,7 +171,7 @@ def _env_value(e: dict) -> str:
     return ""
 
 
-def _pod(obj: dict, at: _Lines) -> Pod:
+def _pod(obj: dict, at: _Lines, manifest: K8sObject | None = None) -> Pod:
     meta, spec, status = _d(obj.get("metadata")), _d(obj.get("spec")), _d(obj.get("status"))
     spec_inits, spec_apps = _l(spec.get("initContainers")), _l(spec.get("containers"))
     inits = [_container_status(cs, i, True, at) for i, cs in enumerate(_l(status.get("initContainerStatuses"))) if isinstance(cs, dict)]
@@ -198,6 +208,7 @@ def _pod(obj: dict, at: _Lines) -> Pod:
         env=env,
         images=tuple(c["image"] for _, c in specs if c.get("image")),
         evidence=at.evidence(("metadata", "name")),
+        manifest=manifest,
     )
 
 
@@ -432,23 +443,27 @@ class _KeyLines(Mapping):
     """An object's key_lines (dotted path -> line) from a JSON scan, made on first use: most objects (every pod
     of a 35,000-pod list) never have theirs asked for, and made for all they were the largest thing kept after
     the lines themselves. The object's lines are scanned again from the state the first scan had after the
-    object's first line, so the map is the one that scan saw."""
+    object's first line, so the map is the one that scan saw. What it keeps until then is the document's text
+    (one string, shared by every object of the document, which the JSON decoder read anyway) and where the
+    object's lines are in it, not the Document: its lines as strings took twice the text's memory."""
 
     __slots__ = ("_args", "_map")
 
-    def __init__(self, owner: "_JsonLines", key: tuple, start: int, last: int, resume: tuple):
-        self._args = (owner.doc, owner._unit, key, start, last, resume)
+    def __init__(self, text: str, span: tuple[int, int], lists: frozenset, key: tuple, start: int, first_line: int,
+                 resume: tuple):
+        self._args = (text, span, key, start, first_line, lists, resume)
         self._map: dict | None = None
 
     def _get(self) -> dict:
         if self._map is None:
-            doc, unit_of, key, start, last, (stack, root, first) = self._args
+            text, (a, b), key, start, first_line, lists, (stack, root, first) = self._args
+            lines = text[a:b].split("\n")  # the object's lines: lines[0] is the document's line `start`
             cur: dict[tuple, int] = {first: start} if first else {}
-            for path, idx, _, _ in _scan_json(doc.lines, start + 1, last + 1, [[p, a, n] for p, a, n in stack], root):
-                unit, rel = unit_of(path)
+            for path, idx, _, _ in _scan_json(lines, 1, None, [[p, a, n] for p, a, n in stack], root):
+                unit, rel = _unit_of(path, lists)
                 if unit == key and rel:
-                    cur[rel] = idx
-            base = doc.first_line
+                    cur[rel] = start + idx
+            base = first_line
             self._map = {_dotted(p): base + i for p, i in cur.items()}
             self._args = None
         return self._map
@@ -472,14 +487,33 @@ class _KeyLines(Mapping):
         return repr(self._get())
 
 
-class _JsonLines:
-    """Per-object line maps from one pass of _scan_json, handed out in document order."""
+def _unit_of(path: tuple, lists) -> tuple[tuple | None, tuple]:
+    """(the object a path belongs to: (top-level value, item index or -1), the path inside it)."""
+    root = path[0]
+    if root in lists:
+        if len(path) < 3 or path[1] != "items":
+            return None, ()
+        return (root, path[2]), path[3:]
+    return (root, -1), path[1:]
 
-    def __init__(self, doc: Document, lists: set[int]):
-        self.lists = lists
+
+class _JsonLines:
+    """Per-object line maps from one pass of _scan_json, handed out in document order. text: the document's
+    lines joined with newlines (what the decoder read)."""
+
+    def __init__(self, doc: Document, lists: set[int], text: str):
+        self.lists = frozenset(lists)
         self.doc = doc
+        self.text = text
+        # where each line ends in text: line i spans [ends[i-1] + i, ends[i] + i) (a newline between lines)
+        self.ends = list(accumulate(map(len, doc.lines)))
         self.units = self._units(_scan_json(doc.lines))
         self.pending: tuple | None = next(self.units, None)
+
+    def _keylines(self, key: tuple, start: int, last: int, resume: tuple) -> _KeyLines:
+        ends = self.ends
+        span = ((ends[start - 1] + start) if start else 0, ends[last] + last)
+        return _KeyLines(self.text, span, self.lists, key, start, self.doc.first_line, resume)
 
     def _units(self, scan: Iterator[tuple[tuple, int, list, int]]) -> Iterator[tuple[tuple, dict, int, "_KeyLines"]]:
         key: tuple | None = None
@@ -488,7 +522,7 @@ class _JsonLines:
         resume: tuple = ()
         lists = self.lists
         for path, idx, stack, root_count in scan:
-            root = path[0]  # the object the path belongs to, and the path inside it (_unit, inline: once per line)
+            root = path[0]  # the object the path belongs to, and the path inside it (_unit_of, inline: once per line)
             if root in lists:
                 if len(path) < 3 or path[1] != "items":
                     continue
@@ -497,23 +531,20 @@ class _JsonLines:
                 unit, rel = (root, -1), path[1:]
             if unit != key:
                 if key is not None:
-                    yield key, cur, start, _KeyLines(self, key, start, last, resume)
+                    yield key, cur, start, self._keylines(key, start, last, resume)
                 key, cur, start = unit, {}, idx
                 resume = ([[p, a, n] for p, a, n in stack], root_count, rel)  # the scan's state after the object's first line
             last = idx
             if rel:
                 cur[rel] = idx
         if key is not None:
-            yield key, cur, start, _KeyLines(self, key, start, last, resume)
+            yield key, cur, start, self._keylines(key, start, last, resume)
 
-    def _unit(self, path: tuple) -> tuple[tuple | None, tuple]:
-        """(the object a path belongs to: (top-level value, item index or -1), the path inside it)."""
-        root = path[0]
-        if root in self.lists:
-            if len(path) < 3 or path[1] != "items":
-                return None, ()
-            return (root, path[2]), path[3:]
-        return (root, -1), path[1:]
+    def close(self) -> None:
+        """Ends the scan. Its generator refers to this object, which refers to it: a cycle, which kept the
+        document and every line of it while diagnose pauses the cycle collector (gcpause.py)."""
+        self.units.close()
+        self.units, self.pending, self.ends = iter(()), None, []
 
     def source(self, root: int) -> LineSource:
         def lines_of(item: int | None) -> tuple[dict[tuple, int], int] | tuple[dict[tuple, int], int, "_KeyLines"]:
@@ -529,16 +560,20 @@ class _JsonLines:
 
 @parser("k8s.json", "Kubernetes objects as JSON (`kubectl get -o json`: a List, one object, or several)", _sniff_json)
 def parse_json(doc: Document) -> Iterable:
+    text = "\n".join(doc.lines)
     try:
-        values, gap = _json_values("\n".join(doc.lines), doc)
+        values, gap = _json_values(text, doc)
     except RecursionError:  # the json module recurses per level: a hostile document nests deeper than it can go
         raise UnusableData("JSON nested too deep to read (thousands of levels); not read") from None
     if not any(_is_list(v) or (isinstance(v, dict) and v.get("kind")) for v in values):
         raise UnusableData("JSON without a Kubernetes object (no kind/apiVersion)")
-    lines = _JsonLines(doc, {r for r, v in enumerate(values) if _is_list(v)})
+    lines = _JsonLines(doc, {r for r, v in enumerate(values) if _is_list(v)}, text)
     out: list = []
-    for root, value in enumerate(values):
-        out.extend(_objects(value, doc, lines.source(root)))
+    try:
+        for root, value in enumerate(values):
+            out.extend(_objects(value, doc, lines.source(root)))
+    finally:
+        lines.close()
     if gap:
         out.append(gap)
     return out

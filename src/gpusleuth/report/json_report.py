@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+from gpusleuth.gcpause import gc_paused
 from gpusleuth.model.report import Report
 from gpusleuth.report import jsonenc
 
 
 def render(report: Report) -> str:
-    return jsonenc.dumps(as_dict(report), indent=2, end="\n")  # json.dumps(..., indent=2, ensure_ascii=False, default=str) + "\n"
+    with gc_paused():  # the report's tree holds no cycle (see write)
+        return jsonenc.dumps(as_dict(report), indent=2, end="\n")  # json.dumps(..., indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def write(report: Report, fh) -> None:
+    """render(report), written to the text file fh as it is encoded (a fleet's report is 100 MB and more). The
+    cycle collector is paused meanwhile: the report's tree (hundreds of thousands of dicts at a few thousand nodes)
+    holds no cycle, and it is freed by reference counting when the text is written."""
+    with gc_paused():
+        jsonenc.write(as_dict(report), fh, indent=2, end="\n")
 
 
 def as_dict(report: Report) -> dict:

@@ -21,18 +21,45 @@ def dumps(obj, indent: int = 2, end: str = "") -> str:
         import json
 
         return json.dumps(obj, indent=indent, ensure_ascii=False, default=str) + end
-    out: list[str] = []
-    _Encoder(" " * indent, out).value(obj, 0)
-    out.append(end)
-    return "".join(out)
+    chunks: list[str] = []
+    _encode(obj, indent, end, chunks.append)
+    return chunks[0] if len(chunks) == 1 else "".join(chunks)
+
+
+def write(obj, fh, indent: int = 2, end: str = "") -> None:
+    """What dumps() returns, written to the text file fh as it is made: the whole text is never in memory."""
+    if c_make_encoder is None:
+        fh.write(dumps(obj, indent, end))
+        return
+    _encode(obj, indent, end, fh.write)
+
+
+_CHUNK = 4096  # pieces gathered before they are joined into one string and handed on
+
+
+def _encode(obj, indent: int, end: str, sink) -> None:
+    enc = _Encoder(" " * indent, [], sink)
+    enc.value(obj, 0)
+    enc.out.append(end)
+    enc.flush()
 
 
 class _Encoder:
-    def __init__(self, indent: str, out: list[str]):
+    """Appends the pieces of the text to `out`; every _CHUNK pieces (checked between the items of a container)
+    they are joined and handed to `sink`: a fleet's report is millions of small pieces, and as separate strings
+    they took three times the memory of the text."""
+
+    def __init__(self, indent: str, out: list[str], sink=None):
         self.indent = indent
         self.out = out
+        self.sink = sink
         self.leaf: list = []  # per depth: a C encoder whose item separator is that depth's ",\n" + indentation
         self.scalar = c_make_encoder(None, str, encode_basestring, None, ": ", ", ", False, False, True)
+
+    def flush(self) -> None:
+        if self.sink is not None and self.out:
+            self.sink("".join(self.out))
+            self.out.clear()  # the same list: the methods below hold it as a local
 
     def _leaf(self, level: int):
         while len(self.leaf) <= level:
@@ -59,7 +86,7 @@ class _Encoder:
             out.append("[]")
             return
         inner = "\n" + self.indent * (level + 1)
-        if all(type(v) in _PLAIN for v in o):
+        if _PLAIN.issuperset(map(type, o)):  # every item a plain value (a C loop)
             text = "".join(self._leaf(level)(o, 0))
             out.append("[" + inner + text[1:-1] + "\n" + self.indent * level + "]")
             return
@@ -72,6 +99,8 @@ class _Encoder:
             else:
                 out.append(sep)
             self.value(v, level + 1)
+            if len(out) >= _CHUNK:
+                self.flush()
         out.append("\n" + self.indent * level + "]")
 
     def object(self, o, level: int) -> None:
@@ -80,7 +109,7 @@ class _Encoder:
             out.append("{}")
             return
         inner = "\n" + self.indent * (level + 1)
-        if all(type(v) in _PLAIN for v in o.values()):
+        if _PLAIN.issuperset(map(type, o.values())):
             text = "".join(self._leaf(level)(o, 0))
             out.append("{" + inner + text[1:-1] + "\n" + self.indent * level + "}")
             return
@@ -101,4 +130,6 @@ class _Encoder:
             out.append(encode_basestring(k))
             out.append(": ")
             self.value(v, level + 1)
+            if len(out) >= _CHUNK:
+                self.flush()
         out.append("\n" + self.indent * level + "}")
