@@ -493,7 +493,7 @@ def frozen(lines) -> "tuple[str, ...] | ByteLines":
 _BYTES_SPACE = rb"[\t\x0b\x0c\x1c-\x1f \x80-\xff]"
 _PROMPT_MARKS_BYTES = {c: re.compile(
     re.escape(c).encode() + _BYTES_SPACE + rb"+(?:sudo" + _BYTES_SPACE + rb"+(?:-[^\s]+" + _BYTES_SPACE + rb"+)*)?(?:\S*/)?(?:"
-    + "|".join(sorted(map(re.escape, _KNOWN_PROGRAMS), key=len, reverse=True)).encode() + rb")(?:" + _BYTES_SPACE + rb"|\n|\Z)")
+    + "|".join(sorted(map(re.escape, _KNOWN_PROGRAMS), key=lambda p: (-len(p), p))).encode() + rb")(?:" + _BYTES_SPACE + rb"|\n|\Z)")
     for c in "#$%>"}
 
 
