@@ -18,6 +18,7 @@ from gpusleuth.parsers.base import WEAK, Parser
 from gpusleuth.parsers.dispatch import BEATEN_BY_STAMPED_LOGS, forget_skipped, stamped_log
 from gpusleuth.parsers import prose
 from gpusleuth.parsers.logs import KEEP_ALL_LINES, KEPT_AFTER_BUDGET_LINES, parse_text
+from gpusleuth.sources.text import ByteLines
 
 _BUG = "internal error in gpusleuth (please report it)"
 
@@ -215,6 +216,8 @@ def _ingest_one(doc: Document, facts: Facts, chosen: tuple[int, Parser | None] |
     if p is None or score < WEAK:
         _read_as_text(doc, facts, where)
         return []
+    if p.kind != "logs" and isinstance(doc.lines, ByteLines):  # held as bytes for the log parser's scan; the other
+        doc = replace(doc, lines=tuple(doc.lines))  # parsers index lines one by one, which a tuple does at C speed
     try:
         objs = list(p.parse(doc))
     except UnusableData as exc:
