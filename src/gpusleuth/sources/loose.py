@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator
 from gpusleuth.model.document import CONTINUED, CONTINUES, Document
 from gpusleuth.model.finding import Gap
 from gpusleuth.sources import bugreport, bundle, mustgather
-from gpusleuth.sources.text import StreamRead, byte_lines, frozen, normalise, read_pieces, split_documents
+from gpusleuth.sources.text import SMALL, StreamRead, byte_lines, frozen, normalise, read_pieces, read_whole, split_documents
 
 if TYPE_CHECKING:  # imported where an archive is read: tarfile and zipfile cost ~8 ms to import
     import tarfile
@@ -222,6 +222,11 @@ class _Container:
             finally:
                 fh.close()
 
+    def contents(self, handles: list[Any]) -> Iterator[tuple[int, BinaryIO | bytes | Exception]]:
+        """opened(), where a container may hand over a small file's bytes, read whole, instead of a stream
+        (text.py read_whole takes them, as read_pieces would the stream)."""
+        return self.opened(handles)
+
 
 class _Memory(_Container):
     def __init__(self, files: Iterable[tuple[str, bytes]]):
@@ -234,6 +239,12 @@ class _Memory(_Container):
 
     def open(self, handle: int) -> BinaryIO:
         return io.BytesIO(self.files[handle][1])
+
+    def contents(self, handles: list[int]) -> Iterator[tuple[int, bytes]]:
+        files = self.files
+        for n, h in enumerate(handles):
+            data = files[h][1]
+            yield n, data if type(data) is bytes else io.BytesIO(data)
 
 
 class _File(_Container):
@@ -298,6 +309,52 @@ class _Directory(_Container):
 
     def open(self, handle: str) -> BinaryIO:
         return _open_regular(handle, follow=False)
+
+    def contents(self, handles: list[str]) -> Iterator[tuple[int, BinaryIO | bytes | Exception]]:
+        """A regular file of at most SMALL bytes is read whole with os.read on its descriptor: no buffered file
+        object (most files of a bundle are a few KiB: one container's log). The same checks as _open_regular, on
+        the open file; a bigger file, or a read that fails (the stream's read then says why, as before), is
+        handed on as a stream."""
+        for n, h in enumerate(handles):
+            try:
+                fd, st_size = _open_regular_fd(h, follow=False)
+            except (OSError, NotRegular) as exc:
+                yield n, exc
+                continue
+            data = None
+            if st_size <= SMALL:
+                try:
+                    data, got = [], 0
+                    while got <= SMALL and (block := os.read(fd, SMALL + 1 - got)):  # to the end, as a stream reads
+                        data.append(block)
+                        got += len(block)
+                    data = data[0] if len(data) == 1 else b"".join(data)
+                except OSError:  # the stream's read meets it again and says why
+                    data = None
+                if data is not None and len(data) > SMALL:  # grew since: read as a stream, from the start
+                    data = None
+                if data is None:
+                    try:
+                        os.lseek(fd, 0, os.SEEK_SET)
+                    except OSError:
+                        pass
+            if data is not None:
+                os.close(fd)
+                yield n, data
+                continue
+            try:
+                os.set_blocking(fd, True)
+                fh = os.fdopen(fd, "rb")
+            except BaseException as exc:
+                os.close(fd)
+                if not isinstance(exc, OSError):
+                    raise
+                yield n, exc
+                continue
+            try:
+                yield n, fh
+            finally:
+                fh.close()
 
 
 class _Zip(_Container):
@@ -533,7 +590,7 @@ class _Reader:
         total, read, empty, present = 0, 0, [], set()  # present: files read as text
         stopped: Gap | None = None
         pending = iter(self.items)
-        for n, fh in self.container.opened([e.handle for e in entries]):
+        for n, fh in self.container.contents([e.handle for e in entries]):
             entry = entries[n]
             for item in pending:  # the listing's gaps up to this file, in order
                 if item is entry:
@@ -593,6 +650,9 @@ class _Reader:
         """A file read as a stream: gunzipped when it is a .gz, decoded as it comes, handed on in pieces when it
         is huge; yields its Documents, then the bytes it read."""
         gzipped = False
+        whole = isinstance(fh, bytes)  # a small file read whole (_Container.contents)
+        if whole and name.endswith(".gz"):
+            fh, whole = io.BytesIO(fh), False
         if name.endswith(".gz"):
             head = fh.read(2)
             fh = Prefixed(head, fh)
@@ -605,7 +665,7 @@ class _Reader:
         split = self._splitter(name)
         section: str | None = None  # a bug report's: the header of the section the last piece ended in
         got: StreamRead | None = None
-        for got in read_pieces(fh, cap, PIECE_BYTES, PIECE_LINES):
+        for got in (read_whole if whole else read_pieces)(fh, cap, PIECE_BYTES, PIECE_LINES):
             if got.text is None:
                 break
             present.add(name)
@@ -784,6 +844,17 @@ def _open_regular(path: Path | str, follow: bool = True) -> BinaryIO:
     """A regular file opened for reading. Opened without blocking and checked on the open file itself, so a FIFO
     or device swapped in after a directory listing is refused, never waited on; inside a folder
     (``follow=False``) a link swapped in is not followed either."""
+    fd, _size = _open_regular_fd(path, follow)
+    try:
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _open_regular_fd(path: Path | str, follow: bool = True) -> tuple[int, int]:
+    """_open_regular's descriptor (still non-blocking, which a regular file ignores) and the file's size."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     if not follow:
         flags |= getattr(os, "O_NOFOLLOW", 0)
@@ -794,11 +865,11 @@ def _open_regular(path: Path | str, follow: bool = True) -> BinaryIO:
             raise NotRegular("symbolic link; not followed") from None
         raise
     try:
-        kind = _special_kind(os.fstat(fd).st_mode)
+        st = os.fstat(fd)
+        kind = _special_kind(st.st_mode)
         if kind:
             raise NotRegular(f"{kind}; refused, not read")
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
+        return fd, st.st_size
     except BaseException:
         os.close(fd)
         raise

@@ -266,6 +266,46 @@ def read_pieces(fh: BinaryIO, cap: int | None = None, piece: int | None = None, 
     yield out  # its text is the only reference: the reader drops it once split into lines
 
 
+SMALL = _SAMPLE  # bytes: a file this small is read whole in one call and judged on all of it (read_whole)
+
+
+def read_whole(data: bytes, cap: int | None = None, piece: int | None = None, piece_lines: int = PIECE_LINES) -> Iterator[StreamRead]:
+    """read_pieces' answer for a file whose bytes were read whole (sources/loose.py reads a small regular file with
+    one os.read): decoded with one C call, no stream, decoder or piece machinery. Data over SMALL bytes, or over
+    the cap, goes through read_pieces, so every answer is read_pieces' own: a file of at most SMALL bytes is
+    judged on all of it there too, and is one piece (fewer than PIECE_LINES lines; CHUNK and PIECE_BYTES are
+    bigger; where they are not, read_pieces reads it)."""
+    size = len(data)
+    # one read's worth, judged whole, and surely one piece (a character or a line takes a byte at least)
+    if size > min(SMALL, CHUNK) or (cap is not None and size > cap) or (piece is not None and size >= min(piece, piece_lines)):
+        import io
+
+        yield from read_pieces(io.BytesIO(data), cap, piece, piece_lines)
+        return
+    if not size:
+        yield StreamRead(None, "empty file", 0)
+        return
+    codec, bom, drop_nuls, why = _judge(data)
+    if codec is None:
+        yield StreamRead(None, why, size)
+        return
+    if bom:
+        data = data[bom:]
+    dropped = 0
+    if drop_nuls and b"\x00" in data:
+        dropped = data.count(0)
+        data = data.replace(b"\x00", b"")
+    text = data.decode(codec, "replace")
+    del data
+    bad = _not_text(text, codec)
+    if bad:
+        yield StreamRead(None, bad, size)
+        return
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    yield StreamRead(text, None, size, note=f"{dropped} NUL byte(s) dropped; the rest read as text" if dropped else None)
+
+
 def _not_text(text: str, codec: str) -> str | None:
     """Why a decoded piece is not text (too many undecodable bytes), or None."""
     if text.count("\ufffd") > max(16, len(text) // 50):
