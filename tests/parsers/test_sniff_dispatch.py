@@ -14,7 +14,7 @@ from gpusleuth.analysis import engine
 from gpusleuth.model.document import Document
 from gpusleuth.parsers import PARSERS
 from gpusleuth.parsers.base import SURE
-from gpusleuth.parsers.dispatch import BEATEN_BY_STAMPED_LOGS, stamped_log
+from gpusleuth.parsers.dispatch import BEATEN_BY_STAMPED_LOGS, NAMED_IN_STAMPED_LOGS, RUN_ON_STAMPED_LOGS, stamped_kind, stamped_log
 from gpusleuth.sources import examples_root, open_source
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,6 +133,12 @@ _S = "2025-06-01T11:00:00.000000000Z "
     ([_S + '{"cdiVersion": "0.6.0", "kind": "nvidia.com/gpu", "devices": []}'], "cdi.spec"),
     ([_S + "==============NVSMI LOG==============", _S + "Driver Version : 570.158.01"], "nvidia-smi.query"),
     ([_S + "| NVIDIA-SMI 570.158.01   Driver Version: 570.158.01   CUDA Version: 12.8 |"], "nvidia-smi"),
+    ([_S + "Unable to determine the device handle for GPU 0000:3B:00.0: Unknown Error"], "nvidia-smi"),
+    ([_S + "UNABLE TO DETECT THE DEVICE HANDLE FOR GPU 0000:3B:00.0: GPU is lost"], "nvidia-smi"),
+    ([_S + '<?xml version="1.0" ?>', _S + '<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd">'], "nvidia-smi.xml"),
+    ([_S + '{"schema": "gpusleuth/node-probe/v1", "node": "n1"}'], "gpusleuth.node-probe"),
+    ([_S + "x"] * 100 + [""] * 299 + [_S + 'type: helm.sh/release.v1'] + [_S + "y"] * 5, "helm.release-secret"),  # line 400
+    ([""] * 390 + [_S + "x"] * 20 + [_S + "| NVIDIA-SMI 570.158.01   Driver Version: 570.158.01 |"] + [_S + "y"] * 40, "nvidia-smi"),
 ])
 def test_sniffers_still_run_on_stamped_logs_can_win_them(lines, kind):
     """Why those sniffers are not skipped: what they claim can sit behind a stamp."""
@@ -150,3 +156,45 @@ def test_the_digit_test_is_every_non_empty_line_led_by_an_ascii_digit():
         lines = tuple(rnd.choice(parts) for _ in range(rnd.randint(0, 6)))
         doc = Document("a.log", lines, command="kubectl logs p --timestamps")
         assert stamped_log(doc) == all(ln[:1] in tuple("0123456789") for ln in lines if ln), lines
+
+
+def test_every_sniffer_that_runs_on_stamped_logs_is_named_or_always_run():
+    """A sniffer added later is either skipped on stamped logs, named with the words it needs, or always run."""
+    assert {p.kind for p in engine._STAMPED_LOG_PARSERS} == set(NAMED_IN_STAMPED_LOGS) | RUN_ON_STAMPED_LOGS
+    assert [p.kind for p in engine._PLAIN_STAMPED_LOG_PARSERS] == [p.kind for p in PARSERS if p.kind in RUN_ON_STAMPED_LOGS]
+
+
+def test_a_stamped_log_without_the_named_words_is_won_by_the_sniffers_always_run():
+    """Stamped documents made of other formats' lines, with the named words (in any case) dropped in anywhere,
+    among blank lines, past line 400: where stamped_kind says none is there, no named sniffer outbids the log
+    sniffer, and the dispatched answer is always the full one."""
+    roots = [e for e in sorted(examples_root().iterdir()) if e.is_dir()] + _tuned_cases()
+    sources = [d for r in roots for d in open_source(str(r)).documents]
+    rnd = random.Random(15)
+    named = [p for p in PARSERS if p.kind in NAMED_IN_STAMPED_LOGS]
+    words = [w for ws in NAMED_IN_STAMPED_LOGS.values() for w in ws] + ["sh.helm.release.v1.x", "helm.sh/release.v1",
+             "==============NVSMI LOG==============", '"schema": "gpusleuth/node-probe/v1"', "root@n:~# sestatus"]
+    plain = quiet = 0
+    for src in sources:
+        for _ in range(3):
+            start = rnd.randrange(max(1, len(src.lines)))
+            body = list(src.lines[start:start + rnd.choice([1, 3, 40, 500])])
+            if rnd.random() < 0.3:
+                body[:0] = [""] * rnd.choice([10, 350, 420])
+            for _ in range(rnd.choice([0, 0, 1, 2])):
+                w = rnd.choice(words)
+                w = rnd.choice([w, w.upper(), w.lower()])
+                at = rnd.randrange(len(body) + 1)
+                body.insert(at, rnd.choice(["", "x ", "| "]) + w + rnd.choice(["", " GPU 0000:3B:00.0: x", ": enforcing"]))
+            lines = tuple("" if not ln and rnd.random() < 0.8 else _stamp(rnd) + ln for ln in body)
+            doc = Document("namespaces/ns/logs/pod/ctr.log", lines, command="kubectl logs pod -c ctr --timestamps")
+            kind = stamped_kind(doc)
+            assert kind == 1 + (kind == 2) and stamped_log(doc)
+            if kind == 2:
+                quiet += 1
+                for p in named:
+                    assert p.sniff(doc) <= SURE - 10, (p.kind, src.artifact, start)
+            else:
+                plain += 1
+            assert engine.sniff(doc) == _every_sniffer(doc), (src.artifact, start)
+    assert quiet > 300 and plain > 100

@@ -15,7 +15,7 @@ from gpusleuth.model.logs import ContainerLog
 from gpusleuth.model.report import CheckOutcome
 from gpusleuth.parsers import PARSERS
 from gpusleuth.parsers.base import WEAK, Parser
-from gpusleuth.parsers.dispatch import BEATEN_BY_STAMPED_LOGS, forget_skipped, stamped_log
+from gpusleuth.parsers.dispatch import BEATEN_BY_STAMPED_LOGS, RUN_ON_STAMPED_LOGS, forget_skipped, stamped_kind
 from gpusleuth.parsers import prose
 from gpusleuth.parsers.logs import KEEP_ALL_LINES, KEPT_AFTER_BUDGET_LINES, parse_text
 from gpusleuth.sources.text import ByteLines
@@ -26,8 +26,8 @@ _BUG = "internal error in gpusleuth (please report it)"
 def sniff(doc: Document) -> tuple[int, Parser | None]:
     best, chosen = 0, None
     parsers = PARSERS
-    if stamped_log(doc):
-        parsers = _STAMPED_LOG_PARSERS
+    if kind := stamped_kind(doc):
+        parsers = _STAMPED_LOG_PARSERS if kind == 1 else _PLAIN_STAMPED_LOG_PARSERS
         forget_skipped()
     for p in parsers:
         try:
@@ -41,6 +41,8 @@ def sniff(doc: Document) -> tuple[int, Parser | None]:
 
 # On a `kubectl logs` document of stamped lines, the sniffers that can outbid the log sniffer (parsers/dispatch.py)
 _STAMPED_LOG_PARSERS = tuple(p for p in PARSERS if p.kind not in BEATEN_BY_STAMPED_LOGS)
+# ... and on one that holds none of the words the others need to (parsers/dispatch.py NAMED_IN_STAMPED_LOGS)
+_PLAIN_STAMPED_LOG_PARSERS = tuple(p for p in PARSERS if p.kind in RUN_ON_STAMPED_LOGS)
 
 
 def ingest(documents: Iterable[Document], facts: Facts) -> Facts:

@@ -10,6 +10,11 @@ have). The sniffers not listed (nvidia-smi's banner, the security tools' prompt,
 release, the node probe) can find what they claim in the middle of a stamped line, and those that read only the
 command (a yq fragment, one label per line) are cheap and can be told by a piped command: they still run.
 
+Of those that still run, the ones listed in NAMED_IN_STAMPED_LOGS outbid the log sniffer only when the document's
+first lines hold a word of theirs (a program's name at a prompt, a tool's banner, a schema's key); a stamped log
+without any of those words (nearly every one) is sniffed by the log sniffer and the command-only sniffers alone
+(`stamped_kind`). The words are looked for in a region that holds every line those sniffers read.
+
 tests/parsers/test_sniff_dispatch.py compares the dispatched answer with every sniffer's on the examples, the
 incidents, a generated fleet and fuzzed stamped documents made of other formats' lines.
 """
@@ -20,6 +25,7 @@ import re
 
 from gpusleuth.model.document import Document
 from gpusleuth.parsers import host_facts, kubectl_table, logs
+from gpusleuth.parsers.node_probe import SCHEMA
 
 # Scores: SURE = 90, LIKELY = 60, WEAK = 20. The log sniffer's answer on a stamped log is SURE - 10 = 80.
 BEATEN_BY_STAMPED_LOGS = frozenset({
@@ -63,17 +69,68 @@ _DIGITS = "0123456789"  # `c in _DIGITS` for the first character, or "" for an e
 _NOT_DIGIT_AFTER = re.compile(r"\n[^0-9\n]")  # a later non-empty line not led by an ASCII digit (a literal-first scan)
 
 
-def stamped_log(doc: Document) -> bool:
-    """A `kubectl logs` (or `oc logs`) document, with no host path, whose every non-empty line starts with a digit."""
+# The sniffers that still run on a stamped log and can score above SURE - 10 there, and what they need for it. On a
+# stamped log the command's program is kubectl or oc, there is no host path, and every non-empty line starts with a
+# digit, so a test anchored at a line's start on a letter fails; what is left needs one of these words.
+NAMED_IN_STAMPED_LOGS = {
+    "host.security": ("getenforce", "sestatus", "aa-status", "apparmor_status"),  # at the first line's prompt; else <= LIKELY
+    "nvidia-smi": ("NVIDIA-SMI", "device handle"),  # a banner or error in its first 60 lines (the handle error in any case); else <= LIKELY
+    "nvidia-smi.query": ("NVSMI LOG",),  # in its first 5 lines
+    "nvidia-smi.xml": ("nvidia_smi_log",),  # in its first 4 lines
+    "cdi.spec": ("cdiVersion",),  # in its first 60 lines; else WEAK for a /cdi/ host path (none here) or NO
+    "gpusleuth.node-probe": (SCHEMA,),  # in its first 2 lines
+    "helm.release-secret": ("release.v1",),  # helm.sh/release.v1 or sh.helm.release.v1. in its first 400 lines
+}
+# the sniffers that still run on every stamped log: the log sniffer, and two that read the command
+RUN_ON_STAMPED_LOGS = frozenset({"logs", "kubectl.yq-fragment", "kubectl.show-labels-lines"})
+_HEAD_WORDS = ("getenforce", "sestatus", "aa-status", "apparmor_status", "NVSMI LOG", "nvidia_smi_log", SCHEMA)
+_DEVICE_HANDLE = re.compile("device handle", re.I)  # as nvidia_smi._HANDLE_ERROR matches it (re.I folds a few non-ASCII letters)
+
+
+def _stamped_text(doc: Document) -> str | None:
+    """The document's lines joined, when it is a stamped log (stamped_log); else None."""
     cmd = doc.command
     if not cmd or doc.path_hint is not None or not cmd.startswith(("kubectl logs ", "oc logs ")):
-        return False
+        return None
     lines = doc.lines
-    if lines and lines[0][:1] not in _DIGITS or _NOT_DIGIT_AFTER.search("\n".join(lines)) is not None:
-        return False
+    if lines and lines[0][:1] not in _DIGITS:
+        return None
+    text = "\n".join(lines)
+    if _NOT_DIGIT_AFTER.search(text) is not None:
+        return None
     # the log sniffer's SURE - 10 rests on the command's hints; `kubectl logs P -- lsmod` names another program
     # for the host sniffers (both answers are cached per command line, as those sniffers cache them)
-    return bool(logs._hints_of_command(cmd)) and host_facts._command_of(cmd)[0] in ("kubectl", "oc")
+    if logs._hints_of_command(cmd) and host_facts._command_of(cmd)[0] in ("kubectl", "oc"):
+        return text
+    return None
+
+
+def stamped_log(doc: Document) -> bool:
+    """A `kubectl logs` (or `oc logs`) document, with no host path, whose every non-empty line starts with a digit."""
+    return _stamped_text(doc) is not None
+
+
+def stamped_kind(doc: Document) -> int:
+    """0: not a stamped log; 1: a stamped log; 2: a stamped log that holds none of NAMED_IN_STAMPED_LOGS' words
+    where their sniffers look (only the sniffers in RUN_ON_STAMPED_LOGS can win it)."""
+    text = _stamped_text(doc)
+    if text is None:
+        return 0
+    lines = doc.lines
+    end = len(text)
+    if len(lines) > 400:  # the first 400 lines, when they hold the first 60 non-blank ones (no line is only spaces)
+        first = lines[:400]
+        if 400 - first.count("") >= 60:
+            end = sum(map(len, first)) + 399
+    find = text.find
+    if find("NVIDIA-SMI", 0, end) >= 0 or find("cdiVersion", 0, end) >= 0 or find("release.v1", 0, end) >= 0:
+        return 1
+    head = "\n".join(doc.head(6))
+    if any(map(head.__contains__, _HEAD_WORDS)):
+        return 1
+    if "device handle" in head.lower() if head.isascii() else _DEVICE_HANDLE.search(head) is not None:
+        return 1
+    return 2
 
 
 def forget_skipped() -> None:
