@@ -198,3 +198,14 @@ def test_a_stamped_log_without_the_named_words_is_won_by_the_sniffers_always_run
                 plain += 1
             assert engine.sniff(doc) == _every_sniffer(doc), (src.artifact, start)
     assert quiet > 300 and plain > 100
+
+
+def test_the_program_of_a_logs_command_is_told_as_the_host_sniffers_tell_it():
+    from gpusleuth.parsers import dispatch, host_facts
+
+    rnd = random.Random(3)
+    parts = [" ", "  ", "\t", "--", "-- ", "--|", " --", "--timestamps", "-c", "ctr", "|", " | ", "'", '"', "\\", "sudo",
+             "lsmod", "kubectl", "oc", "-n", "ns", "'--'", '""--', "sh -c", "\u00a0", "x|--"]
+    for _ in range(20000):
+        cmd = rnd.choice(["kubectl logs ", "oc logs "]) + "".join(rnd.choice(parts) for _ in range(rnd.randint(0, 8)))
+        assert dispatch._runs_kubectl(cmd) == (host_facts._command_of(cmd)[0] in ("kubectl", "oc")), cmd

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 from gpusleuth.model.document import Document
-from gpusleuth.parsers import host_facts, kubectl_table, logs
+from gpusleuth.parsers import host_facts, kubectl_table, logs, shellwords
 from gpusleuth.parsers.node_probe import SCHEMA
 
 # Scores: SURE = 90, LIKELY = 60, WEAK = 20. The log sniffer's answer on a stamped log is SURE - 10 = 80.
@@ -100,9 +100,21 @@ def _stamped_text(doc: Document) -> str | None:
         return None
     # the log sniffer's SURE - 10 rests on the command's hints; `kubectl logs P -- lsmod` names another program
     # for the host sniffers (both answers are cached per command line, as those sniffers cache them)
-    if logs._hints_of_command(cmd) and host_facts._command_of(cmd)[0] in ("kubectl", "oc"):
+    if logs._hints_of_command(cmd) and _runs_kubectl(cmd):
         return text
     return None
+
+
+_DASH_WORD = re.compile(r"(?<!\S)--(?![^\s|])")  # a `--` word, or one that a pipe ends
+
+
+def _runs_kubectl(cmd: str) -> bool:
+    """host_facts._command_of(cmd)[0] in ("kubectl", "oc"), for a command that starts with `kubectl logs ` or
+    `oc logs `: its first word is the program unless a `--` word hands over to another, which a command with no
+    quote or escape (its words are str.split()'s, shellwords.py) and no `--` word cannot; only the others are split."""
+    if shellwords._PLAIN.fullmatch(cmd) is not None and _DASH_WORD.search(cmd) is None:
+        return True
+    return host_facts._command_of(cmd)[0] in ("kubectl", "oc")
 
 
 def stamped_log(doc: Document) -> bool:
