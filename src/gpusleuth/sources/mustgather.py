@@ -123,11 +123,16 @@ def _target(cmd: str) -> str | None:
 CONTEXT = ("*_operator_pod.status", "*_operand_pods.yaml", "*_operator_pod.yaml")  # read first: they name the namespace and operator pod
 
 
+# each CONTEXT pattern is `*` and a literal: it matches the names that end with the literal (asked of every file listed)
+_CONTEXT_ENDS = tuple(p[1:] for p in CONTEXT)
+assert all(p[:1] == "*" and not any(c in p[1:] for c in "*?[") for p in CONTEXT)
+
+
 def is_context(name: str) -> bool:
     """Whether a file is one of those read before the others (the script's logs, the files naming the operator's
     namespace and pod), so that every other file can be read on its own."""
     b = base(name)
-    return b in METADATA[:2] or any(fnmatch.fnmatchcase(b, pat) for pat in CONTEXT)
+    return b in METADATA[:2] or b.endswith(_CONTEXT_ENDS)
 
 
 @dataclass
