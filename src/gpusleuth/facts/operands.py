@@ -192,7 +192,12 @@ def _is_error(ln: LogLine, sigs: list[Signature]) -> bool:
 def _error_keys(sig_at: dict) -> frozenset:
     """The (artifact, line) keys whose signatures make a line an error whatever its level: _is_error is then
     `level in _ERROR_LEVELS or key in these`, without walking the signatures of every line of every pod."""
-    return frozenset(k for k, sigs in sig_at.items() if any(s.severity in _ERROR_SEVERITIES for s in sigs))
+    # A fleet has hundreds of thousands of recognised lines and a few distinct signature tuples (the map shares one
+    # per combination): each distinct tuple is judged once, and the keys are picked by its id at C speed.
+    values = list(sig_at.values())
+    ids = list(map(id, values))
+    verdict = {i: any(s.severity in _ERROR_SEVERITIES for s in sigs) for i, sigs in dict(zip(ids, values)).items()}
+    return frozenset(compress(sig_at, map(verdict.__getitem__, ids)))
 
 
 def _errors(lines, err_keys: frozenset) -> list[tuple[int, LogLine]]:
@@ -204,9 +209,24 @@ def _errors(lines, err_keys: frozenset) -> list[tuple[int, LogLine]]:
     known = _LEVEL_IS_ERROR
     for level in set(levels).difference(known):
         known[level] = (level or "").lower() in _ERROR_LEVELS
-    by_level = map(known.__getitem__, levels)
-    by_key = map(err_keys.__contains__, zip(map(_ARTIFACT, lines), map(_LINE, lines)))
-    return [(i, lines[i]) for i in compress(range(len(lines)), map(or_, by_level, by_key))]
+    flags = map(known.__getitem__, levels)
+    if not _artifacts_of(err_keys).isdisjoint(map(_ARTIFACT, lines)):  # else no line's key can be one of them
+        flags = map(or_, flags, map(err_keys.__contains__, zip(map(_ARTIFACT, lines), map(_LINE, lines))))
+    return [(i, lines[i]) for i in compress(range(len(lines)), flags)]
+
+
+def _artifacts_of(keys: frozenset) -> frozenset:
+    """The artifacts of a set of (artifact, line) keys: a log none of whose lines is of one of them has none of the
+    keys, which one set test says (most logs of a fleet have no error line). The last set asked for is kept."""
+    kept = _ARTIFACTS_OF
+    if kept and kept[0] is keys:
+        return kept[1]
+    found = frozenset(a for a, _ in keys)
+    kept[:] = [keys, found]
+    return found
+
+
+_ARTIFACTS_OF: list = []  # [keys, their artifacts] of the last call
 
 
 _LEVEL, _ARTIFACT, _LINE = attrgetter("level"), attrgetter("artifact"), attrgetter("line")

@@ -279,6 +279,7 @@ class _Stream:
     component: str | None = None
     lane: str | None = None
     init: bool = False
+    formats: dict = field(default_factory=dict)  # the lines' time formats (None: no time), in order of first use
     years: dict = field(default_factory=dict)  # format id -> inferred year
     zones: dict = field(default_factory=dict)  # format id -> tzinfo
     boot: datetime | None = None
@@ -413,6 +414,8 @@ class _Builder:
                 if s is None:
                     s = by_key[key] = _Stream(log, pod, ctr)
                 s.lines.extend(run)
+        for s in by_key.values():  # the formats a stream uses, read by the year and zone passes (one C pass each)
+            s.formats = dict.fromkeys(map(_FORMAT, s.lines))
         comp_hint: dict[tuple, str] | None = None  # stream key -> the component its signatures name; made when needed
         for s in by_key.values():
             pod_obj = self.pods.get(s.pod) if s.pod else None
@@ -463,7 +466,7 @@ class _Builder:
         everything = [t for ts in refs.values() for t in ts]
         for s in self.streams:
             # the formats in order of first use (a set built in the lines' order, as a pass over every line built it)
-            for fid in {f for f in dict.fromkeys(map(_FORMAT, s.lines)) if f and not BY_ID[f].has_year}:
+            for fid in {f for f in s.formats if f and not BY_ID[f].has_year}:
                 first = next(ln for ln in s.lines if ln.time_format == fid and ln.time is not None)
                 pool, where = (refs.get(s.node), "the other sources of the same node") if s.node and refs.get(s.node) else (everything, "the other sources")
                 if pool:
@@ -566,6 +569,8 @@ class _Builder:
         """(artifact, pod) -> the zone a `date` line with a zone name proved for that pod's containers."""
         out: dict[tuple, tuple[tzinfo, LogLine]] = {}
         for s in self.streams:
+            if "date" not in s.formats:  # only a stream that has `date` lines is read line by line
+                continue
             for ln in s.lines:
                 if ln.time_format == "date" and ln.time is not None and ln.time.tzinfo is not None:
                     out.setdefault((s.log.artifact, s.pod), (ln.time.tzinfo, ln))
@@ -922,13 +927,11 @@ def _recognised(lines: list[LogLine], artifact: str, by_artifact: dict[str, dict
         at = by_artifact.get(artifact)
         if not at:
             return [], []
-        numbers = list(map(_LINE, lines))
-        idx = list(compress(range(len(lines)), map(at.__contains__, numbers)))
-        sigs_at = list(map(at.__getitem__, map(numbers.__getitem__, idx)))
+        found = list(map(at.get, map(_LINE, lines)))  # a line's signatures (a non-empty tuple), or None
     else:
-        keys = list(zip(map(_ARTIFACT, lines), map(_LINE, lines)))
-        idx = list(compress(range(len(lines)), map(by_line.__contains__, keys)))
-        sigs_at = list(map(by_line.__getitem__, map(keys.__getitem__, idx)))
+        found = list(map(by_line.get, zip(map(_ARTIFACT, lines), map(_LINE, lines))))
+    idx = list(compress(range(len(lines)), found))
+    sigs_at = list(filter(None, found))
     echo = list(map(_ECHO_TRACE.match, map(_MESSAGE, map(lines.__getitem__, idx))))
     if any(echo):
         keep = list(map(not_, echo))
@@ -957,10 +960,14 @@ def _naive_formats(lines: list[LogLine]) -> list[str]:
 
 
 def _first_timed(lines: list[LogLine], aware: bool = False) -> LogLine | None:
+    if lines and (t := lines[0].time) is not None and (not aware or t.tzinfo is not None):  # a stamped log: no generator
+        return lines[0]
     return next((ln for ln in lines if ln.time is not None and (not aware or ln.time.tzinfo is not None)), None)
 
 
 def _last_timed(lines: list[LogLine], aware: bool = False) -> LogLine | None:
+    if lines and (t := lines[-1].time) is not None and (not aware or t.tzinfo is not None):
+        return lines[-1]
     return next((ln for ln in reversed(lines) if ln.time is not None and (not aware or ln.time.tzinfo is not None)), None)
 
 
