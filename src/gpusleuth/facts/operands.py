@@ -210,23 +210,32 @@ def _errors(lines, err_keys: frozenset) -> list[tuple[int, LogLine]]:
     for level in set(levels).difference(known):
         known[level] = (level or "").lower() in _ERROR_LEVELS
     flags = map(known.__getitem__, levels)
-    if not _artifacts_of(err_keys).isdisjoint(map(_ARTIFACT, lines)):  # else no line's key can be one of them
+    by_artifact = _lines_by_artifact(err_keys)
+    artifacts = set(map(_ARTIFACT, lines))
+    if len(artifacts) == 1:  # lines of one artifact (as a parsed log's are): tested by line number, no key tuples
+        numbers = by_artifact.get(next(iter(artifacts)))
+        if numbers:
+            flags = map(or_, flags, map(numbers.__contains__, map(_LINE, lines)))
+    elif not artifacts.isdisjoint(by_artifact):
         flags = map(or_, flags, map(err_keys.__contains__, zip(map(_ARTIFACT, lines), map(_LINE, lines))))
     return [(i, lines[i]) for i in compress(range(len(lines)), flags)]
 
 
-def _artifacts_of(keys: frozenset) -> frozenset:
-    """The artifacts of a set of (artifact, line) keys: a log none of whose lines is of one of them has none of the
-    keys, which one set test says (most logs of a fleet have no error line). The last set asked for is kept."""
-    kept = _ARTIFACTS_OF
-    if kept and kept[0] is keys:
-        return kept[1]
-    found = frozenset(a for a, _ in keys)
-    kept[:] = [keys, found]
-    return found
+def _lines_by_artifact(keys: frozenset) -> dict[str, frozenset]:
+    """A set of (artifact, line) keys as artifact -> its line numbers. The last set asked for is kept (the graph
+    asks with one set for every pod)."""
+    last = _BY_ARTIFACT[0]  # read and replaced whole: a thread never sees one set's keys with another's map
+    if last is not None and last[0] is keys:
+        return last[1]
+    found: dict = defaultdict(set)
+    for artifact, number in keys:
+        found[artifact].add(number)
+    out = {a: frozenset(v) for a, v in found.items()}
+    _BY_ARTIFACT[0] = (keys, out)
+    return out
 
 
-_ARTIFACTS_OF: list = []  # [keys, their artifacts] of the last call
+_BY_ARTIFACT: list = [None]  # (keys, their line numbers by artifact) of the last call
 
 
 _LEVEL, _ARTIFACT, _LINE = attrgetter("level"), attrgetter("artifact"), attrgetter("line")

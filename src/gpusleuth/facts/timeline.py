@@ -766,9 +766,13 @@ class _Builder:
         want: dict[int, set[int]] = defaultdict(set)
         for s, idx, _ in kept:
             lines = s.lines
+            if all(map(_TIME, map(lines.__getitem__, idx))):  # all timed (a datetime is never false): a C pass
+                continue
             for i in idx:
                 if lines[i].time is None and lines[i].elapsed is None:
                     want[id(s)].add(i)
+        if not want:  # every recognised line has a time (a fleet of stamped logs): nothing to bound
+            return {}
         init_end = self._init_ends()
         out = {}
         for s in self.streams:
