@@ -439,17 +439,16 @@ def _container_failed(c: ContainerStatus) -> bool:
 _POD = attrgetter("pod")
 
 
-def _index_logs(logs: Logs | None, pods: list[Pod]) -> tuple[dict[str, list[PodLog]], dict[tuple[str, int], list[Signature]]]:
-    """Pod name -> its log lines; a log naming no pod goes to the only pod of the operand its signatures name."""
+def _index_logs(logs: Logs | None, pods: list[tuple[Pod, OperandSpec]]) -> tuple[dict[str, list[PodLog]], dict[tuple[str, int], list[Signature]]]:
+    """Pod name -> its log lines; a log naming no pod goes to the only pod of the operand its signatures name.
+    pods: the operand pods with their rows (spec_for, worked out once by the caller)."""
     by_pod: dict[str, list[PodLog]] = defaultdict(list)
     if logs is None:
         return by_pod, {}
     sig_at = logs.signatures_at()
     pods_of: dict[str, list[str]] = defaultdict(list)
-    for p in pods:
-        spec = spec_for(p)
-        if spec:
-            pods_of[spec.name].append(p.name)
+    for p, spec in pods:
+        pods_of[spec.name].append(p.name)
     for log in logs.logs:
         if log.kind not in ("container", "operator"):
             continue
@@ -534,7 +533,7 @@ def build(cluster: Cluster | None, logs: Logs | None) -> OperandGraph:
     pods = [(p, s) for p, s in pods if s is not None]
     if not pods:
         raise NotApplicable("no GPU Operator or Network Operator operand pods in the artifacts")
-    pod_logs, sig_at = _index_logs(logs, [p for p, _ in pods])
+    pod_logs, sig_at = _index_logs(logs, pods)
     err_keys = _error_keys(sig_at)
     observed = {p.name: _observe(p, s) for p, s in pods}
 

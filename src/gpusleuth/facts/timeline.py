@@ -350,6 +350,7 @@ class _Builder:
         self.entries: list[TimelineEntry] = []
         self.meta: dict = {}
         self._sets: dict[frozenset, frozenset] = {}  # one copy of each distinct signature / tag set
+        self._specs: dict[int, tuple] = {}  # id(pod) -> (pod, its operand row): each pod's row worked out once
 
     def build(self) -> Timeline:
         self._capture_declared()
@@ -419,7 +420,7 @@ class _Builder:
         comp_hint: dict[tuple, str] | None = None  # stream key -> the component its signatures name; made when needed
         for s in by_key.values():
             pod_obj = self.pods.get(s.pod) if s.pod else None
-            spec = _spec_for_name(s.pod, pod_obj)
+            spec = self._spec_of(s.pod, pod_obj)
             if spec is None:
                 comp_hint = self._component_hints() if comp_hint is None else comp_hint
                 if s.key in comp_hint:
@@ -442,6 +443,15 @@ class _Builder:
                     s.start, s.finish = (start and _aware(start)), (finish and _aware(finish))
                     s.process_start = s.start
         self.streams = list(by_key.values())
+
+    def _spec_of(self, pod: str | None, pod_obj: Pod | None) -> OperandSpec | None:
+        """_spec_for_name, once per pod object (a pod's streams and its status entries all ask)."""
+        if pod_obj is None:
+            return _spec_for_name(pod, None)
+        hit = self._specs.get(id(pod_obj))
+        if hit is None or hit[0] is not pod_obj:
+            hit = self._specs[id(pod_obj)] = (pod_obj, spec_for(pod_obj))
+        return hit[1]
 
     def _component_hints(self) -> dict[tuple, str]:
         hints: dict[tuple, str] = {}
@@ -840,7 +850,7 @@ class _Builder:
 
     def _status_entries(self) -> None:
         for pod in self.cluster.pods:
-            spec = _spec_for_name(pod.name, pod)
+            spec = self._spec_of(pod.name, pod)
             component = spec.name if spec else _workload(pod.name)
             lane = f"{spec.operator}/{spec.name}" if spec else f"{pod.namespace or 'other'}/{component}"
             for cs in pod.containers:
