@@ -54,6 +54,7 @@ ALIGN_SLACK = timedelta(minutes=2)  # UTC is kept when it aligns this nearly as 
 START_MATCH = timedelta(minutes=10)  # a container's first line is this close after its start time
 _SEVERITY_RANK = {"critical": 0, "error": 1, "warning": 2, "info": 3}
 _WHO, _ARTIFACT, _LINE, _TIME = attrgetter("pod", "container"), attrgetter("artifact"), attrgetter("line"), attrgetter("time")
+_WHO_WHERE = attrgetter("pod", "container", "artifact")
 _NODE = attrgetter("node")
 _MESSAGE, _FORMAT, _TZINFO = attrgetter("message"), attrgetter("time_format"), attrgetter("tzinfo")
 _KERNEL_LANE = "node/kernel"
@@ -279,6 +280,7 @@ class _Stream:
     component: str | None = None
     lane: str | None = None
     init: bool = False
+    foreign: bool = False  # some line's artifact is not the log's (the parser never makes such a line)
     formats: dict = field(default_factory=dict)  # the lines' time formats (None: no time), in order of first use
     years: dict = field(default_factory=dict)  # format id -> inferred year
     zones: dict = field(default_factory=dict)  # format id -> tzinfo
@@ -408,13 +410,17 @@ class _Builder:
     def _split_streams(self) -> None:
         by_key: dict[tuple, _Stream] = {}
         for log in self.logs.logs:
-            for (lpod, lctr), run in groupby(log.lines, _WHO):  # a log's containers come in runs of lines
+            # a log's containers come in runs of lines; the artifact in the key tells, in the same pass, whether every
+            # line is of the log's artifact (then its signatures are looked up by line number alone)
+            for (lpod, lctr, art), run in groupby(log.lines, _WHO_WHERE):
                 pod, ctr = lpod or log.pod, lctr or log.container
                 key = (log.artifact, pod, ctr)
                 s = by_key.get(key)
                 if s is None:
                     s = by_key[key] = _Stream(log, pod, ctr)
                 s.lines.extend(run)
+                if art != log.artifact:
+                    s.foreign = True
         for s in by_key.values():  # the formats a stream uses, read by the year and zone passes (one C pass each)
             s.formats = dict.fromkeys(map(_FORMAT, s.lines))
         comp_hint: dict[tuple, str] | None = None  # stream key -> the component its signatures name; made when needed
@@ -661,7 +667,7 @@ class _Builder:
         # building them stream by stream gives the timeline that a pass in the signature map's order gave.
         recognised: list[tuple[_Stream, list[int], list]] = []
         for s in self.streams:
-            idx, sigs_at = _recognised(s.lines, s.log.artifact, by_artifact, by_line)
+            idx, sigs_at = _recognised(s.lines, s.log.artifact, by_artifact, by_line, not s.foreign)
             if idx:
                 recognised.append((s, idx, sigs_at))
         del by_artifact
@@ -933,11 +939,13 @@ def _runs(repeats: dict[tuple, list[int]]) -> tuple[dict[int, tuple[int, int]], 
 
 
 def _recognised(lines: list[LogLine], artifact: str, by_artifact: dict[str, dict[int, tuple]],
-                by_line: dict) -> tuple[list[int], list[tuple]]:
+                by_line: dict, one_artifact: bool | None = None) -> tuple[list[int], list[tuple]]:
     """(indexes, signatures) of the lines a signature recognised, but not the shell trace of an `echo`, found at C
-    speed: by line number alone when every line is of the stream's artifact (as the parser makes them), else by
-    the full key."""
-    if all(map(eq, map(_ARTIFACT, lines), repeat(artifact))):
+    speed: by line number alone when every line is of the stream's artifact (as the parser makes them; one_artifact
+    says so when the caller knows, None: tested here), else by the full key."""
+    if one_artifact is None:
+        one_artifact = all(map(eq, map(_ARTIFACT, lines), repeat(artifact)))
+    if one_artifact:
         at = by_artifact.get(artifact)
         if not at:
             return [], []
