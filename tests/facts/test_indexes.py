@@ -177,6 +177,7 @@ def test_operand_error_lines_of_mixed_artifacts_match_the_per_line_test(all_fact
             for lines in ((*a.lines, *b.lines), (*b.lines, *a.lines), (*a.lines, stray), (stray,)):
                 want = [(i, ln) for i, ln in enumerate(lines) if _is_error(ln, sig_at.get((ln.artifact, ln.line), []))]
                 assert _errors(lines, keys) == want, name
+                assert _errors(lines, frozenset(keys)) == want, name  # a plain set of keys: by key tuples
                 seen += len(want)
     assert seen > 20
 

@@ -189,7 +189,24 @@ def _is_error(ln: LogLine, sigs: list[Signature]) -> bool:
     return any(s.severity in _ERROR_SEVERITIES for s in sigs) or (ln.level or "").lower() in _ERROR_LEVELS
 
 
-def _error_keys(sig_at: dict) -> frozenset:
+class ErrorKeys(frozenset):
+    """The (artifact, line) keys of the error-signature lines, with the same keys as artifact -> line numbers (made
+    on first use, kept with the set: the graph tests every operand pod's logs against one set)."""
+
+    __slots__ = ("_numbers",)
+
+    def by_artifact(self) -> dict[str, frozenset]:
+        try:
+            return self._numbers
+        except AttributeError:
+            found: dict = defaultdict(set)
+            for artifact, number in self:
+                found[artifact].add(number)
+            self._numbers = {a: frozenset(v) for a, v in found.items()}
+            return self._numbers
+
+
+def _error_keys(sig_at: dict) -> ErrorKeys:
     """The (artifact, line) keys whose signatures make a line an error whatever its level: _is_error is then
     `level in _ERROR_LEVELS or key in these`, without walking the signatures of every line of every pod."""
     # A fleet has hundreds of thousands of recognised lines and a few distinct signature tuples (the map shares one
@@ -197,12 +214,13 @@ def _error_keys(sig_at: dict) -> frozenset:
     values = list(sig_at.values())
     ids = list(map(id, values))
     verdict = {i: any(s.severity in _ERROR_SEVERITIES for s in sigs) for i, sigs in dict(zip(ids, values)).items()}
-    return frozenset(compress(sig_at, map(verdict.__getitem__, ids)))
+    return ErrorKeys(compress(sig_at, map(verdict.__getitem__, ids)))
 
 
 def _errors(lines, err_keys: frozenset) -> list[tuple[int, LogLine]]:
     """(index, line) of the error lines (_is_error) among lines: each line's level and key tested at C speed (every
-    operand pod's lines are read several times per run)."""
+    operand pod's lines are read several times per run). err_keys: from _error_keys (any set of keys will do, at
+    the cost of a key tuple per line)."""
     if not lines:
         return []
     levels = list(map(_LEVEL, lines))
@@ -210,32 +228,14 @@ def _errors(lines, err_keys: frozenset) -> list[tuple[int, LogLine]]:
     for level in set(levels).difference(known):
         known[level] = (level or "").lower() in _ERROR_LEVELS
     flags = map(known.__getitem__, levels)
-    by_artifact = _lines_by_artifact(err_keys)
-    artifacts = set(map(_ARTIFACT, lines))
-    if len(artifacts) == 1:  # lines of one artifact (as a parsed log's are): tested by line number, no key tuples
-        numbers = by_artifact.get(next(iter(artifacts)))
+    artifacts = set(map(_ARTIFACT, lines)) if isinstance(err_keys, ErrorKeys) else None
+    if artifacts is not None and len(artifacts) == 1:  # lines of one artifact (as a parsed log's are): tested by
+        numbers = err_keys.by_artifact().get(next(iter(artifacts)))  # line number, no key tuples, none if it has none
         if numbers:
             flags = map(or_, flags, map(numbers.__contains__, map(_LINE, lines)))
-    elif not artifacts.isdisjoint(by_artifact):
+    elif err_keys and (artifacts is None or not artifacts.isdisjoint(err_keys.by_artifact())):
         flags = map(or_, flags, map(err_keys.__contains__, zip(map(_ARTIFACT, lines), map(_LINE, lines))))
     return [(i, lines[i]) for i in compress(range(len(lines)), flags)]
-
-
-def _lines_by_artifact(keys: frozenset) -> dict[str, frozenset]:
-    """A set of (artifact, line) keys as artifact -> its line numbers. The last set asked for is kept (the graph
-    asks with one set for every pod)."""
-    last = _BY_ARTIFACT[0]  # read and replaced whole: a thread never sees one set's keys with another's map
-    if last is not None and last[0] is keys:
-        return last[1]
-    found: dict = defaultdict(set)
-    for artifact, number in keys:
-        found[artifact].add(number)
-    out = {a: frozenset(v) for a, v in found.items()}
-    _BY_ARTIFACT[0] = (keys, out)
-    return out
-
-
-_BY_ARTIFACT: list = [None]  # (keys, their line numbers by artifact) of the last call
 
 
 _LEVEL, _ARTIFACT, _LINE = attrgetter("level"), attrgetter("artifact"), attrgetter("line")

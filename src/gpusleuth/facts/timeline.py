@@ -281,7 +281,7 @@ class _Stream:
     lane: str | None = None
     init: bool = False
     foreign: bool = False  # some line's artifact is not the log's (the parser never makes such a line)
-    formats: dict = field(default_factory=dict)  # the lines' time formats (None: no time), in order of first use
+    formats: tuple = ()  # the lines' time formats (None: no time), in order of first use
     years: dict = field(default_factory=dict)  # format id -> inferred year
     zones: dict = field(default_factory=dict)  # format id -> tzinfo
     boot: datetime | None = None
@@ -422,7 +422,7 @@ class _Builder:
                 if art != log.artifact:
                     s.foreign = True
         for s in by_key.values():  # the formats a stream uses, read by the year and zone passes (one C pass each)
-            s.formats = dict.fromkeys(map(_FORMAT, s.lines))
+            s.formats = tuple(dict.fromkeys(map(_FORMAT, s.lines)))
         comp_hint: dict[tuple, str] | None = None  # stream key -> the component its signatures name; made when needed
         for s in by_key.values():
             pod_obj = self.pods.get(s.pod) if s.pod else None
