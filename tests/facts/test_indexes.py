@@ -155,6 +155,33 @@ def test_operand_error_lines_match_the_per_line_test(all_facts):
     assert seen > 20
 
 
+def test_operand_error_lines_of_mixed_artifacts_match_the_per_line_test(all_facts):
+    """_errors tests a one-artifact log by line number and a mixed one by (artifact, line) key: lines of two logs
+    together, in both orders, and a log's lines with a line of an artifact that has no error line, pick what
+    _is_error picks; _error_keys is the set the per-key test gives."""
+    from dataclasses import replace
+
+    from gpusleuth.facts.operands import _ERROR_SEVERITIES, _error_keys, _errors, _is_error
+
+    seen = 0
+    for name, facts in all_facts:
+        g = _get(facts, OperandGraph)
+        if g is None:
+            continue
+        sig_at = g.signatures
+        keys = _error_keys(sig_at)
+        assert keys == {k for k, sigs in sig_at.items() if any(s.severity in _ERROR_SEVERITIES for s in sigs)}, name
+        plogs = [pl for v in g.logs.values() for pl in v if pl.lines]
+        for a, b in zip(plogs, plogs[1:]):
+            stray = replace(b.lines[0], artifact="elsewhere/none.log")  # same line number, an artifact with no keys
+            for lines in ((*a.lines, *b.lines), (*b.lines, *a.lines), (*a.lines, stray), (stray,)):
+                want = [(i, ln) for i, ln in enumerate(lines) if _is_error(ln, sig_at.get((ln.artifact, ln.line), []))]
+                assert _errors(lines, keys) == want, name
+                assert _errors(lines, frozenset(keys)) == want, name  # a plain set of keys: by key tuples
+                seen += len(want)
+    assert seen > 20
+
+
 def test_operand_spec_matches_with_its_labels_split_once(all_facts):
     """operand_table splits each row's labels once; matches() answers what it answers working them out per call."""
     from dataclasses import replace

@@ -384,3 +384,36 @@ def test_a_single_kubectl_offset_is_preferred_for_host_logs_only_when_overlap_ca
                     _host_dmesg(datetime(2026, 9, 15, 21, 47, 12))).get(Timeline)
     assert entry(tl, "NVRM: Xid").time == datetime(2026, 9, 15, 12, 47, 12, tzinfo=UTC)
     assert any("UTC+09:00 preferred over UTC" in n and "embed.txt:7" in n for n in tl.notes)
+
+
+def test_lines_of_another_artifact_in_a_log_are_looked_up_by_their_own_key():
+    """The timeline looks a stream's signatures up by line number when every line is of the log's artifact, which
+    the grouping of a log's lines tells; a line of another artifact inside a log (no parser makes one) is looked
+    up by its (artifact, line) key, and a line number of the log's artifact matches nothing of the other's."""
+    from gpusleuth.facts.logs import Logs
+    from gpusleuth.facts.timeline import _recognised
+
+    t0 = datetime(2026, 1, 1, 0, 0, 5, tzinfo=UTC)
+    loaded = "Starting 'setup' for nvidia-toolkit"
+    mixed = ContainerLog("toolkit.log", (
+        _line("toolkit.log", 1, "nothing to see", t0, "rfc3339"),
+        _line("other.log", 2, loaded, t0 + timedelta(seconds=1), "rfc3339"),
+        _line("toolkit.log", 3, loaded, t0 + timedelta(seconds=2), "rfc3339"),
+    ), pod="nvidia-container-toolkit-daemonset-sxfkr")
+    plain = ContainerLog("plugin.log", (
+        _line("plugin.log", 2, "nothing to see either", t0, "rfc3339"),
+        _line("plugin.log", 3, loaded, t0 + timedelta(seconds=3), "rfc3339"),
+    ), pod="nvidia-container-toolkit-daemonset-abcde")
+    facts = facts_with(mixed, plain)
+    tl = facts.get(Timeline)
+    keys = {(e.artifact, e.line) for e in tl.entries if e.signature and not e.signature.startswith("status.")}
+    assert {("other.log", 2), ("toolkit.log", 3), ("plugin.log", 3)} <= keys
+    assert ("toolkit.log", 2) not in keys and ("toolkit.log", 1) not in keys
+    by_line = facts.get(Logs).signatures_at()
+    by_artifact: dict = {}
+    for (artifact, number), sigs in by_line.items():
+        by_artifact.setdefault(artifact, {})[number] = sigs
+    for log in (mixed, plain):
+        told = _recognised(list(log.lines), log.artifact, by_artifact, by_line, log is plain)
+        assert told == _recognised(list(log.lines), log.artifact, by_artifact, by_line)
+        assert told[0] == [i for i, ln in enumerate(log.lines) if (ln.artifact, ln.line) in by_line]

@@ -189,24 +189,53 @@ def _is_error(ln: LogLine, sigs: list[Signature]) -> bool:
     return any(s.severity in _ERROR_SEVERITIES for s in sigs) or (ln.level or "").lower() in _ERROR_LEVELS
 
 
-def _error_keys(sig_at: dict) -> frozenset:
+class ErrorKeys(frozenset):
+    """The (artifact, line) keys of the error-signature lines, with the same keys as artifact -> line numbers (made
+    on first use, kept with the set: the graph tests every operand pod's logs against one set)."""
+
+    __slots__ = ("_numbers",)
+
+    def by_artifact(self) -> dict[str, frozenset]:
+        try:
+            return self._numbers
+        except AttributeError:
+            found: dict = defaultdict(set)
+            for artifact, number in self:
+                found[artifact].add(number)
+            self._numbers = {a: frozenset(v) for a, v in found.items()}
+            return self._numbers
+
+
+def _error_keys(sig_at: dict) -> ErrorKeys:
     """The (artifact, line) keys whose signatures make a line an error whatever its level: _is_error is then
     `level in _ERROR_LEVELS or key in these`, without walking the signatures of every line of every pod."""
-    return frozenset(k for k, sigs in sig_at.items() if any(s.severity in _ERROR_SEVERITIES for s in sigs))
+    # A fleet has hundreds of thousands of recognised lines and a few distinct signature tuples (the map shares one
+    # per combination): each distinct tuple is judged once, and the keys are picked by its id at C speed.
+    values = list(sig_at.values())
+    ids = list(map(id, values))
+    verdict = {i: any(s.severity in _ERROR_SEVERITIES for s in sigs) for i, sigs in dict(zip(ids, values)).items()}
+    return ErrorKeys(compress(sig_at, map(verdict.__getitem__, ids)))
 
 
 def _errors(lines, err_keys: frozenset) -> list[tuple[int, LogLine]]:
     """(index, line) of the error lines (_is_error) among lines: each line's level and key tested at C speed (every
-    operand pod's lines are read several times per run)."""
+    operand pod's lines are read several times per run). err_keys: from _error_keys (any set of keys will do, at
+    the cost of a key tuple per line)."""
     if not lines:
         return []
     levels = list(map(_LEVEL, lines))
     known = _LEVEL_IS_ERROR
     for level in set(levels).difference(known):
         known[level] = (level or "").lower() in _ERROR_LEVELS
-    by_level = map(known.__getitem__, levels)
-    by_key = map(err_keys.__contains__, zip(map(_ARTIFACT, lines), map(_LINE, lines)))
-    return [(i, lines[i]) for i in compress(range(len(lines)), map(or_, by_level, by_key))]
+    flags = map(known.__getitem__, levels)
+    artifacts = set(map(_ARTIFACT, lines)) if isinstance(err_keys, ErrorKeys) else None
+    if artifacts is not None and len(artifacts) == 1:  # lines of one artifact (as a parsed log's are): tested by
+        numbers = err_keys.by_artifact().get(next(iter(artifacts)))  # line number, no key tuples, none if it has none
+        if numbers:
+            flags = map(or_, flags, map(numbers.__contains__, map(_LINE, lines)))
+    elif err_keys and (artifacts is None or not artifacts.isdisjoint(err_keys.by_artifact())):
+        flags = map(or_, flags, map(err_keys.__contains__, zip(map(_ARTIFACT, lines), map(_LINE, lines))))
+    return [(i, lines[i]) for i in compress(range(len(lines)), flags)]
 
 
 _LEVEL, _ARTIFACT, _LINE = attrgetter("level"), attrgetter("artifact"), attrgetter("line")
@@ -410,17 +439,16 @@ def _container_failed(c: ContainerStatus) -> bool:
 _POD = attrgetter("pod")
 
 
-def _index_logs(logs: Logs | None, pods: list[Pod]) -> tuple[dict[str, list[PodLog]], dict[tuple[str, int], list[Signature]]]:
-    """Pod name -> its log lines; a log naming no pod goes to the only pod of the operand its signatures name."""
+def _index_logs(logs: Logs | None, pods: list[tuple[Pod, OperandSpec]]) -> tuple[dict[str, list[PodLog]], dict[tuple[str, int], list[Signature]]]:
+    """Pod name -> its log lines; a log naming no pod goes to the only pod of the operand its signatures name.
+    pods: the operand pods with their rows (spec_for, worked out once by the caller)."""
     by_pod: dict[str, list[PodLog]] = defaultdict(list)
     if logs is None:
         return by_pod, {}
     sig_at = logs.signatures_at()
     pods_of: dict[str, list[str]] = defaultdict(list)
-    for p in pods:
-        spec = spec_for(p)
-        if spec:
-            pods_of[spec.name].append(p.name)
+    for p, spec in pods:
+        pods_of[spec.name].append(p.name)
     for log in logs.logs:
         if log.kind not in ("container", "operator"):
             continue
@@ -505,7 +533,7 @@ def build(cluster: Cluster | None, logs: Logs | None) -> OperandGraph:
     pods = [(p, s) for p, s in pods if s is not None]
     if not pods:
         raise NotApplicable("no GPU Operator or Network Operator operand pods in the artifacts")
-    pod_logs, sig_at = _index_logs(logs, [p for p, _ in pods])
+    pod_logs, sig_at = _index_logs(logs, pods)
     err_keys = _error_keys(sig_at)
     observed = {p.name: _observe(p, s) for p, s in pods}
 

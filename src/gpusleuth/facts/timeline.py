@@ -54,6 +54,7 @@ ALIGN_SLACK = timedelta(minutes=2)  # UTC is kept when it aligns this nearly as 
 START_MATCH = timedelta(minutes=10)  # a container's first line is this close after its start time
 _SEVERITY_RANK = {"critical": 0, "error": 1, "warning": 2, "info": 3}
 _WHO, _ARTIFACT, _LINE, _TIME = attrgetter("pod", "container"), attrgetter("artifact"), attrgetter("line"), attrgetter("time")
+_WHO_WHERE = attrgetter("pod", "container", "artifact")
 _NODE = attrgetter("node")
 _MESSAGE, _FORMAT, _TZINFO = attrgetter("message"), attrgetter("time_format"), attrgetter("tzinfo")
 _KERNEL_LANE = "node/kernel"
@@ -279,6 +280,8 @@ class _Stream:
     component: str | None = None
     lane: str | None = None
     init: bool = False
+    foreign: bool = False  # some line's artifact is not the log's (the parser never makes such a line)
+    formats: tuple = ()  # the lines' time formats (None: no time), in order of first use
     years: dict = field(default_factory=dict)  # format id -> inferred year
     zones: dict = field(default_factory=dict)  # format id -> tzinfo
     boot: datetime | None = None
@@ -349,6 +352,7 @@ class _Builder:
         self.entries: list[TimelineEntry] = []
         self.meta: dict = {}
         self._sets: dict[frozenset, frozenset] = {}  # one copy of each distinct signature / tag set
+        self._specs: dict[int, tuple] = {}  # id(pod) -> (pod, its operand row): each pod's row worked out once
 
     def build(self) -> Timeline:
         self._capture_declared()
@@ -406,17 +410,23 @@ class _Builder:
     def _split_streams(self) -> None:
         by_key: dict[tuple, _Stream] = {}
         for log in self.logs.logs:
-            for (lpod, lctr), run in groupby(log.lines, _WHO):  # a log's containers come in runs of lines
+            # a log's containers come in runs of lines; the artifact in the key tells, in the same pass, whether every
+            # line is of the log's artifact (then its signatures are looked up by line number alone)
+            for (lpod, lctr, art), run in groupby(log.lines, _WHO_WHERE):
                 pod, ctr = lpod or log.pod, lctr or log.container
                 key = (log.artifact, pod, ctr)
                 s = by_key.get(key)
                 if s is None:
                     s = by_key[key] = _Stream(log, pod, ctr)
                 s.lines.extend(run)
+                if art != log.artifact:
+                    s.foreign = True
+        for s in by_key.values():  # the formats a stream uses, read by the year and zone passes (one C pass each)
+            s.formats = tuple(dict.fromkeys(map(_FORMAT, s.lines)))
         comp_hint: dict[tuple, str] | None = None  # stream key -> the component its signatures name; made when needed
         for s in by_key.values():
             pod_obj = self.pods.get(s.pod) if s.pod else None
-            spec = _spec_for_name(s.pod, pod_obj)
+            spec = self._spec_of(s.pod, pod_obj)
             if spec is None:
                 comp_hint = self._component_hints() if comp_hint is None else comp_hint
                 if s.key in comp_hint:
@@ -439,6 +449,15 @@ class _Builder:
                     s.start, s.finish = (start and _aware(start)), (finish and _aware(finish))
                     s.process_start = s.start
         self.streams = list(by_key.values())
+
+    def _spec_of(self, pod: str | None, pod_obj: Pod | None) -> OperandSpec | None:
+        """_spec_for_name, once per pod object (a pod's streams and its status entries all ask)."""
+        if pod_obj is None:
+            return _spec_for_name(pod, None)
+        hit = self._specs.get(id(pod_obj))
+        if hit is None or hit[0] is not pod_obj:
+            hit = self._specs[id(pod_obj)] = (pod_obj, spec_for(pod_obj))
+        return hit[1]
 
     def _component_hints(self) -> dict[tuple, str]:
         hints: dict[tuple, str] = {}
@@ -463,7 +482,7 @@ class _Builder:
         everything = [t for ts in refs.values() for t in ts]
         for s in self.streams:
             # the formats in order of first use (a set built in the lines' order, as a pass over every line built it)
-            for fid in {f for f in dict.fromkeys(map(_FORMAT, s.lines)) if f and not BY_ID[f].has_year}:
+            for fid in {f for f in s.formats if f and not BY_ID[f].has_year}:
                 first = next(ln for ln in s.lines if ln.time_format == fid and ln.time is not None)
                 pool, where = (refs.get(s.node), "the other sources of the same node") if s.node and refs.get(s.node) else (everything, "the other sources")
                 if pool:
@@ -566,6 +585,8 @@ class _Builder:
         """(artifact, pod) -> the zone a `date` line with a zone name proved for that pod's containers."""
         out: dict[tuple, tuple[tzinfo, LogLine]] = {}
         for s in self.streams:
+            if "date" not in s.formats:  # only a stream that has `date` lines is read line by line
+                continue
             for ln in s.lines:
                 if ln.time_format == "date" and ln.time is not None and ln.time.tzinfo is not None:
                     out.setdefault((s.log.artifact, s.pod), (ln.time.tzinfo, ln))
@@ -646,7 +667,7 @@ class _Builder:
         # building them stream by stream gives the timeline that a pass in the signature map's order gave.
         recognised: list[tuple[_Stream, list[int], list]] = []
         for s in self.streams:
-            idx, sigs_at = _recognised(s.lines, s.log.artifact, by_artifact, by_line)
+            idx, sigs_at = _recognised(s.lines, s.log.artifact, by_artifact, by_line, not s.foreign)
             if idx:
                 recognised.append((s, idx, sigs_at))
         del by_artifact
@@ -761,9 +782,13 @@ class _Builder:
         want: dict[int, set[int]] = defaultdict(set)
         for s, idx, _ in kept:
             lines = s.lines
+            if all(map(_TIME, map(lines.__getitem__, idx))):  # all timed (a datetime is never false): a C pass
+                continue
             for i in idx:
                 if lines[i].time is None and lines[i].elapsed is None:
                     want[id(s)].add(i)
+        if not want:  # every recognised line has a time (a fleet of stamped logs): nothing to bound
+            return {}
         init_end = self._init_ends()
         out = {}
         for s in self.streams:
@@ -831,7 +856,7 @@ class _Builder:
 
     def _status_entries(self) -> None:
         for pod in self.cluster.pods:
-            spec = _spec_for_name(pod.name, pod)
+            spec = self._spec_of(pod.name, pod)
             component = spec.name if spec else _workload(pod.name)
             lane = f"{spec.operator}/{spec.name}" if spec else f"{pod.namespace or 'other'}/{component}"
             for cs in pod.containers:
@@ -914,21 +939,21 @@ def _runs(repeats: dict[tuple, list[int]]) -> tuple[dict[int, tuple[int, int]], 
 
 
 def _recognised(lines: list[LogLine], artifact: str, by_artifact: dict[str, dict[int, tuple]],
-                by_line: dict) -> tuple[list[int], list[tuple]]:
+                by_line: dict, one_artifact: bool | None = None) -> tuple[list[int], list[tuple]]:
     """(indexes, signatures) of the lines a signature recognised, but not the shell trace of an `echo`, found at C
-    speed: by line number alone when every line is of the stream's artifact (as the parser makes them), else by
-    the full key."""
-    if all(map(eq, map(_ARTIFACT, lines), repeat(artifact))):
+    speed: by line number alone when every line is of the stream's artifact (as the parser makes them; one_artifact
+    says so when the caller knows, None: tested here), else by the full key."""
+    if one_artifact is None:
+        one_artifact = all(map(eq, map(_ARTIFACT, lines), repeat(artifact)))
+    if one_artifact:
         at = by_artifact.get(artifact)
         if not at:
             return [], []
-        numbers = list(map(_LINE, lines))
-        idx = list(compress(range(len(lines)), map(at.__contains__, numbers)))
-        sigs_at = list(map(at.__getitem__, map(numbers.__getitem__, idx)))
+        found = list(map(at.get, map(_LINE, lines)))  # a line's signatures (a non-empty tuple), or None
     else:
-        keys = list(zip(map(_ARTIFACT, lines), map(_LINE, lines)))
-        idx = list(compress(range(len(lines)), map(by_line.__contains__, keys)))
-        sigs_at = list(map(by_line.__getitem__, map(keys.__getitem__, idx)))
+        found = list(map(by_line.get, zip(map(_ARTIFACT, lines), map(_LINE, lines))))
+    idx = list(compress(range(len(lines)), found))
+    sigs_at = list(filter(None, found))
     echo = list(map(_ECHO_TRACE.match, map(_MESSAGE, map(lines.__getitem__, idx))))
     if any(echo):
         keep = list(map(not_, echo))
@@ -957,10 +982,14 @@ def _naive_formats(lines: list[LogLine]) -> list[str]:
 
 
 def _first_timed(lines: list[LogLine], aware: bool = False) -> LogLine | None:
+    if lines and (t := lines[0].time) is not None and (not aware or t.tzinfo is not None):  # a stamped log: no generator
+        return lines[0]
     return next((ln for ln in lines if ln.time is not None and (not aware or ln.time.tzinfo is not None)), None)
 
 
 def _last_timed(lines: list[LogLine], aware: bool = False) -> LogLine | None:
+    if lines and (t := lines[-1].time) is not None and (not aware or t.tzinfo is not None):
+        return lines[-1]
     return next((ln for ln in reversed(lines) if ln.time is not None and (not aware or ln.time.tzinfo is not None)), None)
 
 
