@@ -52,7 +52,9 @@ def test_reports_are_the_same_with_the_file_without_it_and_while_writing_it(cach
     assert off.returncode == first.returncode == second.returncode == 1, off.stderr
     assert first.stdout == second.stdout == off.stdout and "nvidia_peermem" in off.stdout
     _, regex, code = _held(cache)
-    assert len(regex) > 300 and len(code) > 500  # the example's imports compile ~500 of each
+    # the example's imports compile ~400 patterns; dataclasses compiles one source per method before Python 3.13
+    # (~850) and one per class from 3.13 on (~170)
+    assert len(regex) > 300 and len(code) > (500 if sys.version_info < (3, 13) else 100)
 
 
 def test_every_kept_regex_program_is_the_one_re_compiles(cached):
