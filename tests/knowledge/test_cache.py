@@ -108,6 +108,16 @@ def test_the_cache_is_keyed_on_the_version(knowledge, monkeypatch):
     assert calls  # another version parses again
 
 
+def test_two_pythons_on_one_install_keep_a_file_each(knowledge, monkeypatch):
+    """Else a checkout run by two Pythons would have each rewrite the other's file at every start."""
+    import sys
+
+    mine = K.cache_file()
+    monkeypatch.setattr(sys, "version", sys.version + " (another build)")
+    theirs = K.cache_file()
+    assert theirs != mine and theirs.parent == mine.parent
+
+
 def test_an_unwritable_cache_directory_only_costs_the_parse(knowledge, tmp_path, monkeypatch):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory", encoding="utf-8")

@@ -88,12 +88,14 @@ def cache_dir() -> Path | None:
 
 
 def cache_file() -> Path | None:
-    """The cache file of this install: one per install location, so that two checkouts or virtual environments
-    with different tables do not overwrite each other's at every run."""
+    """The cache file of this install: one per install location and Python, so that two checkouts or virtual
+    environments with different tables, or two Pythons running one checkout, do not overwrite each other's at
+    every run (the key in the file names the Python that wrote it, and marshal's format follows the Python)."""
     where = cache_dir()
     if where is None:
         return None
-    return where / f"knowledge-{blake2b(str(KNOWLEDGE.resolve()).encode(), digest_size=6).hexdigest()}.marshal"
+    install = f"{KNOWLEDGE.resolve()}\0{sys.version}"
+    return where / f"knowledge-{blake2b(install.encode(), digest_size=6).hexdigest()}.marshal"
 
 
 def _read(path: Path, key: str) -> dict | None:
