@@ -94,7 +94,9 @@ def _loaded_modules_after(code: str) -> set[str]:
     return set(json.loads(proc.stderr.strip().splitlines()[-1]))
 
 
-def test_a_directory_of_logs_and_kubectl_output_loads_no_archive_toml_or_xml_module():
+def test_a_directory_of_logs_and_kubectl_output_loads_no_archive_toml_or_xml_module(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUSLEUTH_CACHE_DIR", str(tmp_path))  # its own knowledge cache, written by a first run:
+    _loaded_modules_after(_diagnosed("example:peermem-race"))  # tomllib is what a cold cache imports, once
     loaded = _loaded_modules_after(_diagnosed("example:peermem-race"))
     assert "gpusleuth.analysis.diagnose" in loaded  # the diagnosis did run
     assert not loaded & set(INPUT_ONLY), sorted(loaded & set(INPUT_ONLY))
