@@ -8,18 +8,13 @@ figures this revision reached (docs/acceptance.md), so that a change that loses 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import tomllib
 from functools import cache
 from pathlib import Path
 
 import pytest
+from corpus import accuracy
 
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("accuracy", ROOT / "bench" / "accuracy.py")
-accuracy = sys.modules["accuracy"] = importlib.util.module_from_spec(_spec)  # dataclasses look their module up
-_spec.loader.exec_module(accuracy)
 
 LAYERS = {"hardware", "firmware", "kernel-driver", "userspace-driver", "cuda-runtime", "container-toolkit", "container-runtime",
           "device-plugin", "feature-discovery", "operator", "scheduler", "workload"}

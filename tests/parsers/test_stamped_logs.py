@@ -3,21 +3,16 @@ stamp (parsers/logs.py _stamped_lines): the LogLines must be those the line-by-l
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
+
+from corpus import ROOT, TUNED, accuracy
 
 from gpusleuth.model.document import Document
 from gpusleuth.parsers import logs as parsers_logs
 from gpusleuth.parsers.logs import parse_log
 
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("accuracy", ROOT / "bench" / "accuracy.py")
-accuracy = sys.modules.setdefault("accuracy", importlib.util.module_from_spec(_spec))
-if not hasattr(accuracy, "held_out"):
-    _spec.loader.exec_module(accuracy)
 
 
 def _both(doc: Document, monkeypatch) -> tuple:
@@ -85,8 +80,7 @@ def test_every_example_and_incident_log_reads_the_same(monkeypatch):
     from gpusleuth.sources import examples_root
 
     paths = [p for p in examples_root().rglob("*") if p.is_file() and p.name != "example.toml"]
-    paths += [p for d in (ROOT / "tests" / "cases" / "incidents").iterdir() if d.is_dir() and not accuracy.held_out(d.name)
-              for p in d.rglob("*") if p.is_file()]
+    paths += [p for d in TUNED for p in d.rglob("*") if p.is_file()]
     fast_path = 0
     for p in sorted(paths):
         lines = tuple(p.read_text(encoding="utf-8", errors="replace").splitlines())

@@ -4,12 +4,10 @@ diagnosis with every document held so is the diagnosis of the lines."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
+from corpus import INFO, TUNED
 from golden import example_dir, report
 
 import gpusleuth.sources.text as text_mod
@@ -20,14 +18,8 @@ from gpusleuth.parsers import logs as parsers_logs
 from gpusleuth.parsers.logs import parse_log
 from gpusleuth.sources.text import MAX_LINE, ByteLines, byte_lines, normalise, split_documents
 
-ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("accuracy", ROOT / "bench" / "accuracy.py")
-accuracy = sys.modules.setdefault("accuracy", importlib.util.module_from_spec(_spec))
-if not hasattr(accuracy, "held_out"):
-    _spec.loader.exec_module(accuracy)
 
-INCIDENTS = sorted(p for p in (ROOT / "tests" / "cases" / "incidents").iterdir() if p.is_dir() and not accuracy.held_out(p.name))[:12]
-INFO = "I1121 11:5{m}:{s:02d}.000000       1 reconcile.go:88] labels of node gpu-node-07 are up to date (pass {i})"
+INCIDENTS = TUNED[:12]
 
 
 @pytest.fixture
