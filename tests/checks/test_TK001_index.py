@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from gpusleuth.analysis.diagnose import build_facts
-from gpusleuth.checks.container_toolkit import TOOLKIT_CONTAINER, _decisive, _failures, _toolkit_lines
+from gpusleuth.checks.container_toolkit import TOOLKIT_CONTAINER, _decisive, _failures, _lines_of, _toolkit_lines
 from gpusleuth.facts.logs import Logs
 from gpusleuth.model.logs import ContainerLog, LogLine
 from gpusleuth.sources import examples_root, open_source
@@ -21,17 +21,11 @@ def _every_line(logs: Logs, pod: str) -> list[LogLine]:
             if (who := ln.pod or log.pod) == pod or (who is None and (ln.container or log.container) == TOOLKIT_CONTAINER)]
 
 
-def _read(index, pod: str) -> list[LogLine]:
-    every, by_pod, shared = index
-    return [ln for k in sorted({*by_pod.get(pod, ()), *shared}) for log in (every[k],) for ln in log.lines
-            if (who := ln.pod or log.pod) == pod or (who is None and (ln.container or log.container) == TOOLKIT_CONTAINER)]
-
-
 def _check(logs: Logs) -> int:
     index = _toolkit_lines(logs)
     pods = {ln.pod or log.pod for log in logs.logs for ln in log.lines} | {"no-such-pod"}
     for pod in pods - {None}:
-        assert _read(index, pod) == _every_line(logs, pod), pod
+        assert _lines_of(index, pod) == _every_line(logs, pod), pod
         want = None
         for row, rx in _failures():
             hit = next((ln for ln in _every_line(logs, pod) if rx.search(ln.message)), None)
@@ -51,7 +45,8 @@ def test_a_log_of_several_pods_and_toolkit_lines_that_name_none():
     mixed = ContainerLog("mixed.log", (line(1, "start", "tk-a", TOOLKIT_CONTAINER), line(2, restart, None, TOOLKIT_CONTAINER),
                                        line(3, restart, "tk-b", TOOLKIT_CONTAINER), line(4, "other", None, "other")))
     own = ContainerLog("own.log", (line(1, restart, None, None),), pod="tk-c", container=TOOLKIT_CONTAINER)
-    nobody = ContainerLog("nobody.log", (line(1, restart, None, None),), container=TOOLKIT_CONTAINER)
+    nobody = ContainerLog("nobody.log", (line(1, restart, None, None), line(2, restart, None, "other")),  # a line of another container
+                          container=TOOLKIT_CONTAINER)
     logs = Logs([own, mixed, nobody])
     assert _check(logs) == 5  # tk-a, tk-b, tk-c, a pod no line names, and None
     every, by_pod, shared = _toolkit_lines(logs)

@@ -199,61 +199,6 @@ def test_operand_spec_matches_with_its_labels_split_once(all_facts):
     assert n > 100
 
 
-def _toolkit_lines_per_line(logs):
-    """The per-line index TK001 had: (position, line) by pod, and the toolkit lines whose pod nothing names."""
-    from gpusleuth.checks.container_toolkit import TOOLKIT_CONTAINER
-
-    by_pod, shared, seq = {}, [], 0
-    for log in logs.logs:
-        for ln in log.lines:
-            who = ln.pod or log.pod
-            if who is not None:
-                by_pod.setdefault(who, []).append((seq, ln))
-            elif (ln.container or log.container) == TOOLKIT_CONTAINER:
-                shared.append((seq, ln))
-            seq += 1
-    return by_pod, shared
-
-
-def test_toolkit_index_reads_what_the_per_line_index_read(all_facts):
-    """TK001 indexes logs by the pods their lines name; for every pod it reads the decisive line the per-line index
-    found, on every example, the fleet, and logs whose lines name other pods and the toolkit container."""
-    from dataclasses import replace
-
-    from gpusleuth.checks.container_toolkit import TOOLKIT_CONTAINER, _decisive, _toolkit_lines
-    from gpusleuth.facts.logs import Logs
-    from gpusleuth.model.logs import ContainerLog, LogLine
-
-    cases = [(name, logs) for name, facts in all_facts if (logs := _get(facts, Logs)) is not None]
-    assert any(name == "fleet" for name, _ in cases)
-    mixed = [LogLine("mixed.log", i, f"m{i}", f"m{i}", pod=p, container=c) for i, (p, c) in enumerate(
-        [(None, None), ("a", None), ("a", None), (None, TOOLKIT_CONTAINER), ("b", TOOLKIT_CONTAINER), (None, TOOLKIT_CONTAINER), (None, "x")])]
-    shared_log = ContainerLog("tk.log", lines=[LogLine("tk.log", 1, "x", "x"), LogLine("tk.log", 2, "y", "y", container="other")],
-                              container=TOOLKIT_CONTAINER)
-    cases.append(("mixed", replace(cases[0][1], logs=[ContainerLog("mixed.log", lines=mixed), shared_log, *cases[0][1].logs])))
-    for name, logs in cases:
-        index = _toolkit_lines(logs)
-        by_pod, shared_lines = _toolkit_lines_per_line(logs)
-        for pod in [*by_pod, "nope"]:
-            assert _decisive(index, pod) == _decisive_per_line((by_pod, shared_lines), pod), (name, pod)
-
-
-def _decisive_per_line(index, pod):
-    import heapq
-
-    from gpusleuth.checks.container_toolkit import _failures
-
-    by_pod, shared = index
-    lines = [ln for _, ln in heapq.merge(by_pod.get(pod, []), shared, key=lambda t: t[0])]
-    for row, rx in _failures():
-        for ln in lines:
-            m = rx.search(ln.message)
-            if m:
-                groups = {k: v or "" for k, v in m.groupdict().items()}
-                return row, ln.evidence(), groups.get("path", ""), row["meaning"].format(**groups)
-    return None
-
-
 def test_operand_wait_lines_match_the_per_line_lookup(all_facts):
     """_wait_lines (signatures looked up at C speed) finds what a lookup per line found, in the same order."""
     from gpusleuth.facts.operands import _is_wait, _wait_lines

@@ -24,6 +24,7 @@ from gpusleuth.knowledge import table
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.k8s import Pod
+from gpusleuth.model.logs import LogLine
 from gpusleuth.checks.stated_common import platform_fixes, platform_note, stated_hits
 from gpusleuth.facts.prose import Prose
 from gpusleuth.model.layers import Layer
@@ -72,11 +73,21 @@ def _toolkit_lines(logs: Logs | None) -> tuple[list, dict[str, list[int]], list[
 _POD = attrgetter("pod")
 
 
+def _lines_of(index: tuple[list, dict[str, list[int]], list[int]], pod: str) -> list[LogLine]:
+    """The toolkit pod's lines and the toolkit lines that name no pod, in the artifacts' order, from the index."""
+    every, by_pod, shared = index
+    return [ln for k in sorted({*by_pod.get(pod, ()), *shared}) for log in (every[k],) for ln in log.lines
+            if (who := ln.pod or log.pod) == pod or (who is None and (ln.container or log.container) == TOOLKIT_CONTAINER)]
+
+
 def _decisive(index: tuple[list, dict[str, list[int]], list[int]], pod: str) -> tuple[dict, Evidence, str, str] | None:
     """The most specific known failure line in the toolkit pod's logs: (row, evidence, matched path, meaning)."""
-    every, by_pod, shared = index
-    lines = [ln for k in sorted({*by_pod.get(pod, ()), *shared}) for log in (every[k],) for ln in log.lines  # in the artifacts' order
-             if (who := ln.pod or log.pod) == pod or (who is None and (ln.container or log.container) == TOOLKIT_CONTAINER)]
+    return _first_failure(_lines_of(index, pod))
+
+
+def _first_failure(lines: list[LogLine]) -> tuple[dict, Evidence, str, str] | None:
+    """(row, evidence, matched path, meaning) of the first failure row, most specific first, that one of the lines
+    matches: the first such line in their order."""
     for row, rx in _failures():
         for ln in lines:
             m = rx.search(ln.message)
