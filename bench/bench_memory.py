@@ -109,34 +109,29 @@ def peak():  # VmHWM is this process's own; ru_maxrss can carry the RSS of the p
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 """
 
-_DIAGNOSE = _PEAK + """
+# What a gpusleuth stage's child does first: the memory limit, the clock, the whole input read however long it takes.
+_OPENING = _PEAK + """
 import json, resource, sys, time
 limit = int(sys.argv[2])
 if limit:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 t = time.perf_counter()
 import gpusleuth.sources.loose as loose
-from gpusleuth.analysis.diagnose import diagnose
-from gpusleuth.report.json_report import render
 from gpusleuth.sources import open_source
 if hasattr(loose, "TIME_BUDGET_S"):
     loose.TIME_BUDGET_S = None  # measure the whole input, however long it takes
+"""
+
+_DIAGNOSE = _OPENING + """
+from gpusleuth.analysis.diagnose import diagnose
+from gpusleuth.report.json_report import render
 report = diagnose(open_source(sys.argv[1]))
 out = render(report)
 print(json.dumps({"seconds": time.perf_counter() - t, "rss_mib": peak(),
                   "findings": len(report.findings), "cut": any(g.what == "partial-input" for g in report.gaps)}))
 """
 
-_READ = _PEAK + """
-import json, resource, sys, time
-limit = int(sys.argv[2])
-if limit:
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-t = time.perf_counter()
-import gpusleuth.sources.loose as loose
-from gpusleuth.sources import open_source
-if hasattr(loose, "TIME_BUDGET_S"):
-    loose.TIME_BUDGET_S = None
+_READ = _OPENING + """
 src = open_source(sys.argv[1])
 lines, docs = 0, iter(src.documents)
 while (d := next(docs, None)) is not None:
