@@ -115,3 +115,59 @@ def test_deep_nesting_does_not_recurse():
         node = yaml.SequenceNode("tag:yaml.org,2002:seq", [node], mark, mark)
     assert sum(1 for _ in node_paths(node)) == depth - 1
     assert check_aliases(node) == depth
+
+
+def _yaml_texts():
+    from pathlib import Path
+
+    from gpusleuth.sources import examples_root
+    for root in (examples_root(), Path(__file__).parents[1]):
+        for path in sorted(root.rglob("*")):
+            if path.suffix in (".yaml", ".yml") and path.is_file():
+                yield str(path), path.read_text(errors="replace")
+    yield "pods", yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "labels": {"app": "x"}},
+         "spec": {"containers": [{"name": "c", "args": ["--a", "b"]}]}} for i in range(50)]})
+
+
+def _distinct_nodes(node) -> int:
+    from gpusleuth.parsers.yamlsafe import _children
+    seen, stack = set(), [node]
+    while stack:
+        n = stack.pop()
+        if id(n) not in seen:
+            seen.add(id(n))
+            stack.extend(_children(n))
+    return len(seen)
+
+
+def test_text_without_a_star_composes_to_a_tree():
+    """may_alias lets a parser skip the alias walk: where it says no, no node of the composed document is shared
+    (what check_aliases counts equals the distinct nodes), on every YAML document of the examples and the tests'
+    files and a pod list."""
+    from gpusleuth.parsers.yamlsafe import loader_class, may_alias
+    checked = 0
+    for name, text in _yaml_texts():
+        if may_alias(text):
+            continue
+        loader = loader_class()(text)
+        try:
+            while loader.check_node():
+                node = loader.get_node()
+                if node is not None:
+                    assert check_aliases(node) == _distinct_nodes(node), name
+                    checked += 1
+        except yaml.YAMLError:
+            continue
+        finally:
+            loader.dispose()
+    assert checked >= 10
+    assert may_alias("a: &x [1]\nb: *x\n") and not may_alias("a: &x [1]\nb: [1]\n")
+
+
+def test_a_pod_list_reads_the_same_whether_or_not_it_is_walked_for_aliases(monkeypatch):
+    text = next(text for name, text in _yaml_texts() if name == "pods")
+    plain = list(k8s_objects.parse_yaml.parse(doc_from_text(text, "pods.yaml")))
+    monkeypatch.setattr(k8s_objects, "may_alias", lambda text: True)
+    walked = list(k8s_objects.parse_yaml.parse(doc_from_text(text, "pods.yaml")))
+    assert plain == walked and len(plain) == 50

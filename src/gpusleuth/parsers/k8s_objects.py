@@ -25,7 +25,7 @@ from gpusleuth.model.finding import Gap
 from gpusleuth.model.k8s import ContainerStatus, DaemonSet, Event, K8sObject, Node, NodeCondition, Pod, Taint
 from gpusleuth.parsers.base import LIKELY, NO, SURE, parser
 from gpusleuth.parsers.k8s_common import GPU_RESOURCE, kubectl_status, parse_time, resource_totals
-from gpusleuth.parsers.yamlsafe import AliasBomb, check_aliases, node_paths
+from gpusleuth.parsers.yamlsafe import AliasBomb, check_aliases, may_alias, node_paths
 from gpusleuth.parsers.yamlsafe import loader_class as _loader_class
 
 _JSON_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*(.*)$')
@@ -615,7 +615,10 @@ def _sniff_yaml(doc: Document) -> int:
 @parser("k8s.yaml", "Kubernetes objects as YAML (`kubectl get -o yaml`, multi-document, must-gather .yaml)", _sniff_yaml)
 def parse_yaml(doc: Document) -> Iterable:
     import yaml
-    loader = _Loader("\n".join(doc.lines))
+    text = "\n".join(doc.lines)
+    aliases = may_alias(text)
+    loader = _Loader(text)
+    del text
     out: list = []
     found = 0
     refused: AliasBomb | None = None
@@ -625,7 +628,8 @@ def parse_yaml(doc: Document) -> Iterable:
                 if not loader.check_node():
                     break
                 node = loader.get_node()
-                check_aliases(node)
+                if aliases:
+                    check_aliases(node)
                 value = loader.construct_document(node)
             except AliasBomb as exc:
                 refused = exc  # this document alone: the ones around it are still read

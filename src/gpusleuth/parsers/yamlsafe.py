@@ -8,7 +8,8 @@ result (key-line maps, deep merges, JSON output, redaction). So:
 * ``check_aliases(node)`` counts, once per distinct node, how many nodes the document would expand to; more
   than ``MAX_ALIAS_EXPANSION`` nodes added by aliases, or an alias inside its own anchor (a cycle), raise
   ``AliasBomb`` (an ``UnusableData``: the artifact becomes a one-line gap). Ordinary anchors (Helm values
-  reusing a block of tolerations, ``<<: *defaults``) add a few hundred nodes at most.
+  reusing a block of tolerations, ``<<: *defaults``) add a few hundred nodes at most. A text without `*`
+  (``may_alias``) holds no alias and is not walked for them.
 * ``node_paths(node)`` yields (path, line) for every key and sequence item in document order, without
   recursion (a 10,000-deep document cannot hit Python's recursion limit) and without descending into a node
   it has already walked: an alias gets the line of the key that holds it, never a second walk.
@@ -133,8 +134,16 @@ def _entries(n, path: tuple, scalar_keys_only: bool) -> Iterator[tuple[object, t
             yield value, path + (i,), value.start_mark.line
 
 
-def _construct(loader, node):
-    check_aliases(node)
+def may_alias(text: str) -> bool:
+    """Whether the text can hold an alias at all. An alias is written `*name`, and the composer shares a node only
+    for an alias: text without a `*` composes to a tree, and check_aliases, a walk over every node (a third of
+    reading a 500-pod list as YAML), has nothing to find there."""
+    return "*" in text
+
+
+def _construct(loader, node, text: str):
+    if may_alias(text):
+        check_aliases(node)
     return loader.construct_document(node)
 
 
@@ -146,7 +155,7 @@ def compose_one(text: str):
         node = loader.get_single_node()
         if node is None:
             return None, None
-        return node, _construct(loader, node)
+        return node, _construct(loader, node, text)
     finally:
         loader.dispose()
 
@@ -163,7 +172,7 @@ def safe_load_all(text: str) -> list:
     try:
         while loader.check_node():
             node = loader.get_node()
-            out.append(None if node is None else _construct(loader, node))
+            out.append(None if node is None else _construct(loader, node, text))
     finally:
         loader.dispose()
     return out
