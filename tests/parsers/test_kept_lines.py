@@ -120,6 +120,28 @@ def test_the_hyperscan_scan_keeps_the_lines_the_re2_scan_keeps(monkeypatch):
         assert fast == kept_rows(lines, edges=0), p.name
 
 
+@pytest.mark.parametrize("chunk", [7, 64, 1_000])
+def test_blocks_scanned_on_threads_keep_what_one_thread_keeps(monkeypatch, chunk):
+    """The examples' and incidents' logs as one text in blocks of a few lines (so that each is many blocks), as lines
+    and as bytes: the rows kept with the blocks scanned side by side are the rows kept one block after another."""
+    from gpusleuth.sources.text import byte_lines, normalise
+
+    monkeypatch.setattr(facts_logs, "USE_HYPERSCAN", False)
+    monkeypatch.setattr(facts_logs, "CHUNK_LINES", chunk)
+    logs = [p for p in example_dir("peermem-race").iterdir() if p.suffix in (".log", ".descr")]
+    logs += [p for d in INCIDENTS for p in (d / "full").rglob("*") if p.is_file()]
+    lines = [ln for p in sorted(logs) for ln in normalise(p.read_text(encoding="utf-8", errors="replace"))[0]
+             if not ln.lstrip().startswith((">", "```", "~~~"))]  # what a paste quotes or fences is read as lines
+    big = byte_lines("\n".join(lines), piece=True)
+    assert big is not None and len(lines) > 5 * chunk
+    rows = {}
+    for threads in (1, 3):
+        monkeypatch.setattr(facts_logs, "SCAN_THREADS", threads)
+        rows[threads] = (kept_rows(lines, edges=0), kept_rows(big, edges=0))
+    assert rows[1] == rows[3] and len(rows[1][0]) > 100
+    assert rows[1][0] == rows[1][1]
+
+
 def test_kept_rows_are_the_edges_and_what_matches():
     lines = [INFO.format(m=i % 10, s=i % 60, i=i) for i in range(1000)]
     lines[500] = "E1121 11:52:00.000000 1 x.go:1] cannot allocate"  # a klog error
