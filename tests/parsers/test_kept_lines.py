@@ -4,7 +4,9 @@ of a big log read that way is the report of the same log read whole, and says ho
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import time
 import tracemalloc
 from pathlib import Path
 
@@ -140,6 +142,27 @@ def test_blocks_scanned_on_threads_keep_what_one_thread_keeps(monkeypatch, chunk
         rows[threads] = (kept_rows(lines, edges=0), kept_rows(big, edges=0))
     assert rows[1] == rows[3] and len(rows[1][0]) > 100
     assert rows[1][0] == rows[1][1]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
+def test_a_forked_child_scans_on_threads_of_its_own(monkeypatch):
+    """The scan's thread pool does not survive a fork: a child that used the parent's would wait forever."""
+    monkeypatch.setattr(facts_logs, "USE_HYPERSCAN", False)
+    monkeypatch.setattr(facts_logs, "CHUNK_LINES", 10)
+    monkeypatch.setattr(facts_logs, "SCAN_THREADS", 2)
+    lines = [f"E1121 11:52:00.000000 1 x.go:1] cannot allocate {i}" if i % 7 == 0 else INFO.format(m=1, s=2, i=i) for i in range(100)]
+    rows = kept_rows(lines, edges=0)  # the parent's pool is made here
+    assert facts_logs._pool and rows == set(range(0, 100, 7))
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if kept_rows(lines, edges=0) == rows else 1)
+    deadline = time.monotonic() + 30
+    while (done := os.waitpid(pid, os.WNOHANG)) == (0, 0) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if done == (0, 0):
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    assert done[0] == pid and os.waitstatus_to_exitcode(done[1]) == 0
 
 
 def test_kept_rows_are_the_edges_and_what_matches():
