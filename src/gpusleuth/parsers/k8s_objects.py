@@ -614,6 +614,13 @@ def _sniff_yaml(doc: Document) -> int:
 
 @parser("k8s.yaml", "Kubernetes objects as YAML (`kubectl get -o yaml`, multi-document, must-gather .yaml)", _sniff_yaml)
 def parse_yaml(doc: Document) -> Iterable:
+    from gpusleuth.parsers.yaml_lists import read_in_parts
+
+    parted = read_in_parts(doc, _read_yaml)  # a big List, on several cores
+    return parted if parted is not None else _read_yaml(doc)
+
+
+def _read_yaml(doc: Document) -> list:
     import yaml
     text = "\n".join(doc.lines)
     aliases = may_alias(text)
