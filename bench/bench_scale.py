@@ -1,10 +1,10 @@
 """How does a diagnosis grow with the number of nodes? Time and peak memory from 100 to 5,000 GPU nodes.
 
     PYTHONPATH=src python bench/bench_scale.py [--sizes 100,200,500,1000,2000,5000] [--failing 0.8] [--lines 200]
-                                              [--src OTHER_CHECKOUT/src]   (the same inputs through other code)
+                                              [--pods-yaml] [--src OTHER_CHECKOUT/src]   (the same inputs through other code)
 
-Generates, per size, a gpusleuth bundle (docs/bundle.md: nodes.json, pods.json, one log per container, a
-manifest) of a GPU Operator fleet: every node runs the operator's six operands with their init containers;
+Generates, per size, a gpusleuth bundle (docs/bundle.md: nodes.json, pods.json in pages of 500, or with --pods-yaml
+one pods.yaml, one log per container, a manifest) of a GPU Operator fleet: every node runs the operator's six operands with their init containers;
 a share of the nodes (--failing, default 0.8) fails in three distinct ways, the rest are healthy:
 
   driver    the driver container crash-loops: `modprobe` cannot insert nvidia_peermem (Invalid argument),
@@ -154,12 +154,19 @@ class _Bundle:
         self.artifacts.append({"name": name, "source": "api", "status": 200, "size": len(text), **meta})
 
     def write_list(self, name: str, items: list, command: str, kind: str) -> None:
-        self.write(name, json.dumps({"apiVersion": "v1", "kind": "List", "items": items, "metadata": {"resourceVersion": ""}}, indent=4) + "\n",
-                   command=command, kind=kind)
+        value = {"apiVersion": "v1", "kind": "List", "items": items, "metadata": {"resourceVersion": ""}}
+        if name.endswith(".yaml"):  # as `kubectl -o yaml` writes it: keys sorted, items at the left margin
+            import yaml
+            text = yaml.dump(value, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), default_flow_style=False, sort_keys=True, width=1 << 16)
+        else:
+            text = json.dumps(value, indent=4) + "\n"
+        self.write(name, text, command=command, kind=kind)
 
 
-def generate(root: Path, nodes: int, failing: float = 0.8, lines: int = 200, salt: int = 0, kinds: tuple[str, ...] = KINDS) -> int:
-    """Write a bundle of `nodes` GPU nodes under root (the failing ones round robin over `kinds`); returns its size in bytes."""
+def generate(root: Path, nodes: int, failing: float = 0.8, lines: int = 200, salt: int = 0, kinds: tuple[str, ...] = KINDS,
+             pods_yaml: bool = False) -> int:
+    """Write a bundle of `nodes` GPU nodes under root (the failing ones round robin over `kinds`); returns its size in bytes.
+    pods_yaml: every pod in one YAML List (as the GPU Operator's must-gather writes its operand pods), not JSON pages."""
     b = _Bundle(Path(root))
     kinds = plan(nodes, failing, kinds)
     node_items, pods = [], []
@@ -209,7 +216,9 @@ def generate(root: Path, nodes: int, failing: float = 0.8, lines: int = 200, sal
             b.write(f"namespaces/{NS}/logs/{pod}/{main}.log", body, kind="container-log", namespace=NS, pod=pod, container=main, init=False,
                     node=node, command=f"kubectl logs -n {NS} {pod} -c {main} --timestamps --tail=2000")
     b.write_list("cluster/nodes.json", node_items, "kubectl get nodes -o json", "list")
-    for part in range(0, len(pods), 500):
+    if pods_yaml:
+        b.write_list(f"namespaces/{NS}/pods.yaml", pods, f"kubectl get pods -n {NS} -o yaml", "list")
+    for part in range(0, len(pods) if not pods_yaml else 0, 500):
         name = f"namespaces/{NS}/pods.json" if part == 0 else f"namespaces/{NS}/pods-{part // 500 + 1}.json"
         b.write_list(name, pods[part:part + 500], f"kubectl get pods -n {NS} -o json", "list")
     manifest = {"schema": "gpusleuth/bundle/v1", "tool": {"name": "gpusleuth", "version": "bench"}, "captured_at": _stamp(NOW),
@@ -267,6 +276,9 @@ def main() -> None:
     ap.add_argument("--file-cap", action="store_true",
                     help="keep the reader's cap on files per input (sources/loose.py MAX_FILES); by default the bench lifts it "
                          "to the bundle's file count, since a bundle of more than ~1,500 nodes holds more files than that")
+    ap.add_argument("--pods-yaml", action="store_true",
+                    help="every pod in one YAML List (`kubectl get pods -o yaml`, as the GPU Operator's must-gather writes its operand "
+                         "pods) instead of JSON pages of 500")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     points = []
@@ -274,7 +286,7 @@ def main() -> None:
     for n in sizes:
         root = Path(tempfile.mkdtemp(prefix="gpusleuth-scale-"))
         try:
-            size = generate(root, n, args.failing, args.lines)
+            size = generate(root, n, args.failing, args.lines, pods_yaml=args.pods_yaml)
             files = sum(1 for _ in root.rglob("*") if _.is_file())
             try:
                 m = measure(root, args.timeout, args.src, 0 if args.file_cap else files + 1)

@@ -155,3 +155,26 @@ def test_a_single_core_or_a_small_list_reads_whole(monkeypatch):
     monkeypatch.setattr(os, "cpu_count", lambda: 4)
     monkeypatch.setattr(yaml_lists, "PARALLEL_BYTES", 1 << 30)
     assert yaml_lists.parts_for(doc) is None
+
+
+def test_a_fleet_whose_pods_are_one_yaml_list_is_diagnosed_as_from_json_pages(tmp_path, monkeypatch):
+    """The generated fleet (bench/bench_scale.py) with its pods as one YAML List, read in parts, against the same
+    pods as JSON pages: the same causes, findings and node counts (their evidence cites other files, so not it)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
+    from bench_scale import generate
+
+    from gpusleuth.analysis.diagnose import diagnose
+    from gpusleuth.sources.loose import read_directory
+
+    used = []
+    monkeypatch.setattr(yaml_lists, "part_document", lambda *a, f=yaml_lists.part_document: used.append(1) or f(*a))
+    reports = {}
+    for pods_yaml in (False, True):
+        root = tmp_path / f"yaml-{pods_yaml}"
+        generate(root, 24, pods_yaml=pods_yaml)
+        assert (root / "namespaces/gpu-operator/pods.yaml").exists() == pods_yaml
+        r = diagnose(read_directory(root))
+        reports[pods_yaml] = (r.verdict, [(c.code, c.title) for c in r.root_causes], sorted((f.code, f.title) for f in r.findings))
+    assert used and reports[True] == reports[False] and reports[False][1]
