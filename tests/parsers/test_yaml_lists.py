@@ -10,20 +10,20 @@ import pytest
 import yaml
 from conftest import doc_from_text
 
+from gpusleuth import parallel
 from gpusleuth.errors import UnusableData
 from gpusleuth.model.finding import Gap
 from gpusleuth.parsers import k8s_objects, yaml_lists
 from gpusleuth.sources import examples_root
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork") or os.name != "posix", reason="parts are read in forked processes")
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="parts are read in forked processes")
 
 
 @pytest.fixture(autouse=True)
 def _small_and_many_cores(monkeypatch):
     """Parts for any size, on four cores, whatever machine runs the tests."""
     monkeypatch.setattr(yaml_lists, "PARALLEL_BYTES", 0)
-    monkeypatch.setattr(os, "cpu_count", lambda: 4)
-    monkeypatch.setattr(yaml_lists.sys, "platform", "linux")
+    monkeypatch.setattr(parallel, "cores", lambda: 4)
 
 
 def _pod(i: int) -> dict:
@@ -150,9 +150,9 @@ def test_every_yaml_file_of_the_examples_and_tests_reads_the_same():
 
 def test_a_single_core_or_a_small_list_reads_whole(monkeypatch):
     doc = doc_from_text(_list_text(20), "pods.yaml")
-    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(parallel, "cores", lambda: 1)
     assert yaml_lists.parts_for(doc) is None
-    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(parallel, "cores", lambda: 4)
     monkeypatch.setattr(yaml_lists, "PARALLEL_BYTES", 1 << 30)
     assert yaml_lists.parts_for(doc) is None
 

@@ -10,27 +10,26 @@ order. The objects are those the whole read makes, line for line (tests/parsers/
 
 Anything else reads the file whole: another layout, several YAML documents, a directive, a text that can hold an
 alias (`*`: an alias may point into another item), a part that does not read cleanly (the whole read then says
-what is wrong and where), no fork (not Linux) or a single core.
+what is wrong and where), or no other core to use (gpusleuth/parallel.py: not Linux, one core, or this is a worker
+already).
 """
 
 from __future__ import annotations
 
-import os
-import sys
 from typing import Callable
 
+from gpusleuth import parallel
 from gpusleuth.model.document import Document
 
 PARALLEL_BYTES = 2 << 20  # below this a List is read whole: ~0.6 s of YAML, against ~0.05 s to fork and gather
-MAX_PARTS = 8
 
 
 def parts_for(doc: Document) -> list[tuple[int, int]] | None:
     """(start, end) line indexes of the items block cut into one part per core, each part starting at an item; None
     when the document is not a List laid out as kubectl writes it, or is too small to be worth it."""
     lines = doc.lines
-    cores = min(MAX_PARTS, os.cpu_count() or 1)
-    if cores < 2 or sys.platform != "linux" or sum(map(len, lines)) < PARALLEL_BYTES:
+    cores = parallel.cores()
+    if cores < 2 or sum(map(len, lines)) < PARALLEL_BYTES:
         return None
     if any(ln.startswith(("---", "...", "%")) for ln in lines) or any("*" in ln for ln in lines):
         return None  # several documents, a directive, or maybe an alias: read whole
@@ -69,12 +68,9 @@ def read_in_parts(doc: Document, parse: Callable[[Document], list]) -> list | No
     parts = parts_for(doc)
     if parts is None or not _is_list_around(doc, parts):
         return None
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     docs = [part_document(doc, s, e) for s, e in parts]
     try:
-        with ProcessPoolExecutor(len(docs) - 1, mp_context=multiprocessing.get_context("fork")) as pool:
+        with parallel.pool(len(docs) - 1) as pool:
             later = [pool.submit(_clean, parse, d) for d in docs[1:]]
             results = [_clean(parse, docs[0])] + [f.result() for f in later]
     except Exception:  # noqa: BLE001 - a worker that could not start or died: read whole

@@ -1,0 +1,101 @@
+"""Big structured documents parsed in forked workers while ingest goes on (analysis/engine.py _Ahead): the run's
+facts, and so its report, are those of reading one document after another, whatever is parsed where."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from corpus import TUNED
+
+from gpusleuth import parallel
+from gpusleuth.analysis import engine
+from gpusleuth.analysis.diagnose import diagnose
+from gpusleuth.report.json_report import render
+from gpusleuth.sources import open_source
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork") or sys.platform != "linux", reason="workers are forked")
+
+
+def _report(spec: str) -> dict:
+    r = json.loads(render(diagnose(open_source(spec))))
+    r["source"].pop("analysed_at")
+    return r
+
+
+def _ahead(monkeypatch, cores: int = 3) -> list:
+    """Every JSON or YAML document of any size goes to a worker while one is free; returns the documents sent."""
+    sent = []
+    monkeypatch.setattr(engine, "AHEAD_BYTES", 0)
+    monkeypatch.setattr(parallel, "cores", lambda: cores)
+    submit = engine._Ahead.ingest
+
+    def ingest(self, doc):
+        busy = self.busy
+        out = submit(self, doc)
+        if self.busy > busy:
+            sent.append(doc.artifact)
+        return out
+
+    monkeypatch.setattr(engine._Ahead, "ingest", ingest)
+    return sent
+
+
+@pytest.mark.parametrize("spec", ["example:peermem-race", "example:containerd-wrong-instance", "example:device-plugin-unregistered",
+                                  *(str(p / "full") for p in TUNED[:12])])
+def test_the_report_is_the_one_of_reading_one_after_another(spec, monkeypatch):
+    serial = _report(spec)
+    sent = _ahead(monkeypatch)
+    assert _report(spec) == serial
+    if spec == "example:peermem-race":
+        assert sent  # the example's pods and nodes went to workers
+
+
+def test_a_fleet_read_ahead_gets_the_same_report(tmp_path, monkeypatch):
+    sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
+    from bench_scale import generate
+
+    generate(tmp_path / "fleet", 40)
+    serial = _report(str(tmp_path / "fleet"))
+    sent = _ahead(monkeypatch, cores=2)
+    assert _report(str(tmp_path / "fleet")) == serial
+    assert len(sent) >= 1
+
+
+def test_a_worker_that_fails_leaves_the_document_to_be_parsed_here(monkeypatch):
+    serial = _report("example:peermem-race")
+    sent = _ahead(monkeypatch)
+    monkeypatch.setattr(engine, "_ingest_apart", _broken_in_worker)
+    assert _report("example:peermem-race") == serial and sent
+
+
+def _broken_in_worker(doc, chosen):
+    if parallel._in_worker[0]:
+        raise RuntimeError("a worker that dies")
+    return engine._contents(_facts_of(doc, chosen))
+
+
+def _facts_of(doc, chosen):
+    from gpusleuth.facts import Facts
+
+    part = Facts()
+    engine._ingest_one(doc, part, chosen)
+    return part
+
+
+def test_a_worker_never_forks_workers_of_its_own():
+    with parallel.pool(1) as pool:
+        assert pool.submit(parallel.cores).result() == 1
+
+
+def test_off_the_main_thread_nothing_is_forked():
+    import threading
+
+    got = []
+    t = threading.Thread(target=lambda: got.append(parallel.cores()))
+    t.start()
+    t.join()
+    assert got == [1]
