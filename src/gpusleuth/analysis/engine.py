@@ -167,7 +167,7 @@ class _Ahead:
                 and sum(map(len, doc.lines)) >= AHEAD_BYTES and not doc.artifact.lower().endswith((".md", ".markdown"))):
             if self.pool is None:
                 self.pool = parallel.pool(self.workers)
-            self.queue.append((self.pool.submit(_ingest_apart, doc, chosen), doc, chosen))
+            self.queue.append((self.pool.submit(_ingest_apart, doc, score, p.kind), doc, chosen))
             self.busy += 1
             return []
         if not self.queue:
@@ -191,7 +191,8 @@ class _Ahead:
                 try:
                     contents = future.result()
                 except Exception:  # noqa: BLE001 - a worker that died, or a result that did not pickle: parsed here
-                    contents = _ingest_apart(doc, chosen_or_part)
+                    contents = _ingest_apart(doc, chosen_or_part[0], chosen_or_part[1].kind)
+                del future  # its exception's traceback holds this frame: a cycle, kept while the collector is paused
             self.queue.popleft()
             _merge(contents, self.facts)
 
@@ -201,10 +202,11 @@ class _Ahead:
             self.pool = None
 
 
-def _ingest_apart(doc: Document, chosen: tuple[int, Parser | None]) -> tuple:
-    """In a worker: what _ingest_one makes of doc, as _merge takes it."""
+def _ingest_apart(doc: Document, score: int, kind: str) -> tuple:
+    """What _ingest_one makes of doc with the parser of that kind, as _merge takes it (in a worker: the parser goes
+    by its kind, since a Parser does not pickle)."""
     part = Facts()
-    _ingest_one(doc, part, chosen)
+    _ingest_one(doc, part, (score, next(p for p in PARSERS if p.kind == kind)))
     return _contents(part)
 
 
