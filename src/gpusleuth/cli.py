@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
+from typing import Iterator
 
 import click
 
@@ -239,6 +241,19 @@ def _settle() -> None:
         gc.freeze()
 
 
+@contextmanager
+def _jobs(jobs: int | None) -> Iterator[None]:
+    """--jobs for one run (gpusleuth/parallel.py JOBS), as it was after."""
+    from gpusleuth import parallel
+
+    before = parallel.JOBS
+    parallel.JOBS = jobs if jobs is not None else before
+    try:
+        yield
+    finally:
+        parallel.JOBS = before
+
+
 def _budgets(max_bytes: int | None = None, max_total_bytes: int | None = None, max_files: int | None = None,
              time_budget: float | None = None):
     """The run's budgets: the defaults (sources/loose.py) unless a flag says otherwise; --time-budget 0 is none."""
@@ -282,11 +297,14 @@ def _open(source: str, max_bytes: int | None = None, budgets=None):
               help="Stop reading input after SECONDS (default 900; 0: no limit); the checks still run on what was read, "
                    "and the report says what was not.")
 @click.option("--node", "node", default=None, help="Only this node, in full: its findings ungrouped, its components and timeline (plus what no node owns).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Processes to parse big JSON and YAML files with (default: the cores this process may use, up to 8, on "
+                   "Linux; 1: none but this one).")
 @_collect_options
 def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str, ...], ignore: tuple[str, ...], color: str,
              no_color: bool, width: int | None, brief: bool, no_pager: bool, fail_on: str, max_bytes: int | None,
              max_total_bytes: int | None, max_files: int | None, time_budget: float | None, node: str | None,
-             **live) -> None:
+             jobs: int | None, **live) -> None:
     """Diagnose SOURCE: a directory, a .tar.gz/.tgz/.zip of one (a gpusleuth bundle, a must-gather), a single
     file, example:NAME, or - for standard input (a paste, ended with Ctrl-D). Without SOURCE: what is piped
     into it, else the cluster of the current kubeconfig context (read-only)."""
@@ -321,7 +339,7 @@ def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str
     except SourceError as exc:
         _fail(str(exc))
     src.run_gaps.extend(_selection_gaps(select, ignore))
-    with gc_paused():  # as run() does; and what it built is settled before the collector runs again
+    with gc_paused(), _jobs(jobs):  # as run() does; and what it built is settled before the collector runs again
         report = run(src, Selection(tuple(select), tuple(ignore)), node=node)
         _settle()
     if source in ("-", "stdin", "/dev/stdin") and not report.source.get("documents") and all(g.why == "empty file" for g in src.gaps):

@@ -13,6 +13,7 @@ import sys
 import threading
 
 MAX_CORES = 8
+JOBS: int | None = None  # `diagnose --jobs N`: at most N processes (1: this one only)
 _in_worker = [False]
 
 
@@ -21,7 +22,8 @@ def cores() -> int:
     thread (a server's request: a fork copies one thread of many, with whatever locks the others hold)."""
     if _in_worker[0] or sys.platform != "linux" or not hasattr(os, "fork") or threading.current_thread() is not threading.main_thread():
         return 1
-    return max(1, min(MAX_CORES, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(MAX_CORES, n) if JOBS is None else min(JOBS, n))
 
 
 def _as_worker() -> None:

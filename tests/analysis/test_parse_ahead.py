@@ -131,3 +131,28 @@ def test_nothing_of_a_run_outlives_it_when_a_worker_failed(monkeypatch, tmp_path
     finally:
         gc.enable()
     assert _here and after == before
+
+
+def test_jobs_sets_the_processes_for_one_run(monkeypatch):
+    """`diagnose --jobs 1` parses in this process alone, `--jobs 3` has workers: the same report; the setting does
+    not outlive the run."""
+    from click.testing import CliRunner
+
+    from gpusleuth.cli import cli
+
+    monkeypatch.setattr(engine, "AHEAD_BYTES", 0)
+    seen = []
+    init = engine._Ahead.__init__
+
+    def record(self, facts):
+        init(self, facts)
+        seen.append(self.workers)
+
+    monkeypatch.setattr(engine._Ahead, "__init__", record)
+    out = {}
+    for jobs in ("1", "3"):
+        r = CliRunner().invoke(cli, ["diagnose", "example:peermem-race", "--format", "json", "--jobs", jobs], catch_exceptions=False)
+        out[jobs] = json.loads(r.output)
+        out[jobs]["source"].pop("analysed_at")
+    assert out["1"] == out["3"] and parallel.JOBS is None
+    assert seen == [0, min(3, len(os.sched_getaffinity(0))) - 1]
