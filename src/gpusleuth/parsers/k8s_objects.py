@@ -563,22 +563,19 @@ class _JsonLines:
         """Item k's scan over lines a..b-1 from the state of item k, checked (see _by_shape): (its line map counted
         from line a, its last key's line from a, the scan's stack below the List after the first line, b - a)."""
         item = (0, "items", k)
-        stack = [[(0,), False, 0], [(0, "items"), True, k]]
         after = [[(0,), False, 0], [(0, "items"), True, k + 1]]
+        stack = [[(0,), False, 0], [(0, "items"), True, k]]
+        scan = _scan_json(self.doc.lines, a, b, stack, 0)
+        _, _, st, _ = next(scan)  # line a, `{` alone in the state of item k: the item itself, opened
+        resume = tuple((p[3:], arr, n) for p, arr, n in st[2:])
         cur: dict[tuple, int] = {}
-        resume = None
         last = a
-        for path, idx, st, _ in _scan_json(self.doc.lines, a, b, stack, 0):
+        for path, idx, _, _ in scan:
             if path[:3] != item:
                 return None
-            if resume is None:
-                if idx != a or len(path) != 3 or st[:2] != after:
-                    return None
-                resume = tuple((p[3:], arr, n) for p, arr, n in st[2:])
+            cur[path[3:]] = idx - a
             last = idx
-            if len(path) > 3:
-                cur[path[3:]] = idx - a
-        if resume is None or stack != after:
+        if stack != after:
             return None
         return cur, last - a, resume, b - a
 
