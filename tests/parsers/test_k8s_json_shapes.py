@@ -205,7 +205,7 @@ CRAFTED = {
     "two items": _list([_pod(0), _pod(1)]),
     "one item": _list([_pod(0)]),
     "no items": _list([]),
-    "many shapes": _list([_pod(i, **{f"k{i}": i}) for i in range(60)]),
+    "many shapes": _list([_pod(i, **{f"k{i}": i}) for i in range(100)]),
     "many shapes then one": _list([_pod(i, **{f"k{i}": i}) for i in range(30)] + [_pod(i) for i in range(30)]),
     "a PodList": _list([_pod(i) for i in range(6)]).replace('"kind": "List"', '"kind": "PodList"'),
     "two top-level values": _list([_pod(i) for i in range(5)]) + "\n" + _list([_pod(i) for i in range(5)]),
@@ -248,7 +248,7 @@ CRAFTED["truncated item"] = CRAFTED["values only differ"][: len(CRAFTED["values 
 def test_crafted(name, monkeypatch):
     count = _Count(monkeypatch)
     check(_doc(CRAFTED[name], first_line=3))
-    if name in ("values only differ", "escaped keys", "indent 2", "tabs", "kind first", "many shapes then one"):
+    if name in ("values only differ", "escaped keys", "indent 2", "tabs", "kind first"):
         assert count.shaped == 1 and count.items < 20  # read by shape, and shapes shared
 
 
@@ -259,6 +259,15 @@ def test_items_of_one_shape_share_one_scan(monkeypatch):
     count.items = 0
     check(_doc(CRAFTED["one key differs"]))
     assert count.items == 2
+
+
+def test_a_list_of_unlike_items_is_scanned_line_by_line_after_a_while(monkeypatch):
+    count = _Count(monkeypatch)
+    check(_doc(CRAFTED["many shapes"]))
+    assert count.items == ko._UNLIKE  # then the rest from the next item on
+    count.items = 0
+    check(_doc(CRAFTED["many shapes then one"]))
+    assert count.items == 31
 
 
 def test_a_cut_inside_an_item_is_scanned_line_by_line(monkeypatch):

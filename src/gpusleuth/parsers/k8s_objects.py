@@ -506,7 +506,7 @@ def _unit_of(path: tuple, lists) -> tuple[tuple | None, tuple]:
 _SCALAR_VALUE = re.compile(r'": (?<=[^\\\s]": )(?:"[^"\\\n]*(?:\\.[^"\\\n]*)*"|-?\d[\d.eE+-]*|true|false|null)(?=,?$)', re.M)
 _ITEMS_OPEN = re.compile(r'^[ \t]*"items": \[\n([ \t]*)\{$', re.M)  # a List's items as kubectl indents them
 _SHAPES = 512  # skeletons kept per document
-_MISSES = 16  # after this many items of new shapes, a document whose items are mostly unlike is scanned line by line
+_UNLIKE = 64  # items of new shapes, less items of known ones, after which the rest is scanned line by line
 
 
 class _JsonLines:
@@ -539,15 +539,15 @@ class _JsonLines:
         The lines before the first item are scanned as usual and must end in the state of item 0; the last
         item and what follows it are scanned as usual from the state of their item. Items are cut where a line
         is `{` alone at the first item's indentation; a cut that is not at an item fails the check, and the rest
-        of the document is then scanned line by line from that item's state, as are the rest of a document
-        whose items are mostly of new shapes. None (read it line by line) for a document with a line too long
+        of the document is then scanned line by line from that item's state, as is the rest of a document
+        whose items keep coming in new shapes (_UNLIKE: a new shape costs its scan and a little more). None (read it line by line) for a document with a line too long
         to scan (its skipping would depend on the blanked value's length), no such List layout, or lines before
         the first item that do not end in its state (a nested or second "items" key before it, among others)."""
         lines, text = self.doc.lines, self.text
         m = _ITEMS_OPEN.search(text)
         if m is None or max(map(len, lines)) > _MAX_SCAN_LINE:
             return None
-        pieces = _SCALAR_VALUE.sub('": 0', text).split("\n" + m.group(1) + "{\n")
+        pieces = text.split("\n" + m.group(1) + "{\n")
         if len(pieces) < 3:
             return None
         a = pieces[0].count("\n") + 1  # the first item's line
@@ -581,20 +581,23 @@ class _JsonLines:
 
     def _shaped(self, pieces: list[str], a: int) -> Iterator[tuple]:
         memo: dict[str, tuple] = {}
-        misses = 0
-        k, n_items = 0, len(pieces) - 2  # pieces[k + 1]: item k's skeleton less its `{` line; the last: the rest
+        unlike = 0
+        sub = _SCALAR_VALUE.sub
+        k, n_items = 0, len(pieces) - 2  # pieces[k + 1]: item k's text less its `{` line; the last: the rest
         while k < n_items:
-            piece = pieces[k + 1]
-            shape = memo.get(piece)
-            if shape is None:
-                if misses >= _MISSES and 2 * misses > k:
+            skeleton = sub('": 0', pieces[k + 1])  # lines and newlines as they are: only values blanked
+            shape = memo.get(skeleton)
+            if shape is not None:
+                unlike -= unlike > 0
+            else:
+                unlike += 1
+                if unlike > _UNLIKE:
                     break
-                shape = self._item_scan(k, a, a + piece.count("\n") + 2)
+                shape = self._item_scan(k, a, a + skeleton.count("\n") + 2)
                 if shape is None:
                     break
-                misses += 1
                 if len(memo) < _SHAPES:
-                    memo[piece] = shape
+                    memo[skeleton] = shape
             cur, last, resume, n = shape
             stack = [[(0,), False, 0], [(0, "items"), True, k + 1]]
             stack.extend([(0, "items", k) + p, arr, i] for p, arr, i in resume)
