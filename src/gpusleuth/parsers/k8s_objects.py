@@ -498,13 +498,14 @@ def _unit_of(path: tuple, lists) -> tuple[tuple | None, tuple]:
     return (root, -1), path[1:]
 
 
-# A scalar after `"key": ` at the end of a line (a comma may follow), blanked in an item's skeleton
-# (_JsonLines._by_shape). Only where the quote before `: ` is neither escaped nor the line's first character: the
-# key `_scan_json` reads (the line's first string) then ends at or before that quote, so what the scan does with
-# the line (the key, whether it opens an object or array, or nothing) is the same whatever scalar follows; a
-# scalar starts with `"`, `-`, a digit or a letter, never with a bracket or a space.
-_SCALAR_VALUE = re.compile(r'": (?<=[^\\\s]": )(?:"[^"\\\n]*(?:\\.[^"\\\n]*)*"|-?\d[\d.eE+-]*|true|false|null)(?=,?$)', re.M)
-_ITEMS_OPEN = re.compile(r'^[ \t]*"items": \[\n([ \t]*)\{$', re.M)  # a List's items as kubectl indents them
+# A scalar after `"key": ` at the end of a line (a comma may follow), blanked in an item's skeleton (_by_shape).
+# Only where the quote before `: ` is neither escaped nor the line's first character: the first string of the line,
+# the key `_scan_json` reads, then ends at or before that quote, so what the scan does with the line (the key it
+# finds, whether the line opens an object or an array, or nothing) is the same whatever scalar follows. A scalar
+# starts with `"`, `-`, a digit or a letter, never with a bracket or a space, and a blanked line is no longer.
+_SCALAR_VALUE = re.compile(r'": (?<=[^\\\s]": )(?:"[^"\\\n]*(?:\\.[^"\\\n]*)*"|-?\d[\d.eE+-]*|true|false|null)(?=,?$)',
+                           re.MULTILINE)
+_ITEMS_OPEN = re.compile(r'^[ \t]*"items": \[\n([ \t]*)\{$', re.MULTILINE)  # a List's items as kubectl indents them
 _SHAPES = 512  # skeletons kept per document
 _UNLIKE = 64  # items of new shapes, less items of known ones, after which the rest is scanned line by line
 
@@ -527,22 +528,24 @@ class _JsonLines:
     def _by_shape(self) -> Iterator | None:
         """The units of a List's items, each item's lines scanned once per shape: the items of a fleet's pod list
         come in a handful of shapes (the pods of one DaemonSet have the same keys on the same lines; only values
-        differ). An item's skeleton is its text with every scalar value blanked (_SCALAR_VALUE) and everything
-        else kept: keys, brackets, element lines, blank lines, indentation. What `_scan_json` does with a line
-        depends on the line only through its skeleton, and with an item's lines on the scan's state only through
-        the item's index when the item leaves the state as it found it. So an item's scan is made once for its
-        skeleton, from the state the scan has at an item (the List open, its items array open at that index),
-        and checked: every path it finds is under that item, the first is the item itself on its first line, and
-        it ends in the state of the next item. Another item of the same skeleton then has the same paths and
-        lines counted from its first line, with no Python step per line.
+        differ). An item's skeleton is its text with the scalar values blanked (_SCALAR_VALUE); everything else,
+        keys, brackets, element lines, blank lines and indentation, is kept.
 
-        The lines before the first item are scanned as usual and must end in the state of item 0; the last
-        item and what follows it are scanned as usual from the state of their item. Items are cut where a line
-        is `{` alone at the first item's indentation; a cut that is not at an item fails the check, and the rest
-        of the document is then scanned line by line from that item's state, as is the rest of a document
-        whose items keep coming in new shapes (_UNLIKE: a new shape costs its scan and a little more). None (read it line by line) for a document with a line too long
-        to scan (its skipping would depend on the blanked value's length), no such List layout, or lines before
-        the first item that do not end in its state (a nested or second "items" key before it, among others)."""
+        What `_scan_json` does with a line depends on the line only through its skeleton, and on the scan's state;
+        at an item that state is the List's object and its items array open at the item's index. An item is cut
+        where a line is `{` alone at the first item's indentation, and the first item of each skeleton is
+        scanned from that state and checked: every path found is under the item, and the scan ends in the state
+        of the next item. The check makes the item's scan independent of the rest of the document (the index is
+        read on its first line only), so another item of the same skeleton has the same paths, with lines
+        counted from its first line, at no Python step per line. The lines before the first item are scanned as
+        usual and must end in the state of item 0 with no item found; the last item and what follows it are
+        scanned as usual from the state of their item. An item that fails the check (a cut inside an item,
+        another "items" key) has the rest of the document scanned as usual from its own state, as has a List
+        whose items keep coming in new shapes (_UNLIKE: a new shape costs its scan and a little more).
+
+        None (the whole document scanned as usual) without such a List layout, with lines before the first item
+        that do not end as said, or with a line too long to scan (whether the scan skips it would then depend
+        on the length of the value blanked)."""
         lines, text = self.doc.lines, self.text
         m = _ITEMS_OPEN.search(text)
         if m is None or max(map(len, lines)) > _MAX_SCAN_LINE:
