@@ -46,8 +46,8 @@ def _dotted(path: tuple) -> str:
 
 
 class _Lines:
-    """Where each key of one object is: relative path -> index into doc.lines, less ``shift`` (a map shared by
-    the objects of one shape, _ShapedLines, holds lines counted from the object's first line)."""
+    """Where each key of one object is: relative path -> index into doc.lines, less ``shift`` (the map shared by
+    the items of one shape of a JSON List, _JsonLines._by_shape, counts lines from the item's first line)."""
 
     def __init__(self, doc: Document, lines: dict[tuple, int], start: int, lazy: Mapping | None = None, shift: int = 0):
         self.doc, self.lines, self.start, self.lazy, self.shift = doc, lines, start, lazy, shift
@@ -318,7 +318,8 @@ def _is_list(value) -> bool:
     return isinstance(value, dict) and isinstance(value.get("items"), list) and str(value.get("kind", "List")).endswith("List")
 
 
-LineSource = Callable[[int | None], tuple[dict[tuple, int], int]]  # item index (None: the value itself) -> (lines, start)
+# item index (None: the value itself) -> (lines, start), or for JSON (lines, start, key lines, shift): _Lines' arguments
+LineSource = Callable[[int | None], tuple]
 
 
 def _objects(value, doc: Document, lines_of: LineSource) -> Iterator:
