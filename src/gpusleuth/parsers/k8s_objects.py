@@ -46,15 +46,16 @@ def _dotted(path: tuple) -> str:
 
 
 class _Lines:
-    """Where each key of one object is: relative path -> index into doc.lines."""
+    """Where each key of one object is: relative path -> index into doc.lines, less ``shift`` (the map shared by
+    the items of one shape of a JSON List, _JsonLines._by_shape, counts lines from the item's first line)."""
 
-    def __init__(self, doc: Document, lines: dict[tuple, int], start: int, lazy: Mapping | None = None):
-        self.doc, self.lines, self.start, self.lazy = doc, lines, start, lazy
+    def __init__(self, doc: Document, lines: dict[tuple, int], start: int, lazy: Mapping | None = None, shift: int = 0):
+        self.doc, self.lines, self.start, self.lazy, self.shift = doc, lines, start, lazy, shift
 
     def index(self, *candidates: tuple) -> int:
         for path in candidates:
             if path in self.lines:
-                return self.lines[path]
+                return self.lines[path] + self.shift
         return self.start
 
     def evidence(self, *candidates: tuple):
@@ -64,7 +65,7 @@ class _Lines:
     def key_lines(self) -> Mapping[str, int]:
         if self.lazy is not None:
             return self.lazy
-        base = self.doc.first_line
+        base = self.doc.first_line + self.shift
         return {_dotted(p): base + i for p, i in self.lines.items() if p}
 
 
@@ -317,7 +318,8 @@ def _is_list(value) -> bool:
     return isinstance(value, dict) and isinstance(value.get("items"), list) and str(value.get("kind", "List")).endswith("List")
 
 
-LineSource = Callable[[int | None], tuple[dict[tuple, int], int]]  # item index (None: the value itself) -> (lines, start)
+# item index (None: the value itself) -> (lines, start), or for JSON (lines, start, key lines, shift): _Lines' arguments
+LineSource = Callable[[int | None], tuple]
 
 
 def _objects(value, doc: Document, lines_of: LineSource) -> Iterator:
@@ -497,18 +499,116 @@ def _unit_of(path: tuple, lists) -> tuple[tuple | None, tuple]:
     return (root, -1), path[1:]
 
 
+# A scalar after `"key": ` at the end of a line (a comma may follow), blanked in an item's skeleton (_by_shape).
+# Only where the quote before `: ` is neither escaped nor the line's first character: the first string of the line,
+# the key `_scan_json` reads, then ends at or before that quote, so what the scan does with the line (the key it
+# finds, whether the line opens an object or an array, or nothing) is the same whatever scalar follows. A scalar
+# starts with `"`, `-`, a digit or a letter, never with a bracket or a space, and a blanked line is no longer.
+_SCALAR_VALUE = re.compile(r'": (?<=[^\\\s]": )(?:"[^"\\\n]*(?:\\.[^"\\\n]*)*"|-?\d[\d.eE+-]*|true|false|null)(?=,?$)',
+                           re.MULTILINE)
+_ITEMS_OPEN = re.compile(r'^[ \t]*"items": \[\n([ \t]*)\{$', re.MULTILINE)  # a List's items as kubectl indents them
+_SHAPES = 512  # skeletons kept per document
+_UNLIKE = 64  # items of new shapes, less items of known ones, after which the rest is scanned line by line
+
+
 class _JsonLines:
     """Per-object line maps from one pass of _scan_json, handed out in document order. text: the document's
-    lines joined with newlines (what the decoder read)."""
+    lines joined with newlines (what the decoder read). A List laid out as kubectl writes it is read item by item
+    by shape instead (_by_shape) when ``single_list`` says it is the document's only value, read whole."""
 
-    def __init__(self, doc: Document, lists: set[int], text: str):
+    def __init__(self, doc: Document, lists: set[int], text: str, single_list: bool = False):
         self.lists = frozenset(lists)
         self.doc = doc
         self.text = text
         # where each line ends in text: line i spans [ends[i-1] + i, ends[i] + i) (a newline between lines)
         self.ends = list(accumulate(map(len, doc.lines)))
-        self.units = self._units(_scan_json(doc.lines))
+        shaped = self._by_shape() if single_list and self.lists == {0} else None
+        self.units = self._units(_scan_json(doc.lines)) if shaped is None else shaped
         self.pending: tuple | None = next(self.units, None)
+
+    def _by_shape(self) -> Iterator | None:
+        """The units of a List's items, each item's lines scanned once per shape: the items of a fleet's pod list
+        come in a handful of shapes (the pods of one DaemonSet have the same keys on the same lines; only values
+        differ). An item's skeleton is its text with the scalar values blanked (_SCALAR_VALUE); everything else,
+        keys, brackets, element lines, blank lines and indentation, is kept.
+
+        What `_scan_json` does with a line depends on the line only through its skeleton, and on the scan's state;
+        at an item that state is the List's object and its items array open at the item's index. An item is cut
+        where a line is `{` alone at the first item's indentation, and the first item of each skeleton is
+        scanned from that state and checked: every path found is under the item, and the scan ends in the state
+        of the next item. The check makes the item's scan independent of the rest of the document (the index is
+        read on its first line only), so another item of the same skeleton has the same paths, with lines
+        counted from its first line, at no Python step per line. The lines before the first item are scanned as
+        usual and must end in the state of item 0 with no item found; the last item and what follows it are
+        scanned as usual from the state of their item. An item that fails the check (a cut inside an item,
+        another "items" key) has the rest of the document scanned as usual from its own state, as has a List
+        whose items keep coming in new shapes (_UNLIKE: a new shape costs its scan and a little more).
+
+        None (the whole document scanned as usual) without such a List layout, with lines before the first item
+        that do not end as said, or with a line too long to scan (whether the scan skips it would then depend
+        on the length of the value blanked)."""
+        lines, text = self.doc.lines, self.text
+        m = _ITEMS_OPEN.search(text)
+        if m is None or max(map(len, lines)) > _MAX_SCAN_LINE:
+            return None
+        pieces = text.split("\n" + m.group(1) + "{\n")
+        if len(pieces) < 3:
+            return None
+        a = pieces[0].count("\n") + 1  # the first item's line
+        stack: list = []
+        head = list(_scan_json(lines, 0, a, stack))
+        if not head or head[-1][3] != 0 or stack != [[(0,), False, 0], [(0, "items"), True, 0]]:
+            return None
+        if any(len(path) > 2 and path[1] == "items" for path, *_ in head):
+            return None
+        return self._shaped(pieces, a)
+
+    def _item_scan(self, k: int, a: int, b: int) -> tuple | None:
+        """Item k's scan over lines a..b-1 from the state of item k, checked (see _by_shape): (its line map counted
+        from line a, its last key's line from a, the scan's stack below the List after the first line, b - a)."""
+        item = (0, "items", k)
+        after = [[(0,), False, 0], [(0, "items"), True, k + 1]]
+        stack = [[(0,), False, 0], [(0, "items"), True, k]]
+        scan = _scan_json(self.doc.lines, a, b, stack, 0)
+        _, _, st, _ = next(scan)  # line a, `{` alone in the state of item k: the item itself, opened
+        resume = tuple((p[3:], arr, n) for p, arr, n in st[2:])
+        cur: dict[tuple, int] = {}
+        last = a
+        for path, idx, _, _ in scan:
+            if path[:3] != item:
+                return None
+            cur[path[3:]] = idx - a
+            last = idx
+        if stack != after:
+            return None
+        return cur, last - a, resume, b - a
+
+    def _shaped(self, pieces: list[str], a: int) -> Iterator[tuple]:
+        memo: dict[str, tuple] = {}
+        unlike = 0
+        sub = _SCALAR_VALUE.sub
+        k, n_items = 0, len(pieces) - 2  # pieces[k + 1]: item k's text less its `{` line; the last: the rest
+        while k < n_items:
+            skeleton = sub('": 0', pieces[k + 1])  # lines and newlines as they are: only values blanked
+            shape = memo.get(skeleton)
+            if shape is not None:
+                unlike -= unlike > 0
+            else:
+                unlike += 1
+                if unlike > _UNLIKE:
+                    break
+                shape = self._item_scan(k, a, a + skeleton.count("\n") + 2)
+                if shape is None:
+                    break
+                if len(memo) < _SHAPES:
+                    memo[skeleton] = shape
+            cur, last, resume, n = shape
+            stack = [[(0,), False, 0], [(0, "items"), True, k + 1]]
+            stack.extend([(0, "items", k) + p, arr, i] for p, arr, i in resume)
+            yield (0, k), cur, a, self._keylines((0, k), a, a + last, (stack, 0, ())), a
+            k += 1
+            a += n
+        yield from self._units(_scan_json(self.doc.lines, a, None, [[(0,), False, 0], [(0, "items"), True, k]], 0))
 
     def _keylines(self, key: tuple, start: int, last: int, resume: tuple) -> _KeyLines:
         ends = self.ends
@@ -531,14 +631,14 @@ class _JsonLines:
                 unit, rel = (root, -1), path[1:]
             if unit != key:
                 if key is not None:
-                    yield key, cur, start, self._keylines(key, start, last, resume)
+                    yield key, cur, start, self._keylines(key, start, last, resume), 0
                 key, cur, start = unit, {}, idx
                 resume = ([[p, a, n] for p, a, n in stack], root_count, rel)  # the scan's state after the object's first line
             last = idx
             if rel:
                 cur[rel] = idx
         if key is not None:
-            yield key, cur, start, self._keylines(key, start, last, resume)
+            yield key, cur, start, self._keylines(key, start, last, resume), 0
 
     def close(self) -> None:
         """Ends the scan. Its generator refers to this object, which refers to it: a cycle, which kept the
@@ -547,12 +647,12 @@ class _JsonLines:
         self.units, self.pending, self.ends = iter(()), None, []
 
     def source(self, root: int) -> LineSource:
-        def lines_of(item: int | None) -> tuple[dict[tuple, int], int] | tuple[dict[tuple, int], int, "_KeyLines"]:
+        def lines_of(item: int | None) -> tuple[dict[tuple, int], int] | tuple[dict[tuple, int], int, "_KeyLines", int]:
             want = (root, -1 if item is None else item)
             while self.pending is not None and self.pending[0] < want:
                 self.pending = next(self.units, None)
             if self.pending is not None and self.pending[0] == want:
-                return self.pending[1], self.pending[2], self.pending[3]
+                return self.pending[1:]
             return {}, 0
 
         return lines_of
@@ -567,7 +667,7 @@ def parse_json(doc: Document) -> Iterable:
         raise UnusableData("JSON nested too deep to read (thousands of levels); not read") from None
     if not any(_is_list(v) or (isinstance(v, dict) and v.get("kind")) for v in values):
         raise UnusableData("JSON without a Kubernetes object (no kind/apiVersion)")
-    lines = _JsonLines(doc, {r for r, v in enumerate(values) if _is_list(v)}, text)
+    lines = _JsonLines(doc, {r for r, v in enumerate(values) if _is_list(v)}, text, gap is None and len(values) == 1)
     out: list = []
     try:
         for root, value in enumerate(values):
