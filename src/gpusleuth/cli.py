@@ -298,8 +298,8 @@ def _open(source: str, max_bytes: int | None = None, budgets=None):
                    "and the report says what was not.")
 @click.option("--node", "node", default=None, help="Only this node, in full: its findings ungrouped, its components and timeline (plus what no node owns).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
-              help="Processes to parse big JSON and YAML files with (default: the cores this process may use, up to 8, on "
-                   "Linux; 1: none but this one).")
+              help="Processes to read a big YAML List with (default: the cores this process may use, up to 8, on Linux; "
+                   "1: none but this one).")
 @_collect_options
 def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str, ...], ignore: tuple[str, ...], color: str,
              no_color: bool, width: int | None, brief: bool, no_pager: bool, fail_on: str, max_bytes: int | None,

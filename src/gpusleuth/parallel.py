@@ -1,9 +1,9 @@
 """Parsing spread over forked processes: how many cores there are to use, and the pool that uses them.
 
-Only where it pays: a parser's objects come back pickled, which costs a fifth of parsing a pod list and more than
-parsing a log line, so only big structured documents go to other processes (analysis/engine.py, parsers/
-yaml_lists.py). Only by fork (Linux): a worker starts as a copy of this process, with everything imported, and
-nothing is sent but the document. Never twice deep: a worker reads what it is given on its own core.
+Only where it pays: a parser's objects come back pickled, which costs more than parsing a log line and a fifth of
+parsing a JSON pod list, but little beside composing YAML; so what goes to other processes is the parts of a big
+YAML List (parsers/yaml_lists.py). Only by fork (Linux): a worker starts as a copy of this process, with everything
+imported, and nothing is sent but its part. Never twice deep: a worker reads what it is given on its own core.
 """
 
 from __future__ import annotations

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import Iterable, Iterator
 
-from gpusleuth import parallel
 from gpusleuth.checks import Check, all_checks
 from gpusleuth.checks.accounting import Explained
 from gpusleuth.errors import NotApplicable, UnusableData
@@ -21,9 +19,6 @@ from gpusleuth.parsers.dispatch import BEATEN_BY_STAMPED_LOGS, RUN_ON_STAMPED_LO
 from gpusleuth.parsers import prose
 from gpusleuth.parsers.logs import KEEP_ALL_LINES, KEPT_AFTER_BUDGET_LINES, parse_text
 from gpusleuth.sources.text import ByteLines
-
-if TYPE_CHECKING:
-    from concurrent.futures import Future
 
 _BUG = "internal error in gpusleuth (please report it)"
 
@@ -58,14 +53,11 @@ def ingest(documents: Iterable[Document], facts: Facts) -> Facts:
     range; pieces of anything else (a YAML or JSON dump) are joined and parsed whole, since such a parser needs
     the whole text."""
     state = _Stream(facts)
-    try:
-        it = iter(documents)
-        while (doc := next(it, None)) is not None:
-            state.take(doc)
-            del doc  # before the next is read: a loop variable would hold this one (a whole piece) meanwhile
-        state.finish()
-    finally:
-        state.ahead.close()
+    it = iter(documents)
+    while (doc := next(it, None)) is not None:
+        state.take(doc)
+        del doc  # before the next is read: a loop variable would hold this one (a whole piece) meanwhile
+    state.finish()
     return facts
 
 
@@ -87,12 +79,9 @@ class _Stream:
         self.carry: _Pieces | None = None
         self.in_full = 0  # estimated bytes of the logs read whole
         self.budget_gap = False
-        self.ahead = _Ahead(facts)
 
     def take(self, doc: Document) -> None:
         facts = self.facts
-        if (self.joining is not None or self.carry is not None or doc.meta.get(CONTINUED)) and self.ahead.queue:
-            self.ahead.drain(wait=True)  # pieces are joined into the run's facts directly: what came before first
         if self.joining is not None:
             if doc.meta.get(CONTINUES) and doc.artifact == self.joining[0].artifact:
                 self.joining.append(doc)
@@ -122,7 +111,7 @@ class _Stream:
             # shared by a file's documents; only where the mark can matter (parse_log keeps a log of more lines than
             # that in part): a fleet's small logs past the budget skip a dataclasses.replace each
             doc = replace(doc, meta={**doc.meta, KEPT_AFTER_BUDGET: True})
-        for log in self.ahead.ingest(doc):
+        for log in _ingest_one(doc, facts):
             if not isinstance(log, ContainerLog):
                 continue
             if log.total_lines is None:  # read whole, whatever the reason: what the budget counts
@@ -134,93 +123,10 @@ class _Stream:
                                       "lines that matter (listed under big logs)", doc.artifact))
 
     def finish(self) -> None:
-        self.ahead.drain(wait=True)
         if self.joining:
             _ingest_one(_joined(self.joining), self.facts)
         if self.carry is not None:
             self.carry.flush(self.facts)
-
-
-# A structured document this big (the kinds whose parse costs far more than its objects cost to pickle: a page of
-# 500 pods, 1.5 MB of JSON, ~70 ms to parse, ~15 ms to unpickle) is parsed in another process when a core is free.
-AHEAD_KINDS = frozenset({"k8s.json", "k8s.yaml"})
-AHEAD_BYTES = 256 << 10
-
-
-class _Ahead:
-    """Documents parsed in forked processes (gpusleuth/parallel.py) while ingest goes on: a big structured document
-    goes to a free worker, and the ones after it, parsed here meanwhile, each into a Facts of its own; all are
-    merged into the run's facts in document order, so the run's facts are those of reading one after another."""
-
-    def __init__(self, facts: Facts):
-        self.facts = facts
-        self.queue: deque[tuple[Future | None, Document, tuple | Facts]] = deque()  # (its worker, doc, sniffed) or (None, doc, its facts)
-        self.pool = None
-        self.workers = parallel.cores() - 1
-        self.busy = 0
-
-    def ingest(self, doc: Document) -> list:
-        """_ingest_one(doc), or its parse sent to a worker (then nothing to return: not a log)."""
-        chosen = sniff(doc)
-        score, p = chosen
-        if (self.workers and p is not None and p.kind in AHEAD_KINDS and score > WEAK and self.busy < self.workers
-                and sum(map(len, doc.lines)) >= AHEAD_BYTES and not doc.artifact.lower().endswith((".md", ".markdown"))):
-            if self.pool is None:
-                self.pool = parallel.pool(self.workers)
-            self.queue.append((self.pool.submit(_ingest_apart, doc, score, p.kind), doc, chosen))
-            self.busy += 1
-            return []
-        if not self.queue:
-            return _ingest_one(doc, self.facts, chosen)
-        part = Facts(self.facts.description, capture_time=self.facts.capture_time)
-        made = _ingest_one(doc, part, chosen)
-        self.queue.append((None, doc, part))
-        self.drain()
-        return made
-
-    def drain(self, wait: bool = False) -> None:
-        """Merges the queue's head while it is ready (all of it, waiting for the workers, with wait)."""
-        while self.queue:
-            future, doc, chosen_or_part = self.queue[0]
-            if future is None:
-                contents = _contents(chosen_or_part)
-            elif not wait and not future.done():
-                return
-            else:
-                self.busy -= 1
-                try:
-                    contents = future.result()
-                except Exception:  # noqa: BLE001 - a worker that died, or a result that did not pickle: parsed here
-                    contents = _ingest_apart(doc, chosen_or_part[0], chosen_or_part[1].kind)
-                del future  # its exception's traceback holds this frame: a cycle, kept while the collector is paused
-            self.queue.popleft()
-            _merge(contents, self.facts)
-
-    def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
-            self.pool = None
-
-
-def _ingest_apart(doc: Document, score: int, kind: str) -> tuple:
-    """What _ingest_one makes of doc with the parser of that kind, as _merge takes it (in a worker: the parser goes
-    by its kind, since a Parser does not pickle)."""
-    part = Facts()
-    _ingest_one(doc, part, (score, next(p for p in PARSERS if p.kind == kind)))
-    return _contents(part)
-
-
-def _contents(part: Facts) -> tuple:
-    return part.gaps, part.errors, part.recognised, list(part._by_type.items())  # noqa: SLF001 - a Facts of one document
-
-
-def _merge(contents: tuple, facts: Facts) -> None:
-    gaps, errors, recognised, by_type = contents
-    facts.gaps.extend(gaps)
-    facts.errors.extend(errors)
-    facts.recognised.extend(recognised)
-    for typ, objs in by_type:
-        facts._by_type[typ].extend(objs)  # noqa: SLF001 - in the order one read after another adds them
 
 
 def whole_documents(documents: Iterable[Document]) -> Iterator[Document]:
