@@ -242,3 +242,22 @@ def test_a_file_of_tiny_lines_is_cut_by_lines_too(tmp_path, monkeypatch):
     assert sum(len(d.lines) for d in docs) == 20_001
     report = diagnose(open_source(str(tmp_path)))
     assert 10_001 in {e.line for f in report.findings for e in f.evidence}
+
+
+def test_nothing_of_the_reading_outlives_the_source(tmp_path):
+    """The reader's Documents call back into it; it refers to them weakly, so once the caller lets go of the Source
+    reference counting frees the reader and its listing, with the cycle collector paused as diagnose pauses it."""
+    for i in range(3):
+        (tmp_path / f"driver-{i}.log").write_text("I1121 11:52:00.000000 1 a.go:9] tick\n" * 10)
+    gc.collect()
+    gc.disable()
+    try:
+        src = open_source(str(tmp_path))
+        assert len(list(src.documents)) == 3 and src.documents.files_read == 3
+        assert sum(type(o).__name__ == "_Reader" for o in gc.get_objects()) == 1
+        docs = open_source(str(tmp_path)).documents  # the Source let go of at once: its documents still read
+        assert len(list(docs)) == 3 and docs.files_read == 3
+        del src, docs
+        assert sum(type(o).__name__ in ("_Reader", "Documents") for o in gc.get_objects()) == 0
+    finally:
+        gc.enable()
