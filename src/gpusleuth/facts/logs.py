@@ -483,7 +483,17 @@ def _byte_blocks(lines: ByteLines, fast: bool) -> Iterator[tuple[bytes, int, boo
 # it searches, so the blocks of a big log are scanned side by side (a piece of a huge file has a few of them).
 SCAN_THREADS = min(4, os.cpu_count() or 1)
 _pool: list = []  # the thread pool, made on the first text of several blocks
-os.register_at_fork(after_in_child=_pool.clear)  # a forked child has none of its threads: it makes its own
+
+
+def _before_fork() -> None:
+    """The pool's threads end before this process forks (a YAML List read in parts): a child has none of them, and
+    a fork with threads alive can leave the child a lock some thread held. Each side makes a pool when it next
+    needs one."""
+    if _pool:
+        _pool.pop().shutdown(wait=True)
+
+
+os.register_at_fork(before=_before_fork)
 
 
 def _scan_blocks(blocks: Iterator[tuple[bytes, int, bool] | None], n: int, keep: set[int]) -> bool:
