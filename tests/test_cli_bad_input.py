@@ -98,3 +98,18 @@ def test_unknown_example_and_check_code_are_usage_errors():
 def test_unwritable_output_is_a_clean_error(tmp_path):
     proc = run("diagnose", "example:device-plugin-unregistered", "-o", str(tmp_path / "no" / "such" / "dir" / "r.md"))
     assert proc.returncode == 2 and "cannot write" in proc.stderr
+
+
+def test_ctrl_c_ends_with_130_and_one_line(monkeypatch):
+    """As docs/report.md says: interrupted is exit code 130 and a line saying so, not click's "Aborted!" and 1."""
+    from click.testing import CliRunner
+
+    import gpusleuth.analysis.diagnose as pipeline
+    from gpusleuth.cli import cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "diagnose", interrupted)
+    result = CliRunner().invoke(cli, ["diagnose", "example:peermem-race"])
+    assert result.exit_code == 130 and "gpusleuth: interrupted" in result.output and "Aborted" not in result.output

@@ -15,7 +15,7 @@ import click
 
 from gpusleuth import __version__
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 FAIL_ON = ("critical", "error", "warning", "info", "never")
 FORMATS = ("text", "json", "markdown", "sarif", "junit", "html")
 STDIN_GRACE_S = 3.0  # a bare `diagnose` waits this long for piped data before it reads the live cluster
@@ -77,7 +77,17 @@ def _write_with(writer, output: str | None) -> None:
         writer(_Echo())
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context):
+        """Ctrl-C ends a command with exit code 130 and one line saying so (click would print "Aborted!" and exit 1)."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("\ngpusleuth: interrupted", err=True)
+            ctx.exit(EXIT_INTERRUPTED)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="gpusleuth")
 def cli() -> None:
     """Why are the GPUs on this Kubernetes cluster not usable? From the silicon up, with evidence."""
@@ -227,6 +237,45 @@ def _warn_partial(report) -> None:
         click.echo(f"gpusleuth: warning: partial input, so no all-clear: {first}{more}", err=True)
 
 
+class Progress:
+    """A one-line note on a terminal's stderr while a big input is read and analysed ("reading 12,000 of 63,059
+    files", then "analysing"), cleared before anything else is written. Nothing when stderr is not a terminal,
+    and nothing for a run that ends within `after` seconds: most runs never show it."""
+
+    def __init__(self, source, stream=None, clock=None, after: float = 1.0):
+        import time
+
+        self.source, self.stream = source, stream if stream is not None else sys.stderr
+        self.clock = clock or time.monotonic
+        self.start = self.clock()
+        self.after, self.next, self.shown = after, self.start + after, False
+        self.on = bool(getattr(self.stream, "isatty", lambda: False)())
+
+    def __call__(self, stage: str) -> None:
+        if not self.on:
+            return
+        now = self.clock()
+        if stage == "reading" and now < self.next:
+            return
+        if now - self.start < self.after:
+            return
+        self.next = now + 0.2
+        if stage == "reading":
+            docs = self.source.documents
+            text = f"gpusleuth: reading {docs.files_read:,} of {self.source.files:,} files"
+        else:
+            text = f"gpusleuth: {stage}"
+        self.stream.write("\r\x1b[K" + text)
+        self.stream.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.shown = False
+
+
 _ONE_SHOT = False  # set by main(): this process runs one command, then exits
 
 
@@ -339,9 +388,13 @@ def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str
     except SourceError as exc:
         _fail(str(exc))
     src.run_gaps.extend(_selection_gaps(select, ignore))
-    with gc_paused(), _jobs(jobs):  # as run() does; and what it built is settled before the collector runs again
-        report = run(src, Selection(tuple(select), tuple(ignore)), node=node)
-        _settle()
+    progress = Progress(src)
+    try:
+        with gc_paused(), _jobs(jobs):  # as run() does; and what it built is settled before the collector runs again
+            report = run(src, Selection(tuple(select), tuple(ignore)), node=node, progress=progress)
+            _settle()
+    finally:
+        progress.clear()
     if source in ("-", "stdin", "/dev/stdin") and not report.source.get("documents") and all(g.why == "empty file" for g in src.gaps):
         _fail("nothing came on standard input (pipe or paste the output into it, or give a SOURCE)")
     if not report.source.get("recognised"):
@@ -730,9 +783,9 @@ def main(args: list[str] | None = None, prog_name: str | None = None) -> None:
     _ONE_SHOT = True
     try:
         cli(args=args, prog_name=prog_name, standalone_mode=True)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # between commands (while click reads the arguments)
         click.echo("gpusleuth: interrupted", err=True)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except Exception as exc:  # noqa: BLE001
         if os.environ.get("GPUSLEUTH_DEBUG"):
             raise

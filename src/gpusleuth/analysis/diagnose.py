@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from typing import Callable
 
 from gpusleuth.analysis import fleet
 from gpusleuth.analysis.engine import Selection, ingest, run_checks
@@ -13,12 +14,14 @@ from gpusleuth.model.finding import Gap, Severity
 from gpusleuth.model.report import Report
 from gpusleuth.sources import Source
 
+Progress = Callable[[str], None]  # told the stage a diagnosis is in: "reading" (after each document), "analysing"
 
-def build_facts(source: Source) -> Facts:
+
+def build_facts(source: Source, progress: Progress | None = None) -> Facts:
     """Facts from every Document of the source, read one file at a time (none is kept once parsed); the source's
     gaps (known once it has been read) come first, then the run's, then what parsing found."""
     facts = Facts(source.description, capture_time=source.captured_at)
-    ingest(source.documents, facts)
+    ingest(source.documents, facts, progress)
     facts.gaps[:0] = [*source.gaps, *getattr(source, "run_gaps", ())]
     return facts
 
@@ -30,10 +33,13 @@ def describe(source: Source) -> dict:
             "documents": docs.count if getattr(docs, "done", False) else len(docs)}
 
 
-def diagnose(source: Source, selection: Selection = Selection(), node: str | None = None) -> Report:
-    """node: report that node in full (its findings ungrouped, its components and timeline) instead of the fleet."""
+def diagnose(source: Source, selection: Selection = Selection(), node: str | None = None, progress: Progress | None = None) -> Report:
+    """node: report that node in full (its findings ungrouped, its components and timeline) instead of the fleet.
+    progress: told "reading" after each document and "analysing" once they are all read (cli.py shows it)."""
     with gc_paused(settled=True):  # millions of acyclic objects; see gcpause.py
-        facts = build_facts(source)
+        facts = build_facts(source, progress)
+        if progress is not None:
+            progress("analysing")
         return analyse(facts, describe(source), selection, node)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from gpusleuth.checks import Check, all_checks
 from gpusleuth.checks.accounting import Explained
@@ -45,8 +45,9 @@ _STAMPED_LOG_PARSERS = tuple(p for p in PARSERS if p.kind not in BEATEN_BY_STAMP
 _PLAIN_STAMPED_LOG_PARSERS = tuple(p for p in PARSERS if p.kind in RUN_ON_STAMPED_LOGS)
 
 
-def ingest(documents: Iterable[Document], facts: Facts) -> Facts:
-    """Parse each Document as it comes (a source produces them file by file; none is kept here once parsed).
+def ingest(documents: Iterable[Document], facts: Facts, progress: Callable[[str], None] | None = None) -> Facts:
+    """Parse each Document as it comes (a source produces them file by file; none is kept here once parsed);
+    progress("reading") after each (a terminal's progress note, cli.py).
 
     A huge file comes in pieces of whole lines (sources/loose.py PIECE_BYTES): a log's pieces are parsed one by
     one and joined into one log of the artifact, so that the views see one log, and the artifacts list one
@@ -57,6 +58,8 @@ def ingest(documents: Iterable[Document], facts: Facts) -> Facts:
     while (doc := next(it, None)) is not None:
         state.take(doc)
         del doc  # before the next is read: a loop variable would hold this one (a whole piece) meanwhile
+        if progress is not None:
+            progress("reading")
     state.finish()
     return facts
 

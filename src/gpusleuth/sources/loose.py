@@ -91,7 +91,7 @@ class Documents:
         self._held: list[Document] = []
         self._first: Iterator[Document] | None = None
         self.count = 0  # documents the first iteration produced
-        self.files_read = 0  # files it read (set by the producer)
+        self.files_read = 0  # files it read (set by the producer as it reads them)
         self.done = False
 
     def append(self, doc: Document) -> None:
@@ -614,6 +614,8 @@ class _Reader:
                 stopped = Gap(PARTIAL, why)
                 break
             read += 1
+            if first and (documents := self.documents()) is not None:  # as it goes, for a progress note (cli.py)
+                documents.files_read = read
             if isinstance(fh, Exception):
                 if isinstance(fh, _ZipError):
                     gaps.append(Gap(PARTIAL, f"cannot read from the archive (truncated or corrupt): {fh.args[0]}", entry.name))
