@@ -19,13 +19,9 @@ def _eager(doc: Document) -> dict:
     lists = {r for r, v in enumerate(values) if ko._is_list(v)}
     units: dict = {}
     for path, idx, _, _ in ko._scan_json(doc.lines):
-        root = path[0]
-        if root in lists:
-            if len(path) < 3 or path[1] != "items":
-                continue
-            unit, rel = (root, path[2]), path[3:]
-        else:
-            unit, rel = (root, -1), path[1:]
+        unit, rel = ko._unit_of(path, lists)
+        if unit is None:
+            continue
         cur = units.setdefault(unit, {})
         if rel:
             cur[rel] = idx

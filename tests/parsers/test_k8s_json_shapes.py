@@ -23,13 +23,9 @@ def _reference(doc: Document, lists: set[int]) -> list[tuple]:
     """(unit, line map, start, last key line) of every object, from `_scan_json` over every line of the document."""
     units: list = []
     for path, idx, _, _ in ko._scan_json(doc.lines):
-        root = path[0]
-        if root in lists:
-            if len(path) < 3 or path[1] != "items":
-                continue
-            unit, rel = (root, path[2]), path[3:]
-        else:
-            unit, rel = (root, -1), path[1:]
+        unit, rel = ko._unit_of(path, lists)
+        if unit is None:
+            continue
         if not units or units[-1][0] != unit:
             units.append((unit, {}, idx, [idx]))
         units[-1][3][0] = idx
