@@ -517,7 +517,6 @@ def _scan_batch(batch: list[tuple[bytes, int, bool]], n: int, keep: set[int]) ->
     if len(batch) < 2 or any(fast for _, _, fast in batch) and keep_database() is not None:
         for data, base, fast in batch:
             _scan_block(data, base, n, keep, fast)
-        batch.clear()
         return
     keep_scan(), catalogue()  # built once, before the threads ask for them
     if not _pool:
@@ -531,7 +530,6 @@ def _scan_batch(batch: list[tuple[bytes, int, bool]], n: int, keep: set[int]) ->
 
     for rows in _pool[0].map(one, batch):
         keep |= rows
-    batch.clear()
 
 
 def _scan_block(data: bytes, base: int, n: int, keep: set[int], fast: bool = False) -> None:

@@ -511,6 +511,11 @@ _SHAPES = 512  # skeletons kept per document
 _UNLIKE = 64  # items of new shapes, less items of known ones, after which the rest is scanned line by line
 
 
+def _at_item(k: int) -> list:
+    """_scan_json's stack at item k of a List that is the document's only value: the List open, its items open at k."""
+    return [[(0,), False, 0], [(0, "items"), True, k]]
+
+
 class _JsonLines:
     """Per-object line maps from one pass of _scan_json, handed out in document order. text: the document's
     lines joined with newlines (what the decoder read). A List laid out as kubectl writes it is read item by item
@@ -557,7 +562,7 @@ class _JsonLines:
         a = pieces[0].count("\n") + 1  # the first item's line
         stack: list = []
         head = list(_scan_json(lines, 0, a, stack))
-        if not head or head[-1][3] != 0 or stack != [[(0,), False, 0], [(0, "items"), True, 0]]:
+        if not head or head[-1][3] != 0 or stack != _at_item(0):
             return None
         if any(len(path) > 2 and path[1] == "items" for path, *_ in head):
             return None
@@ -567,8 +572,7 @@ class _JsonLines:
         """Item k's scan over lines a..b-1 from the state of item k, checked (see _by_shape): (its line map counted
         from line a, its last key's line from a, the scan's stack below the List after the first line, b - a)."""
         item = (0, "items", k)
-        after = [[(0,), False, 0], [(0, "items"), True, k + 1]]
-        stack = [[(0,), False, 0], [(0, "items"), True, k]]
+        after, stack = _at_item(k + 1), _at_item(k)
         scan = _scan_json(self.doc.lines, a, b, stack, 0)
         _, _, st, _ = next(scan)  # line a, `{` alone in the state of item k: the item itself, opened
         resume = tuple((p[3:], arr, n) for p, arr, n in st[2:])
@@ -603,12 +607,12 @@ class _JsonLines:
                 if len(memo) < _SHAPES:
                     memo[skeleton] = shape
             cur, last, resume, n = shape
-            stack = [[(0,), False, 0], [(0, "items"), True, k + 1]]
+            stack = _at_item(k + 1)
             stack.extend([(0, "items", k) + p, arr, i] for p, arr, i in resume)
             yield (0, k), cur, a, self._keylines((0, k), a, a + last, (stack, 0, ())), a
             k += 1
             a += n
-        yield from self._units(_scan_json(self.doc.lines, a, None, [[(0,), False, 0], [(0, "items"), True, k]], 0))
+        yield from self._units(_scan_json(self.doc.lines, a, None, _at_item(k), 0))
 
     def _keylines(self, key: tuple, start: int, last: int, resume: tuple) -> _KeyLines:
         ends = self.ends

@@ -220,15 +220,20 @@ class _Container:
             except (OSError, NotRegular) as exc:
                 yield n, exc
                 continue
-            try:
-                yield n, fh
-            finally:
-                fh.close()
+            yield from _handed(n, fh)
 
     def contents(self, handles: list[Any]) -> Iterator[tuple[int, BinaryIO | bytes | Exception]]:
         """opened(), where a container may hand over a small file's bytes, read whole, instead of a stream
         (text.py read_whole takes them, as read_pieces would the stream)."""
         return self.opened(handles)
+
+
+def _handed(n: int, fh: BinaryIO) -> Iterator[tuple[int, BinaryIO]]:
+    """(n, fh) for the reader, fh closed once the reader is done with it (or stops reading)."""
+    try:
+        yield n, fh
+    finally:
+        fh.close()
 
 
 class _Memory(_Container):
@@ -346,18 +351,11 @@ class _Directory(_Container):
                 yield n, data
                 continue
             try:
-                os.set_blocking(fd, True)
-                fh = os.fdopen(fd, "rb")
-            except BaseException as exc:
-                os.close(fd)
-                if not isinstance(exc, OSError):
-                    raise
+                fh = _stream_of(fd)
+            except OSError as exc:
                 yield n, exc
                 continue
-            try:
-                yield n, fh
-            finally:
-                fh.close()
+            yield from _handed(n, fh)
 
 
 class _Zip(_Container):
@@ -392,10 +390,7 @@ class _Zip(_Container):
             except (zipfile.BadZipFile, OSError, RuntimeError, zlib.error, EOFError) as exc:
                 yield n, _ZipError(exc)
                 continue
-            try:
-                yield n, fh
-            finally:
-                fh.close()
+            yield from _handed(n, fh)
 
 
 class _ZipError(OSError):
@@ -858,7 +853,11 @@ def _open_regular(path: Path | str, follow: bool = True) -> BinaryIO:
     """A regular file opened for reading. Opened without blocking and checked on the open file itself, so a FIFO
     or device swapped in after a directory listing is refused, never waited on; inside a folder
     (``follow=False``) a link swapped in is not followed either."""
-    fd, _size = _open_regular_fd(path, follow)
+    return _stream_of(_open_regular_fd(path, follow)[0])
+
+
+def _stream_of(fd: int) -> BinaryIO:
+    """The open regular file's descriptor as a blocking binary stream; the descriptor is closed if that fails."""
     try:
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
