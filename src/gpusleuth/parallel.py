@@ -22,8 +22,13 @@ def cores() -> int:
     thread (a server's request: a fork copies one thread of many, with whatever locks the others hold)."""
     if _in_worker[0] or sys.platform != "linux" or not hasattr(os, "fork") or threading.current_thread() is not threading.main_thread():
         return 1
-    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    n = usable_cpus()
     return max(1, min(MAX_CORES, n) if JOBS is None else min(JOBS, n))
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, which a container's cpuset limits), else the machine's."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _as_worker() -> None:

@@ -25,6 +25,7 @@ from typing import Iterable, Iterator, Sequence
 
 import re2
 
+from gpusleuth import parallel
 from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import table
@@ -481,7 +482,7 @@ def _byte_blocks(lines: ByteLines, fast: bool) -> Iterator[tuple[bytes, int, boo
 
 # Blocks of one text scanned at once by threads, one per core up to this: RE2 lets go of the interpreter lock while
 # it searches, so the blocks of a big log are scanned side by side (a piece of a huge file has a few of them).
-SCAN_THREADS = min(4, os.cpu_count() or 1)
+SCAN_THREADS = min(4, parallel.usable_cpus())
 _pool: list = []  # the thread pool, made on the first text of several blocks
 
 
