@@ -17,7 +17,12 @@ volumes follow a collection with `--tail 2000`: the driver container writes --li
 the other containers a quarter of that, init containers a few waiting or done lines. Each size is diagnosed
 in a fresh subprocess (imports + `gpusleuth.analysis.diagnose` + the JSON report), which reports its wall time,
 its CPU time (what other processes on a shared machine take from the wall time shows there less) and its peak RSS (resource.getrusage, ru_maxrss); the script then fits time = a * nodes^k by least squares on
-the logarithms and prints k (1 is linear). A bundle holds ~12.6 files per node, so above ~1,500 nodes it has
+the logarithms and prints k (1 is linear).
+
+Two baselines are measured in the same run, on the same input, each in a fresh subprocess after the diagnosis:
+`read`, every file's bytes read once in the order the reader lists them; and `floor`, the least any Python
+reader of this input does: read, decoded, the JSON files loaded with the json module, and one (line number,
+text) tuple made for every line of the others. The diagnosis is printed as a multiple of the floor (`x floor`). A bundle holds ~12.6 files per node, so above ~1,500 nodes it has
 more files than the reader reads from one input (sources/loose.py MAX_FILES, 20,000); the bench lifts that cap
 in its subprocess unless --file-cap is given, and marks any size whose input was cut. Timings on shared machines vary: compare sizes within one run.
 """
@@ -246,6 +251,38 @@ print(json.dumps({"seconds": elapsed, "cpu": time.process_time() - cpu, "rss_mib
 """
 
 
+_BASELINE = """
+import gc, json, os, sys, time
+gc.disable()  # as a diagnosis pauses the cycle collector (gcpause.py), so that neither pays for collections
+def files(root):  # depth first, sorted, as sources/loose.py lists a folder
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        stack.extend(reversed([e.path for e in entries if e.is_dir(follow_symlinks=False)]))
+        yield from (e.path for e in entries if e.is_file(follow_symlinks=False))
+floor = sys.argv[2] == "floor"
+t, cpu = time.perf_counter(), time.process_time()
+kept = []
+for path in files(sys.argv[1]):
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if floor:
+        text = data.decode("utf-8", "replace")
+        kept.append(json.loads(text) if path.endswith(".json") else [(i, ln) for i, ln in enumerate(text.splitlines(), 1)])
+print(json.dumps({"seconds": time.perf_counter() - t, "cpu": time.process_time() - cpu}))
+"""
+
+
+def baseline(root: Path, what: str, timeout: float) -> dict:
+    """`read` or `floor` (see the module's doc) over the input, in a fresh interpreter."""
+    r = subprocess.run([sys.executable, "-c", _BASELINE, str(root), what], capture_output=True, text=True, timeout=timeout, check=False)
+    if r.returncode:
+        raise RuntimeError(r.stderr[-2000:])
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
 def measure(root: Path, timeout: float, src: str | None = None, max_files: int = 0) -> dict:
     src = src or str(Path(__file__).resolve().parents[1] / "src")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
@@ -282,7 +319,8 @@ def main() -> None:
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     points = []
-    print(f"{'nodes':>6} {'input MB':>9} {'files':>7} {'diagnose s':>11} {'CPU s':>7} {'peak RSS MiB':>13} {'causes':>7} {'findings':>9} {'JSON MB':>8}")
+    print(f"{'nodes':>6} {'input MB':>9} {'files':>7} {'diagnose s':>11} {'CPU s':>7} {'peak RSS MiB':>13} {'causes':>7} {'findings':>9} {'JSON MB':>8}"
+          f" {'read s':>7} {'floor s':>8} {'x floor':>8}")
     for n in sizes:
         root = Path(tempfile.mkdtemp(prefix="gpusleuth-scale-"))
         try:
@@ -294,9 +332,10 @@ def main() -> None:
                 print(f"{n:>6} {size / 1e6:>9.1f} {files:>7} {'> ' + str(int(args.timeout)):>11}   (stopped)")
                 break
             points.append((n, m["seconds"]))
+            read, floor = (baseline(root, what, args.timeout)["seconds"] for what in ("read", "floor"))
             cut = "  (input cut: more files than the reader's cap)" if m["cut"] else ""
             print(f"{n:>6} {size / 1e6:>9.1f} {files:>7} {m['seconds']:>11.2f} {m.get('cpu', 0):>7.2f} {m['rss_mib']:>13.0f} {m['root_causes']:>7} {m['findings']:>9} "
-                  f"{m['json_bytes'] / 1e6:>8.2f}{cut}", flush=True)
+                  f"{m['json_bytes'] / 1e6:>8.2f} {read:>7.2f} {floor:>8.2f} {m['seconds'] / floor:>7.1f}x{cut}", flush=True)
         finally:
             shutil.rmtree(root, ignore_errors=True)
     k = fit(points)
