@@ -66,3 +66,31 @@ def test_a_node_image_from_os_release():
     text = 'NAME="Container-Optimized OS"\nID=cos\nPRETTY_NAME="Container-Optimized OS from Google"\nVERSION_ID=117\n'
     p = facts_from({"os-release": text}).get(Platform)
     assert p.row.id == "gke" and not p.stated and "/etc/os-release Container-Optimized OS from Google" in p.how
+
+
+def test_a_pitfall_of_some_nodes_is_told_only_where_a_sign_shows_it():
+    """A pitfall with `when` (an OS image, a version) needs a sign the platform was recognised by that matches it."""
+    import re
+
+    from gpusleuth.checks.stated_common import platform_note
+
+    for p in platforms():
+        for pit in p.pitfalls:
+            if "when" in pit:
+                re.compile(pit["when"])
+    gke = {"labels": {"cloud.google.com/gke-nodepool": "gpu"}}
+    on_ubuntu = facts_from({}, Node("gpu-1", os_image="Ubuntu 22.04.4 LTS", kubelet_version="v1.31.2", **gke,
+                                    evidence={"label:cloud.google.com/gke-nodepool": Evidence("nodes.yaml", 4, "gke-nodepool: gpu")})).get(Platform)
+    assert on_ubuntu.row.id == "gke" and on_ubuntu.pitfall is None
+    assert "Known pitfall" not in platform_note(on_ubuntu)  # what the runtime and toolkit findings say of the platform
+    on_cos = facts_from({}, Node("gpu-1", os_image="Container-Optimized OS from Google", kubelet_version="v1.33.2-gke.1240000", **gke,
+                                 evidence={"os_image": Evidence("nodes.yaml", 7, "osImage: Container-Optimized OS from Google")})).get(Platform)
+    assert on_cos.row.id == "gke" and "Container-Optimized OS" in on_cos.pitfall["text"]
+    assert "Known pitfall on Google Kubernetes Engine" in platform_note(on_cos) and "osImage" not in platform_note(on_cos)
+    eks = {"labels": {"eks.amazonaws.com/nodegroup": "gpu"}}
+    al2023 = facts_from({}, Node("gpu-1", os_image="Amazon Linux 2023.6.20241010", kernel_version="6.1.112-122.189.amzn2023.x86_64", **eks)).get(Platform)
+    assert al2023.row.id == "eks" and "Amazon Linux 2023" in al2023.pitfall["text"]
+    v133 = facts_from({}, Node("gpu-1", kubelet_version="v1.33.1-eks-1a2b3c4", **eks)).get(Platform)
+    assert "EKS 1.33" in v133.pitfall["text"]
+    al2 = facts_from({}, Node("gpu-1", kernel_version="5.10.226-214.880.amzn2.x86_64", kubelet_version="v1.30.4-eks-a737599", **eks)).get(Platform)
+    assert "AL2 GPU AMI" in al2.pitfall["text"]

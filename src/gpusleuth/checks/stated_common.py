@@ -33,8 +33,7 @@ def platform_note(platform: Platform | None, handler: str = "nvidia") -> str:
         origin = f"from {p.template}" if p.template else f"({p.template_note})" if p.template_note else "by the platform"
         text += f"; that file is generated {origin}, so edits to it do not last"
     text += "."
-    if p.pitfalls:
-        pit = p.pitfalls[0]
+    if (pit := platform.pitfall) is not None:
         text += f" Known pitfall on {p.name}: {pit['text']} ({pit['source']})"
     return text
 

@@ -107,6 +107,17 @@ class Platform:
     def name(self) -> str:
         return self.row.name + (" (stated)" if self.stated else "")
 
+    @cached_property
+    def pitfall(self) -> dict | None:
+        """The first of the row's pitfalls that applies here: one for every node of the platform, or one whose `when`
+        a sign it was recognised by matches (the node's OS image, its kubelet version). A pitfall of Container-Optimized
+        OS is not told of Ubuntu nodes."""
+        for pit in self.row.pitfalls:
+            when = pit.get("when")
+            if when is None or any(re.search(when, s.how) for s in self.signs):
+                return pit
+        return None
+
 
 def _labels(row: PlatformRow) -> list[tuple[str, str | None]]:
     out = []
