@@ -101,3 +101,15 @@ def test_demoted_lookup_is_the_scan_it_replaced():
             for code in codes:
                 want = next((g for g in items if g.code == code and g is not f and _same_scope(f, g)), None)
                 assert d.first(f, code) is want
+
+
+def test_a_blocked_operand_is_caused_by_what_fails_on_its_node_whatever_the_layers():
+    """dcgm-exporter (userspace-driver) waits in Init for the toolkit (container-toolkit) to be ready: what blocks it
+    can sit above it in the stack. A symptom keeps the rule that its cause lies below it."""
+    roots, ordered = rank([F("TK001", Layer.CONTAINER_TOOLKIT), F("OP002", Layer.USERSPACE_DRIVER, Role.BLOCKED, sev=Severity.WARNING),
+                           F("CU104", Layer.USERSPACE_DRIVER, Role.SYMPTOM), F("OP002", Layer.USERSPACE_DRIVER, Role.BLOCKED, node="n2",
+                                                                          sev=Severity.WARNING)])
+    by = {(f.code, f.node): f for f in ordered}
+    assert by[("OP002", "n1")].caused_by == ("TK001",)
+    assert by[("CU104", "n1")].caused_by == ()
+    assert by[("OP002", "n2")].caused_by == ()  # nothing fails on its node

@@ -10,7 +10,9 @@ Rules, in order:
    linked to the lower one through caused_by, unless its check named its cause itself.
 3. A caused_by naming a finding that rule 1 demoted points at what that finding was demoted to (a blocked
    operand caused by "the driver crash-loops" is caused by the specific reason it crash-loops).
-4. Symptoms and blocked findings with no caused_by get the lowest root causes on their node.
+4. Symptoms and blocked findings with no caused_by get the lowest root causes on their node: below a symptom's
+   layer, at any layer for a blocked operand (dcgm-exporter, in userspace-driver, waits for the container
+   toolkit above it).
 """
 
 from __future__ import annotations
@@ -75,7 +77,8 @@ def rank(findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
     for f in out:
         if not f.caused_by and f.role in (Role.SYMPTOM, Role.BLOCKED, Role.ROOT_CAUSE, Role.CONTRIBUTING):
             below = sorted(
-                (g for g in root_scopes.of(f) if g is not f and g.layer.rank < f.layer.rank and g.severity.weight >= Severity.ERROR.weight
+                (g for g in root_scopes.of(f) if g is not f and (g.layer.rank < f.layer.rank or f.role == Role.BLOCKED)
+                 and g.severity.weight >= Severity.ERROR.weight
                  and (_same_node(f, g) if f.role in (Role.ROOT_CAUSE, Role.CONTRIBUTING) else _same_scope(f, g))),
                 key=_key,
             )
