@@ -77,5 +77,5 @@ def test_a_driver_log_quoting_dmesg_gives_the_installers_error_not_just_the_stat
     decisive = hit.evidence[-1]
     assert decisive.artifact == "driver.log" and decisive.line == 40
     assert hit.title == ("nvidia-driver-daemonset is crash-looping: NVRM: This can occur when a driver such as: nouveau, "
-                         "rivafb, nvidiafb or rivatv was loaded and obtained ownership of the")
+                         "rivafb, nvidiafb or rivatv was loaded and obtained ownership of…")  # cut at a word, marked
     assert ("driver.log", 25) in {(e.artifact, e.line) for e in hit.evidence}  # ERROR: Installation has failed.

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from gpusleuth.checks.base import check
+from gpusleuth.checks.classes import clip
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.gpus import GpuInventory, KernelEvents, NodeGpus
 from gpusleuth.facts.logs import Logs, messages_text
@@ -399,7 +400,7 @@ def cuda_error_in_log(logs: Logs, cluster: Cluster | None = None, kernel: Kernel
                                          "CUDA_LAUNCH_BLOCKING=1 to see the call that failed.", ()),)
             yield Hit(
                 title=f"CUDA error {err.code} ({err.runtime or err.driver}) in {where}: {err.message or err.header}",
-                explanation=f"{where} logged \"{first.message.strip()[:200]}\" ({first.evidence().cite()}), CUDA error "
+                explanation=f"{where} logged \"{clip(first.message, 200)}\" ({first.evidence().cite()}), CUDA error "
                             f"{err.label}. {why}",
                 severity=Severity.CRITICAL if layer == "hardware" and confidence >= 0.8 else
                 Severity.WARNING if err.group in ("api-usage", "profiler") else Severity.ERROR,

@@ -6,6 +6,7 @@ from collections import defaultdict
 from typing import Iterable
 
 from gpusleuth.checks.base import check
+from gpusleuth.checks.classes import clip
 from gpusleuth.facts import Cluster, GpuInventory, Logs
 from gpusleuth.facts.cluster import GPU_RESOURCE
 from gpusleuth.facts.gpus import COUNT_LABEL, PCI_PRESENT_LABEL, GpuCount, NodeGpus
@@ -125,7 +126,7 @@ def _plugin_log_story(logs: Logs | None, pod: str | None) -> tuple[list[LogLine]
         lines.append(last_start.line)
     if fails_after:
         lines += [m.line for m in fails_after[-2:]]
-        text = f"its log shows the plugin failing after its last start: \"{fails_after[-1].line.message.strip()[:160]}\""
+        text = f"its log shows the plugin failing after its last start: \"{clip(fails_after[-1].line.message, 160)}\""
     elif regs_after:
         lines.append(regs_after[-1].line)
         text = "its log shows it registered after its last start, so the kubelet has lost the registration since (a kubelet restart?)"

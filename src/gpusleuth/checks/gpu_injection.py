@@ -152,7 +152,7 @@ def cuda_insufficient_driver_explained(logs: Logs, cluster: Cluster | None = Non
         layer = Layer.WORKLOAD if confidence > 0.5 else None
         yield Hit(
             title=title,
-            explanation=f"{where} logged \"{m.line.message.strip()[:160]}\" ({m.line.evidence().cite()}): {why}.",
+            explanation=f"{where} logged \"{clip(m.line.message, 160)}\" ({m.line.evidence().cite()}): {why}.",
             severity=Severity.ERROR,
             role=Role.ROOT_CAUSE,
             evidence=tuple(dict.fromkeys(e for e in evidence if e)),

@@ -9,7 +9,7 @@ from collections import defaultdict
 from typing import Iterable
 
 from gpusleuth.checks.base import check
-from gpusleuth.checks.classes import named_groups
+from gpusleuth.checks.classes import clip, named_groups
 from gpusleuth.facts import Cluster, Configuration, GpuInventory, Logs, RuntimeSetup
 from gpusleuth.facts.configs import CdiSpecs
 from gpusleuth.facts.configuration import truthy
@@ -91,7 +91,7 @@ def host_driver_conflicts_with_driver_container(logs: Logs, cluster: Cluster | N
         yield Hit(
             title=f"A host-installed driver {have[0]} is loaded on {node or 'the node'}; the driver container wants {want_v} and cannot replace it",
             explanation=(f"The driver container installs {want_v} ({want.line.evidence().cite()}) but the loaded NVIDIA module is {have[0]} "
-                         f"({have[1].cite()}), installed on the host, and it is in use: \"{ms[-1].line.message.strip()[:160]}\". The container "
+                         f"({have[1].cite()}), installed on the host, and it is in use: \"{clip(ms[-1].line.message, 160)}\". The container "
                          "restarts until the host driver goes away."),
             severity=Severity.CRITICAL,
             role=Role.ROOT_CAUSE,

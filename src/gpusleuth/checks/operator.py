@@ -10,6 +10,7 @@ from functools import cache
 from typing import Iterable
 
 from gpusleuth.checks.base import check
+from gpusleuth.checks.classes import clip
 from gpusleuth.facts import Cluster, Configuration, Logs
 from gpusleuth.facts.configuration import truthy
 from gpusleuth.facts.operands import OperandGraph, marker, spec_for
@@ -70,8 +71,8 @@ def _crash_hit(graph: OperandGraph, c: Component) -> Hit:
     ns = _ns(c.namespace)
     if lines:
         decisive = lines[-1]
-        said = f"Its last error before the crash: \"{decisive.message.strip()[:200]}\" ({decisive.evidence().cite()})."
-        title = f"{c.name} is crash-looping: {decisive.message.strip()[:120]}"
+        said = f"Its last error before the crash: \"{clip(decisive.message, 200)}\" ({decisive.evidence().cite()})."
+        title = f"{c.name} is crash-looping: {clip(decisive.message, 120)}"
     else:
         said = (f"No log of {c.pod} is in the artifacts, so the reason is not visible: "
                 f"`kubectl logs --previous {c.pod}{ns}{ctr}` shows it.")
@@ -207,7 +208,7 @@ def _start_failure(graph: OperandGraph, c: Component, cluster: Cluster | None) -
     reason = (bad.reason if bad else None) or (obs.reason if obs else None) or c.status or "failed"
     evidence = [*c.evidence, *(e.evidence for e in warnings[-2:] if e.evidence), *([decisive] if decisive else [])]
     ns = _ns(c.namespace)
-    title = f"{c.name} does not start ({reason})" + (f": {said[:120]}" if said else "")
+    title = f"{c.name} does not start ({reason})" + (f": {clip(said, 120)}" if said else "")
     explanation = (f"{c.name} ({c.layer.value} layer) pod {c.pod}" + (f", container {container}," if container else "")
                    + f" never runs ({c.status or reason}). ")
     explanation += (f"Decisive: \"{said[:240]}\"" + (f" ({decisive.cite()})." if decisive else ".")) if said else (
@@ -644,7 +645,7 @@ def driver_disabled_without_host_driver(logs: Logs, configuration: Configuration
         yield Hit(
             title=f"No NVIDIA driver on {node or 'the node'} while the driver container is disabled",
             explanation=(f"{why}, so the operator expects a driver installed on the host, but the driver validation keeps failing"
-                         + (f" in {pod}" if pod else "") + f": \"{ms[-1].line.message.strip()[:200]}\". Every GPU operand waits for it."),
+                         + (f" in {pod}" if pod else "") + f": \"{clip(ms[-1].line.message, 200)}\". Every GPU operand waits for it."),
             severity=Severity.CRITICAL,
             role=Role.ROOT_CAUSE,
             evidence=tuple(dict.fromkeys(e for e in evidence if e)),

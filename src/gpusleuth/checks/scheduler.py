@@ -8,6 +8,7 @@ from functools import cache
 from typing import Iterable
 
 from gpusleuth.checks.base import check
+from gpusleuth.checks.classes import clip
 from gpusleuth.facts import Cluster, GpuInventory
 from gpusleuth.facts.cluster import GPU_RESOURCE
 from gpusleuth.facts.logs import signatures
@@ -215,7 +216,7 @@ def gpu_node_taint_not_tolerated(cluster: Cluster) -> Iterable[Hit]:
         evidence = [event.evidence, pod.evidence, *(t.evidence for _, t in tainted[:2])]
         yield Hit(
             title=f"{pod.name} does not tolerate the GPU nodes' taint {shown}",
-            explanation=(f"Pod {pod.name} asks for GPUs and stays Pending: the scheduler says \"{event.message.strip()[:200]}\". "
+            explanation=(f"Pod {pod.name} asks for GPUs and stays Pending: the scheduler says \"{clip(event.message, 200)}\". "
                          + (f"GPU node{'s' if len(tainted) > 1 else ''} {', '.join(sorted({n.name for n, _ in tainted}))} carr"
                             f"{'y' if len(tainted) > 1 else 'ies'} {shown}" if tainted else f"The taint {shown} is on the GPU nodes")
                          + (f"; the pod tolerates only {tol}." if tol else "; the pod has no toleration for it.")),
@@ -268,7 +269,7 @@ def gpu_pod_selector_matches_no_gpu_node(cluster: Cluster) -> Iterable[Hit]:
             confidence = 0.5
         yield Hit(
             title=f"{pod.name}'s node selector matches no GPU node: {said}",
-            explanation=(f"Pod {pod.name} asks for GPUs and stays Pending: \"{event.message.strip()[:200]}\"; {said}."),
+            explanation=(f"Pod {pod.name} asks for GPUs and stays Pending: \"{clip(event.message, 200)}\"; {said}."),
             severity=Severity.ERROR,
             role=Role.ROOT_CAUSE,
             evidence=tuple(dict.fromkeys(e for e in evidence if e)),

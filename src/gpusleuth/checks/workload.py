@@ -6,6 +6,7 @@ import re
 from typing import Iterable
 
 from gpusleuth.checks.base import check
+from gpusleuth.checks.classes import clip
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.logs import Logs
 from gpusleuth.facts.sharing import SharingConfigs
@@ -225,7 +226,7 @@ def oom_on_shared_gpu(logs: Logs, cluster: Cluster, sharing: SharingConfigs | No
                    f"memory, so every pod on that GPU allocates from the same framebuffer.{total_txt} Another tenant may hold the memory.")
         nsf = f" -n {pod.namespace}" if pod.namespace else ""
         yield Hit(
-            title=title, explanation=f"{where} logged \"{m.line.message.strip()[:200]}\". {why}",
+            title=title, explanation=f"{where} logged \"{clip(m.line.message, 200)}\". {why}",
             severity=Severity.ERROR, role=Role.ROOT_CAUSE, node=pod.node, component=f"pod/{where}",
             evidence=tuple(e for e in (m.line.evidence(), pod.evidence) if e),
             fixes=(
