@@ -51,7 +51,7 @@ def test_the_seed_driver_crash_names_component_layer_container_and_decisive_line
 def test_any_operand_crash_uses_its_own_layer_and_the_last_error_before_the_crash():
     [f] = _run(seed.facts_from({"describe.txt": DCGM_DESCRIBE, "dcgm-exporter.log": DCGM_LOG}))
     assert f.layer.value == "userspace-driver" and f.node == "gpu-node-7"
-    assert f.evidence[-1].cite() == "dcgm-exporter.log:5"  # the fatal line, not the cleanup after it
+    assert f.evidence[1].cite() == "dcgm-exporter.log:5"  # the fatal line, not the cleanup after it, next to the pod
     assert "Failed to start the exporter" in f.title
     assert {"describe.txt:2", "describe.txt:9"} <= {e.cite() for e in f.evidence}  # the pod and its container state
 
@@ -74,7 +74,7 @@ def test_a_driver_log_quoting_dmesg_gives_the_installers_error_not_just_the_stat
 
     incident = Path(__file__).parent.parent / "cases" / "incidents" / "nouveau-blocks-driver" / "full"
     (hit,) = _run(facts_of(incident))
-    decisive = hit.evidence[-1]
+    decisive = hit.evidence[1]  # next to the pod: a symptom shows its first three citations
     assert decisive.artifact == "driver.log" and decisive.line == 40
     assert hit.title == ("nvidia-driver-daemonset is crash-looping: NVRM: This can occur when a driver such as: nouveau, "
                          "rivafb, nvidiafb or rivatv was loaded and obtained ownership of…")  # cut at a word, marked

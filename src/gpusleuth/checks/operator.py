@@ -65,8 +65,9 @@ def _crash_hit(graph: OperandGraph, c: Component) -> Hit:
     container = (obs.container if obs else None) or (lines[-1].container if lines else None) or next(
         (pl.container for pl in graph.pod_logs(c.pod) if pl.container), None)
     behind = graph.blocked_behind(c)
-    evidence = list(c.evidence)
-    evidence += [ln.evidence() for ln in lines]
+    # the pod, then its decisive line (a report that shows a symptom's first three citations shows that one), then
+    # the rest of its status and the log lines that led up to it
+    evidence = [*c.evidence[:1], *(ln.evidence() for ln in lines[-1:]), *c.evidence[1:], *(ln.evidence() for ln in lines)]
     ctr = f" -c {container}" if container else ""
     ns = _ns(c.namespace)
     if lines:
