@@ -175,3 +175,16 @@ def test_running_controllers_are_no_sign_that_a_gpu_works(tmp_path):
     assert _diagnose(tmp_path, pods).verdict == "no-verdict"
     plugin = pods + "nvidia-device-plugin-daemonset-x7k2p                              1/1     Running   0          7m51s\n"
     assert _diagnose(tmp_path, plugin).verdict == "healthy"
+
+
+def test_the_other_errors_of_a_crashing_pod_follow_from_its_finding_and_say_so():
+    """The plugin's lines before its decisive one are part of the crash OP001 explains: listed at info as following
+    from that finding, not as lines that mean no failure; an old error of a ready pod keeps the other wording."""
+    from gpusleuth.sources import open_source
+
+    report = diagnose(open_source("example:device-plugin-unregistered"))
+    by = {f.code: f for f in report.findings if f.code.endswith("900")}
+    plugin, driver = by["DP900"], by["KD900"]
+    assert plugin.role is Role.INFO and "follow from another finding: OP001 is about pod nvidia-device-plugin-daemonset-8qx2n" in plugin.title
+    assert "part of that failure" in plugin.explanation and "not failing now" not in plugin.explanation
+    assert "do not mean a failure now" in driver.title and "running and ready" in driver.title

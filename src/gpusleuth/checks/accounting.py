@@ -9,8 +9,9 @@ evidence and a search of the component's tracker for the message without its var
 is a guess by construction (confidence 0.3-0.4): any specific cause on the same node ranks above it.
 
 Error lines that do not mean a failure now (knowledge/attribution.toml noise, a retry that later worked, an
-old error in a pod that is running and ready) are listed in an info finding of the same check, so that no
-error line goes unmentioned and none raises the verdict.
+old error in a pod that is running and ready), and the other error lines of a pod another finding is about
+(part of that failure), are listed in an info finding of the same check, so that no error line goes
+unmentioned and none raises the verdict twice.
 """
 
 from __future__ import annotations
@@ -123,6 +124,7 @@ class _Group:
     layer: Layer
     lines: tuple[ErrorLine, ...]
     reasons: tuple[str, ...] = ()  # a noise group's: why each line does not mean a failure now
+    follows: bool = False  # every line is of a pod another finding is about: part of that failure, not noise
 
 
 def _layer_of(lines: list[ErrorLine]) -> Layer:
@@ -143,25 +145,28 @@ def account(errors: ErrorLines, explained: Explained) -> tuple[tuple[_Group, ...
     failing: dict[tuple, list[ErrorLine]] = defaultdict(list)
     noise: dict[tuple, list[ErrorLine]] = defaultdict(list)
     reasons: dict[tuple, list[str]] = defaultdict(list)
+    own: set[tuple] = set()  # groups with a line that does not mean a failure now for a reason of its own
     for e in errors.lines:
         if e.key in explained.cited:
             continue
         who = e.component or e.pod or ("", e.evidence.artifact)  # unknown: grouped by the artifact it is in
         about = explained.pods.get(e.pod) if e.pod else None
         reason = e.noise
-        if about is not None and not reason:  # kept beside the line, not in a copy of it: a loop's thousands of lines
-            reason = f"pod {e.pod} is the subject of {about.code} ({clip(about.title, 80)}): its other errors follow from that"
+        if reason:
+            own.add((who, e.node))
+        elif about is not None:  # kept beside the line, not in a copy of it: a loop's thousands of lines
+            reason = f"{about.code} is about pod {e.pod} ({clip(about.title, 80)})"
         if reason:
             noise[(who, e.node)].append(e)
             reasons[(who, e.node)].append(reason)
         else:
             failing[(who, e.node)].append(e)
 
-    def group(who, node, lines, why=()) -> _Group:
-        return _Group(who if isinstance(who, str) else None, node, _layer_of(lines), tuple(lines), tuple(why))
+    def group(who, node, lines, why=(), follows=False) -> _Group:
+        return _Group(who if isinstance(who, str) else None, node, _layer_of(lines), tuple(lines), tuple(why), follows)
 
     return (tuple(group(who, node, lines) for (who, node), lines in failing.items()),
-            tuple(group(who, node, lines, reasons[(who, node)]) for (who, node), lines in noise.items()))
+            tuple(group(who, node, lines, reasons[(who, node)], (who, node) not in own) for (who, node), lines in noise.items()))
 
 
 # ----------------------------------------------------------------------------------------------- findings
@@ -298,10 +303,12 @@ def _cites(lines: tuple[ErrorLine, ...]) -> list[str]:
 def _noise_hit(g: _Group) -> Hit:
     reasons = sorted(set(g.reasons))
     who = g.component or "a component"
+    what = ("that follow from another finding", "that another finding already accounts for: they are part of that failure, not one of their "
+            "own") if g.follows else ("that do not mean a failure now", "that gpusleuth read as not failing now")
     return Hit(
-        title=f"{who}: {len(g.lines)} error line(s) that do not mean a failure now: {clip(reasons[0], 90)}"
+        title=f"{who}: {len(g.lines)} error line(s) {what[0]}: {clip(reasons[0], 90)}"
         + (f" (+{len(reasons) - 1} other reason(s))" if len(reasons) > 1 else ""),
-        explanation=f"{who} ({g.layer.value} layer) printed error-level lines that gpusleuth read as not failing now: " + "; ".join(reasons[:4]) + ".",
+        explanation=f"{who} ({g.layer.value} layer) printed error-level lines {what[1]}: " + "; ".join(reasons[:4]) + ".",
         severity=Severity.INFO,
         role=Role.INFO,
         evidence=tuple(e.evidence for e in g.lines[:MAX_EVIDENCE]),
