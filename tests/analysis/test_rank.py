@@ -113,3 +113,10 @@ def test_a_blocked_operand_is_caused_by_what_fails_on_its_node_whatever_the_laye
     assert by[("OP002", "n1")].caused_by == ("TK001",)
     assert by[("CU104", "n1")].caused_by == ()
     assert by[("OP002", "n2")].caused_by == ()  # nothing fails on its node
+
+
+def test_a_contributing_condition_is_not_caused_by_a_failure_below_it():
+    """A driver past end of life (userspace-driver) on a node whose peermem module fails to load (kernel-driver):
+    the failure does not cause the version, and a fleet's nodes with and without the failure share one condition."""
+    roots, ordered = rank([F("KD001", Layer.KERNEL_DRIVER), F("UD010", Layer.USERSPACE_DRIVER, Role.CONTRIBUTING, sev=Severity.WARNING)])
+    assert next(f for f in ordered if f.code == "UD010").caused_by == ()

@@ -7,7 +7,9 @@ Rules, in order:
    break something (error and above) explain it before warnings do: an end-of-life driver does not
    explain a crash-loop that a CUDA error explains.
 2. A higher-layer root cause on the same (known) node as a lower-layer one stays a root cause and is
-   linked to the lower one through caused_by, unless its check named its cause itself.
+   linked to the lower one through caused_by, unless its check named its cause itself. A contributing
+   finding is a standing condition (a driver past end of life, a known issue of a version, a config that
+   does not break anything yet): no failure causes it, so nothing links it.
 3. A caused_by naming a finding that rule 1 demoted points at what that finding was demoted to (a blocked
    operand caused by "the driver crash-loops" is caused by the specific reason it crash-loops).
 4. Symptoms and blocked findings with no caused_by get the lowest root causes on their node: below a symptom's
@@ -75,11 +77,11 @@ def rank(findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
     root_scopes = _Scopes(roots)
     linked: list[Finding] = []
     for f in out:
-        if not f.caused_by and f.role in (Role.SYMPTOM, Role.BLOCKED, Role.ROOT_CAUSE, Role.CONTRIBUTING):
+        if not f.caused_by and f.role in (Role.SYMPTOM, Role.BLOCKED, Role.ROOT_CAUSE):
             below = sorted(
                 (g for g in root_scopes.of(f) if g is not f and (g.layer.rank < f.layer.rank or f.role == Role.BLOCKED)
                  and g.severity.weight >= Severity.ERROR.weight
-                 and (_same_node(f, g) if f.role in (Role.ROOT_CAUSE, Role.CONTRIBUTING) else _same_scope(f, g))),
+                 and (_same_node(f, g) if f.role == Role.ROOT_CAUSE else _same_scope(f, g))),
                 key=_key,
             )
             if below:
