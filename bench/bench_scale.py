@@ -22,9 +22,11 @@ the logarithms and prints k (1 is linear).
 Two baselines are measured in the same run, on the same input, each in a fresh subprocess after the diagnosis:
 `read`, every file's bytes read once in the order the reader lists them; and `floor`, the least any Python
 reader of this input does: read, decoded, the JSON files loaded with the json module, and one (line number,
-text) tuple made for every line of the others. The diagnosis is printed as a multiple of the floor (`x floor`). A bundle holds ~12.6 files per node, so above ~1,500 nodes it has
-more files than the reader reads from one input (sources/loose.py MAX_FILES, 20,000); the bench lifts that cap
-in its subprocess unless --file-cap is given, and marks any size whose input was cut. Timings on shared machines vary: compare sizes within one run.
+text) tuple made for every line of the others. The diagnosis is printed as a multiple of the floor (`x floor`).
+
+A bundle holds ~12.6 files per node (63,060 at 5,000 nodes), within the reader's cap on files per input
+(sources/loose.py MAX_FILES, 200,000); a size whose input was cut all the same is marked. Timings on shared
+machines vary: compare sizes within one run.
 """
 
 from __future__ import annotations
@@ -236,12 +238,9 @@ def generate(root: Path, nodes: int, failing: float = 0.8, lines: int = 200, sal
 _CHILD = """
 import json, resource, sys, time
 t, cpu = time.perf_counter(), time.process_time()
-import gpusleuth.sources.loose as loose
 from gpusleuth.analysis.diagnose import diagnose
 from gpusleuth.report.json_report import render
 from gpusleuth.sources import open_source
-if int(sys.argv[2]):
-    loose.MAX_FILES = max(loose.MAX_FILES, int(sys.argv[2]))
 report = diagnose(open_source(sys.argv[1]))
 out = render(report)
 elapsed = time.perf_counter() - t
@@ -283,10 +282,10 @@ def baseline(root: Path, what: str, timeout: float) -> dict:
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def measure(root: Path, timeout: float, src: str | None = None, max_files: int = 0) -> dict:
+def measure(root: Path, timeout: float, src: str | None = None) -> dict:
     src = src or str(Path(__file__).resolve().parents[1] / "src")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
-    r = subprocess.run([sys.executable, "-c", _CHILD, str(root), str(max_files)], capture_output=True, text=True, timeout=timeout, env=env, check=False)
+    r = subprocess.run([sys.executable, "-c", _CHILD, str(root)], capture_output=True, text=True, timeout=timeout, env=env, check=False)
     if r.returncode:
         raise RuntimeError(r.stderr[-2000:])
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -310,9 +309,6 @@ def main() -> None:
     ap.add_argument("--lines", type=int, default=200, help="lines of the driver container's log per node")
     ap.add_argument("--timeout", type=float, default=900, help="seconds allowed per size")
     ap.add_argument("--src", help="diagnose with the gpusleuth under this src/ (another checkout, for a before/after curve)")
-    ap.add_argument("--file-cap", action="store_true",
-                    help="keep the reader's cap on files per input (sources/loose.py MAX_FILES); by default the bench lifts it "
-                         "to the bundle's file count, since a bundle of more than ~1,500 nodes holds more files than that")
     ap.add_argument("--pods-yaml", action="store_true",
                     help="every pod in one YAML List (`kubectl get pods -o yaml`, as the GPU Operator's must-gather writes its operand "
                          "pods) instead of JSON pages of 500")
@@ -327,7 +323,7 @@ def main() -> None:
             size = generate(root, n, args.failing, args.lines, pods_yaml=args.pods_yaml)
             files = sum(1 for _ in root.rglob("*") if _.is_file())
             try:
-                m = measure(root, args.timeout, args.src, 0 if args.file_cap else files + 1)
+                m = measure(root, args.timeout, args.src)
             except subprocess.TimeoutExpired:
                 print(f"{n:>6} {size / 1e6:>9.1f} {files:>7} {'> ' + str(int(args.timeout)):>11}   (stopped)")
                 break
