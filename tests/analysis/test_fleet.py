@@ -116,3 +116,47 @@ def test_cli_node_option(driver_fleet):
     assert any(i.startswith("KD001/gpu-node-00000") for i in whole_ids) and not any("gpu-node-00002" in i for i in whole_ids)
     assert any(i.startswith("KD001/gpu-node-00002") for i in one_ids)
     assert all(f["node"] in (None, "gpu-node-00002") for f in json.loads(one.output)["findings"])
+
+
+@pytest.fixture(scope="module")
+def mixed_fleets(tmp_path_factory):
+    """The same fleet at two sizes, failing three ways (bench_scale.py), diagnosed."""
+    out = {}
+    for n in (12, 36):
+        root = tmp_path_factory.mktemp(f"fleet{n}")
+        generate(root, nodes=n, failing=0.75, lines=12)
+        out[n] = diagnose(open_source(str(root)))
+    return out
+
+
+def test_the_human_reports_of_a_fleet_do_not_grow_with_its_nodes(mixed_fleets):
+    """Text, Markdown and HTML show a fleet's operands by name with their counts and its races grouped by rule, not
+    every node's components, cascade and timeline: three times the nodes is about the same report."""
+    from gpusleuth.report.html import render as render_html
+    from gpusleuth.report.markdown import render as render_md
+
+    small, big = mixed_fleets[12], mixed_fleets[36]
+    for render in (render_text, render_md, render_html):
+        a, b = render(small), render(big)
+        assert len(b) < 1.3 * len(a), (render.__module__, len(a), len(b))
+    md = render_md(big)
+    assert "## Fleet" in md and "## The operands" in md and "| component | node |" not in md
+    assert "gpusleuth diagnose --node NAME" in md and "gpusleuth timeline --node NAME" in md
+    driver = next(ln for ln in md.splitlines() if ln.startswith("| nvidia-driver-daemonset |"))
+    failed = sum(1 for c in big.components if c.name == "nvidia-driver-daemonset" and c.state.value == "failed")
+    assert f"{failed} failed" in driver and failed == big.root_causes[0].facts["fleet"]["nodes"].__len__()
+    assert "(9)" in next(ln for ln in md.splitlines() if ln.startswith("- ") and "component(s) failed" in ln)  # names counted
+    html = render_html(big)
+    assert 'id="fleet"' in html and "<h2>The operands</h2>" in html and "<figure>" not in html
+    text = render_text(big)
+    assert "Operands" in text and "nvidia-driver-daemonset" in text
+
+
+def test_a_single_node_report_keeps_its_cascade_and_timeline():
+    from gpusleuth.report.html import render as render_html
+    from gpusleuth.report.markdown import render as render_md
+
+    report = diagnose(open_source("example:peermem-race"))
+    md, html = render_md(report), render_html(report)
+    assert "## The cascade" in md and "## Fleet" not in md and "## Event sequence" in md
+    assert "<h2>The cascade</h2>" in html and 'id="fleet"' not in html

@@ -24,6 +24,7 @@ from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Role
 from gpusleuth.model.report import VERDICTS, Report
 from gpusleuth.report.decisive import decisive
+from gpusleuth.report.fleet_view import group_lines, node_command, operand_rows, race_groups
 
 CONTEXT = 3  # lines shown before and after each evidence line
 _ROLE_TITLE = ((Role.CONTRIBUTING, "Contributing"), (Role.SYMPTOM, "Symptoms"), (Role.BLOCKED, "Blocked"), (Role.INFO, "Notes"))
@@ -41,7 +42,10 @@ class Cited:
 
 
 def render(report: Report, documents: list[Document] | tuple[Document, ...] | None = None) -> str:
-    cited = _cite_all(report, documents)
+    """A fleet's page (analysis/fleet.py) shows its operands by name with their counts and its races grouped by rule,
+    not every node's components, cascade and timeline (report/fleet_view.py)."""
+    fleet = report.extras.get("fleet")
+    cited = _cite_all(report, documents, with_components=not fleet)
     anchor = {key: c.anchor for key, c in cited.items()}
     top = report.root_causes[0] if report.root_causes else None
     top_line = decisive(top) if top else None
@@ -58,9 +62,15 @@ def render(report: Report, documents: list[Document] | tuple[Document, ...] | No
         top_line=top_line,
         first_fix=first_fix,
         others=[(title, [f for f in report.findings if f.role == role]) for role, title in _ROLE_TITLE],
-        cascade=report.extras.get("cascade_text") or "",
-        timeline=_timeline(report),
-        races=(report.extras.get("ordering") or {}).get("violations", []),
+        cascade="" if fleet else report.extras.get("cascade_text") or "",
+        timeline=None if fleet else _timeline(report),
+        races=[] if fleet else (report.extras.get("ordering") or {}).get("violations", []),
+        fleet=fleet,
+        operands=operand_rows(report) if fleet else [],
+        race_groups=race_groups(report) if fleet else [],
+        node_command=node_command(report) if fleet else "",
+        timeline_command=node_command(report, "timeline") if fleet else "",
+        group_lines=lambda f: group_lines(f.facts["fleet"], True) if isinstance(f.facts, dict) and f.facts.get("fleet") else [],
         phases=report.extras.get("phases") or [],
         evidence=sorted(by_artifact.items()),
         have_documents=documents is not None,
@@ -75,13 +85,13 @@ def _key(e: Evidence) -> tuple:
     return (e.artifact, e.line) if e.line is not None else (e.artifact, None, e.text)
 
 
-def _cite_all(report: Report, documents) -> dict[tuple, Cited]:
+def _cite_all(report: Report, documents, with_components: bool = True) -> dict[tuple, Cited]:
     """Every evidence line the page shows (findings, then components), each once, with its context."""
     index: dict[str, list[Document]] = defaultdict(list)
     for d in documents or ():
         index[d.artifact].append(d)
     out: dict[tuple, Cited] = {}
-    lines = [e for f in report.findings for e in f.evidence] + [e for c in report.components for e in c.evidence]
+    lines = [e for f in report.findings for e in f.evidence] + [e for c in report.components if with_components for e in c.evidence]
     for e in lines:
         k = _key(e)
         if k in out:
@@ -187,6 +197,7 @@ ul.ev li { margin: 2px 0; overflow-wrap: anywhere; }
 table { border-collapse: collapse; width: 100%; font-size: .86rem; }
 th, td { text-align: left; vertical-align: top; padding: 4px 6px; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
 .scroll { overflow-x: auto; }
+td.k, th.k { white-space: nowrap; overflow-wrap: normal; }
 figure { margin: 8px 0; }
 figure svg { width: 100%; height: auto; border: 1px solid var(--line); border-radius: 6px; }
 .evidence { margin: 8px 0 14px; }
@@ -270,9 +281,10 @@ analysed {{ r.source.analysed_at }} by gpusleuth</p>
 </section>
 {% endif %}
 <nav aria-label="Sections">
+{% if fleet %}<a href="#fleet">Fleet</a>{% endif %}
 {% if r.root_causes %}<a href="#root-causes">Root causes</a>{% endif %}
-{% if cascade or r.components %}<a href="#cascade">Cascade</a>{% endif %}
-{% if timeline or races or phases %}<a href="#timeline">Timeline</a>{% endif %}
+{% if fleet and operands %}<a href="#cascade">Operands</a>{% elif cascade or r.components %}<a href="#cascade">Cascade</a>{% endif %}
+{% if timeline or races or phases or race_groups %}<a href="#timeline">Timeline</a>{% endif %}
 <a href="#findings">Other findings</a>
 {% if evidence %}<a href="#evidence">Evidence</a>{% endif %}
 <a href="#gaps">Gaps</a>
@@ -282,6 +294,18 @@ analysed {{ r.source.analysed_at }} by gpusleuth</p>
 {% for h in health %}<li>{{ h.what }} ({{ h.artifact }}{% if h.line %}:{{ h.line }}{% endif %})</li>{% endfor %}
 </ul></section>
 {% endif %}
+{% if fleet %}
+<section id="fleet">
+<h2>Fleet</h2>
+<p>{{ fleet.nodes }} node(s) · {{ fleet.failing_nodes }} with a finding at error or above · {{ fleet.without_errors }} without. One node in full: <code>{{ node_command }}</code></p>
+<div class="scroll"><table>
+<thead><tr><th class="k">#</th><th class="k">nodes</th><th class="k">code</th><th class="k">severity</th><th>cause</th><th>where it differs</th></tr></thead>
+<tbody>
+{% for row in fleet.causes %}<tr><td class="k">{{ loop.index }}</td><td class="k">{{ row.nodes if row.nodes is not none else 'all' }}</td><td class="k">{{ row.code }}</td><td class="k sev-{{ row.severity }}">{{ row.severity }}</td><td>{{ row.title }}</td><td>{{ row.differs | join('; ') or '-' }}</td></tr>
+{% endfor %}
+</tbody></table></div>
+</section>
+{% endif %}
 {% if r.root_causes %}
 <section id="root-causes">
 <h2>Root cause{{ 's' if r.root_causes | length > 1 }}</h2>
@@ -289,6 +313,7 @@ analysed {{ r.source.analysed_at }} by gpusleuth</p>
 <article class="finding" id="rc-{{ loop.index }}">
 <h3 class="sev-{{ f.severity.value }}">{{ loop.index }}. <span class="code">[{{ f.code }}]</span> {{ f.title }}</h3>
 {{ meta(f) }}
+{% for ln in group_lines(f) %}{% if loop.first %}<ul>{% endif %}<li>{{ ln }}</li>{% if loop.last %}</ul>{% endif %}{% endfor %}
 <p>{{ f.explanation }}</p>
 {% if f.evidence %}<ul class="ev">{% for e in f.evidence %}<li>{{ cite(e) }} <code>{{ e.text | truncate(220) }}</code></li>{% endfor %}</ul>{% endif %}
 {% for fx in f.fixes %}{{ fixblock(fx) }}{% endfor %}
@@ -296,7 +321,18 @@ analysed {{ r.source.analysed_at }} by gpusleuth</p>
 {% endfor %}
 </section>
 {% endif %}
-{% if cascade or r.components %}
+{% if fleet and operands %}
+<section id="cascade">
+<h2>The operands</h2>
+<p>Each node's cascade: <code>{{ node_command }}</code></p>
+<div class="scroll"><table>
+<thead><tr><th>operand</th><th>layer</th><th>pods</th></tr></thead>
+<tbody>
+{% for o in operands %}<tr><td class="k">{{ o.name }}</td><td>{{ o.layer }}</td><td>{{ o.summary() }}</td></tr>
+{% endfor %}
+</tbody></table></div>
+</section>
+{% elif cascade or r.components %}
 <section id="cascade">
 <h2>The cascade</h2>
 {% if cascade %}<pre>{{ cascade }}</pre>{% endif %}
@@ -313,7 +349,15 @@ analysed {{ r.source.analysed_at }} by gpusleuth</p>
 {% endif %}
 </section>
 {% endif %}
-{% if timeline or races or phases %}
+{% if race_groups %}
+<section id="timeline">
+<h2>Timeline</h2>
+{% for g in race_groups %}
+<p class="sev-critical"><b>{{ 'Race' if g.certain else 'Probable race' }} on {{ g.nodes | length }} node(s):</b> {{ g.title }}. For example {{ g.example.node or 'the node' }}: {{ g.example.summary }}</p>
+{% endfor %}
+<p>Each node's events: <code>{{ timeline_command }}</code></p>
+</section>
+{% elif timeline or races or phases %}
 <section id="timeline">
 <h2>Timeline</h2>
 {% for v in races %}

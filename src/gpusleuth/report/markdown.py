@@ -18,19 +18,14 @@ from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Component, ComponentState, Finding, Fix, FixKind, Role
 from gpusleuth.model.report import VERDICTS, Report, TimelineEntry
 from gpusleuth.report.cascade import render_mermaid, render_text
+from gpusleuth.report.fleet_view import STATE_WORDS, group_lines, is_fleet, names_counted, node_command, operand_rows, race_groups
 
 _WHEN = {
     FixKind.IMMEDIATE: "Immediate fix (fastest)",
     FixKind.WORKAROUND: "Workaround",
     FixKind.PERMANENT: "Permanent fix",
 }
-_STATE_WORD = {
-    ComponentState.FAILED: "failed",
-    ComponentState.BLOCKED: "blocked",
-    ComponentState.DEGRADED: "running with errors",
-    ComponentState.OK: "ok",
-    ComponentState.UNKNOWN: "not seen",
-}
+_STATE_WORD = STATE_WORDS
 
 
 MAX_LINE = 200  # no line of the document is longer
@@ -42,6 +37,7 @@ def render(report: Report) -> str:
     parts = [
         _title(report),
         _summary(report),
+        _fleet(report),
         _window(report),
         _root_causes(report),
         _evidence(report),
@@ -131,7 +127,7 @@ def _summary(report: Report) -> str:
     lines = ["## Executive summary", ""]
     symptoms = [f for f in report.findings if f.role == Role.SYMPTOM]
     problem = report.headline
-    if by[ComponentState.FAILED]:
+    if by[ComponentState.FAILED] and not is_fleet(report):  # a fleet's headline counts its nodes already
         c = by[ComponentState.FAILED][0]
         problem = f"{c.name} is failing" + (f" ({c.status})" if c.status else "") + (f" on {c.node}" if c.node else "")
         if by[ComponentState.BLOCKED]:
@@ -153,7 +149,7 @@ def _summary(report: Report) -> str:
     for state in (ComponentState.FAILED, ComponentState.BLOCKED, ComponentState.DEGRADED):
         cs = by[state]
         if cs:
-            names = ", ".join(c.name for c in cs)
+            names = names_counted(cs)
             impact.append(f"- {len(cs)} component(s) {_STATE_WORD[state]}: {_md(names)}")
     counted = {c.name for c in report.components}
     for f in symptoms:
@@ -201,7 +197,29 @@ def _root_causes(report: Report) -> str:
         return ""
     out = ["## Root cause" + ("s" if len(roots) > 1 else ""), ""]
     for i, f in enumerate(roots, 1):
-        out += [f"### {i}. {_md(f.title)}", "", _meta(f), "", _md(f.explanation), ""]
+        out += [f"### {i}. {_md(f.title)}", "", _meta(f), ""]
+        group = f.facts.get("fleet") if isinstance(f.facts, dict) else None
+        if group:
+            out += [*(f"- {_md(ln)}" for ln in group_lines(group, True)), ""]
+        out += [_md(f.explanation), ""]
+    return "\n".join(out)
+
+
+def _fleet(report: Report) -> str:
+    """One row per root cause with its node count: the fleet at a glance (analysis/fleet.py)."""
+    fleet = report.extras.get("fleet")
+    if not fleet:
+        return ""
+    out = ["## Fleet", "", f"{fleet['nodes']} node(s) · {fleet['failing_nodes']} with a finding at error or above · "
+           f"{fleet['without_errors']} without. One node in full: {_code(node_command(report))}.", ""]
+    rows, items = [], []
+    for i, row in enumerate(fleet["causes"], 1):
+        nodes = str(row["nodes"] if row["nodes"] is not None else "all")
+        differs = "; ".join(row["differs"])
+        rows.append(f"| {i} | {nodes} | {row['code']} | {row['severity']} | {_md(row['title'])} | {_md(differs or '-')} |")
+        items.append(f"{i}. **{row['code']}** on {nodes} node(s), {row['severity']}: {_md(row['title'])}"
+                     + (f" · differs by {_md(differs)}" if differs else ""))
+    out += _table_or_list(("#", "nodes", "code", "severity", "cause", "where it differs"), rows, items)
     return "\n".join(out)
 
 
@@ -246,6 +264,12 @@ def _why(report: Report) -> str:
 def _cascade(report: Report) -> str:
     if not report.components:
         return ""
+    if is_fleet(report):
+        operands = operand_rows(report)
+        rows = [f"| {r.name} | {r.layer} | {r.summary()} |" for r in operands]
+        items = [f"- **{r.name}** ({r.layer}): {r.summary()}" for r in operands]
+        return "\n".join(["## The operands", "", f"Each node's cascade: {_code(node_command(report))}.", "",
+                          *_table_or_list(("operand", "layer", "pods"), rows, items)])
     out = ["## The cascade", ""]
     text = report.extras.get("cascade_text") or render_text(report.components)
     if text:
@@ -258,11 +282,15 @@ def _cascade(report: Report) -> str:
         rows.append("| " + " | ".join(cells) + " |")
         items.append(f"- **{c.name}** ({_STATE_WORD[c.state]}) · node {c.node or '-'} · layer {c.layer.value} · status "
                      f"{_md(c.status or '-')}" + (f" · blocked by {_md(blocked)}" if blocked else "") + (f" · {_md(cites)}" if cites else ""))
-    if all(len(r) <= MAX_LINE for r in rows):
-        out += ["| component | node | layer | state | status | blocked by (waits on) | evidence |", "|---|---|---|---|---|---|---|", *rows]
-    else:  # a table row cannot be wrapped: the same, as a list
-        out += items
+    out += _table_or_list(("component", "node", "layer", "state", "status", "blocked by (waits on)", "evidence"), rows, items)
     return "\n".join(out)
+
+
+def _table_or_list(columns: tuple[str, ...], rows: list[str], items: list[str]) -> list[str]:
+    """The rows as a table when each fits on a line (a table row cannot be wrapped), else the same as a list."""
+    if all(len(r) <= MAX_LINE for r in rows):
+        return ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns), *rows]
+    return items
 
 
 def _solutions(report: Report) -> str:
@@ -390,12 +418,14 @@ def _duration(seconds: float) -> str:
 
 
 def _event_sequence(report: Report) -> str:
-    # INTEGRATION POINT (lead): the `timeline` branch provides report/timeline_text.py with
-    # render_markdown_timeline(report); until it is merged this section is left out rather than faked.
-    try:
-        from gpusleuth.report.timeline_text import render_markdown_timeline
-    except ImportError:
-        return ""
+    if is_fleet(report):
+        groups = race_groups(report)
+        lines = [f"- **{'Race' if g.certain else 'Probable race'} on {len(g.nodes)} node(s)**: {_md(g.title)}. "
+                 f"For example {g.example['node'] or 'the node'}: {_md(g.example['summary'])}" for g in groups]
+        return "\n".join(["## Event sequence", "", *lines, *([""] if lines else []),
+                          f"Each node's events: {_code(node_command(report, 'timeline'))}."])
+    from gpusleuth.report.timeline_text import render_markdown_timeline
+
     body = render_markdown_timeline(report)
     return f"## Event sequence\n\n{body}" if body else ""
 

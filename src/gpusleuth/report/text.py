@@ -18,6 +18,7 @@ from rich.text import Text
 from gpusleuth.model.finding import Finding, Role
 from gpusleuth.model.report import VERDICTS, Report
 from gpusleuth.report.decisive import decisive
+from gpusleuth.report.fleet_view import STATE_WORDS, STATES, group_lines, node_command, operand_rows, race_groups
 
 _VERDICT_STYLE = {"broken": "bold white on red", "failing": "bold white on red", "degraded": "bold black on yellow",
                   "healthy": "bold white on green", "no-verdict": "bold white on grey42"}
@@ -97,8 +98,12 @@ def render(report: Report, width: int = 100, color: bool = False, brief: bool = 
         _timeline_summary(con, report)
     cascade = report.extras.get("cascade_text")
     if fleet and (cascade or report.components):
-        con.rule("Cascade")
-        con.print(Text(f"  per node: gpusleuth diagnose --node NAME {report.source.get('description')}", style="grey50"))
+        con.rule("Operands")
+        rows = operand_rows(report)
+        width = max(len(r.name) for r in rows) if rows else 0
+        for r in rows:
+            _para(con, r.summary(), hang=width + 4, first=Text(f"  {r.name.ljust(width)}  "))
+        con.print(Text(f"  (the cascade of one node: {node_command(report)})", style="grey50"), soft_wrap=True)
     elif cascade:
         con.rule("Cascade")
         for ln in cascade.splitlines():
@@ -219,23 +224,11 @@ def _evidence(con: Console, evidence, indent: int) -> None:
             _para(con, text, indent + 2)
 
 
-NODES_SHOWN = 8
 
 
 def _fleet_lines(con: Console, group: dict, full: bool) -> None:
     """Which nodes a grouped cause shows on, how they differ from the rest, and which node is the example."""
-    nodes = group["nodes"]
-    more = f" and {len(nodes) - NODES_SHOWN} more" if len(nodes) > NODES_SHOWN else ""
-    lines = [f"on {len(nodes)} of {group['of_nodes']} nodes: {', '.join(nodes[:NODES_SHOWN])}{more}"]
-    for d in group.get("differs", []):
-        lines.append(f"differs by {d['label']}: all {d['affected']} affected nodes have {d['value']}, "
-                     f"{d['others_with_it']} of the {d['others']} other nodes do")
-    if full:
-        for dim, counts in group.get("groups", {}).items():
-            if len(counts) > 1 or not group.get("differs"):
-                lines.append(f"{dim}: " + ", ".join(f"{v} ({n})" for v, n in list(counts.items())[:4]) + (" …" if len(counts) > 4 else ""))
-        lines.append(f"example below: node {group['example_node']} (any node in full: diagnose --node NAME)")
-    for ln in lines:
+    for ln in group_lines(group, full):
         _para(con, ln, 3, style="magenta" if ln.startswith("differs") else "grey50", hang=5)
 
 
@@ -259,30 +252,23 @@ def _fleet_table(con: Console, report: Report, fleet: dict) -> None:
 
 def _fleet_timeline(con: Console, report: Report) -> None:
     """Races grouped by rule across the nodes: one line each with the node count and an example."""
-    violations = (report.extras.get("ordering") or {}).get("violations", [])
-    if not violations:
+    groups = race_groups(report)
+    if not groups:
         return
-    by_rule: dict[str, list[dict]] = {}
-    for v in violations:
-        by_rule.setdefault(v["rule"], []).append(v)
     con.rule("Timeline")
-    for same in by_rule.values():
-        v = same[0]
-        nodes = sorted({x["node"] or "?" for x in same})
-        _para(con, f"{'RACE' if v['certain'] else 'PROBABLE RACE'} on {len(nodes)} node(s): {v['title']}", 2,
-              style="bold red" if v["certain"] else "red", hang=4)
-        _para(con, f"e.g. {v['node'] or 'the node'}: {v['summary']}", 4, hang=6)  # whole, never cut
-    con.print(Text(f"  (per node: gpusleuth timeline --node NAME {report.source.get('description')})", style="grey50"),
-              soft_wrap=True)
+    for g in groups:
+        _para(con, f"{'RACE' if g.certain else 'PROBABLE RACE'} on {len(g.nodes)} node(s): {g.title}", 2,
+              style="bold red" if g.certain else "red", hang=4)
+        _para(con, f"e.g. {g.example['node'] or 'the node'}: {g.example['summary']}", 4, hang=6)  # whole, never cut
+    con.print(Text(f"  (per node: {node_command(report, 'timeline')})", style="grey50"), soft_wrap=True)
 
 
 def _state_counts(report: Report) -> list[str]:
     """"1 failed · 7 blocked · 1 running with errors · 2 ok": the operand picture in one line."""
-    words = {"failed": "failed", "blocked": "blocked", "degraded": "running with errors", "ok": "ok", "unknown": "not seen"}
-    counts: dict[str, int] = {}
+    counts: dict = {}
     for c in report.components:
-        counts[c.state.value] = counts.get(c.state.value, 0) + 1
-    return [f"{counts[k]} {w}" for k, w in words.items() if counts.get(k)]
+        counts[c.state] = counts.get(c.state, 0) + 1
+    return [f"{counts[s]} {STATE_WORDS[s]}" for s in STATES if counts.get(s)]
 
 
 def _timeline_summary(con: Console, report: Report) -> None:
