@@ -528,6 +528,9 @@ def timeline(source: str, since: str | None, until: str | None, node: str | None
     report = run(src)
     if not report.timeline:
         _fail(f"{source}: no timestamped log line, event or container status to put on a timeline")
+    fleet = report.extras.get("fleet")
+    if svg and fleet and not node:
+        _fail(f"{source} holds {fleet['nodes']} nodes: --svg draws one node's timeline; add --node NAME")
     first = next((e.time or e.earliest for e in report.timeline if e.time or e.earliest), None)
     try:
         lo, hi = parse_when(since, first), parse_when(until, first)

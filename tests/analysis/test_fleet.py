@@ -160,3 +160,18 @@ def test_a_single_node_report_keeps_its_cascade_and_timeline():
     md, html = render_md(report), render_html(report)
     assert "## The cascade" in md and "## Fleet" not in md and "## Event sequence" in md
     assert "<h2>The cascade</h2>" in html and 'id="fleet"' not in html
+
+
+def test_timeline_of_a_fleet_without_node_groups_its_races_and_names_the_command(driver_fleet, tmp_path):
+    from click.testing import CliRunner
+
+    from gpusleuth.cli import cli
+
+    whole = CliRunner().invoke(cli, ["timeline", driver_fleet], catch_exceptions=False)
+    assert whole.exit_code == 0
+    assert whole.output.startswith("6 nodes: each has its own timeline") and f"gpusleuth timeline --node NAME {driver_fleet}" in whole.output
+    assert "toolkit-validation.log" not in whole.output  # no lanes of every node, one under the other
+    one = CliRunner().invoke(cli, ["timeline", driver_fleet, "--node", "gpu-node-00002"], catch_exceptions=False)
+    assert one.exit_code == 0 and one.output.startswith("time") and "each has its own timeline" not in one.output
+    svg = CliRunner().invoke(cli, ["timeline", driver_fleet, "--svg", str(tmp_path / "t.svg")])
+    assert svg.exit_code == 2 and "add --node NAME" in svg.output and not (tmp_path / "t.svg").exists()

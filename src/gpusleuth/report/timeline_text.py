@@ -9,6 +9,7 @@ so the terminal command, the text report and the Markdown report render the same
 from __future__ import annotations
 
 import io
+import textwrap
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
@@ -300,6 +301,9 @@ def render_timeline_command(report: Report, since, until, node, components, fmt:
             "gaps": [str(g) for g in report.gaps],
         }
         return json.dumps(doc, indent=2, ensure_ascii=False, default=str) + "\n", entries, violations
+    fleet = report.extras.get("fleet")
+    if fleet and not node:  # the lanes of hundreds of nodes, one under the other, are no timeline of anything
+        return _fleet_races(report, fleet, width), [], violations
     parts = [render_lanes(entries, violations, width=width, color=color, by_operator=not components)]
     if report.extras.get("phases"):
         parts.append("Phases:\n" + "\n".join(f"  {p}" for p in report.extras["phases"]))
@@ -318,6 +322,25 @@ def render_timeline_command(report: Report, since, until, node, components, fmt:
     if not_evaluated:
         parts.append("Ordering rules not evaluated (gaps):\n" + "\n".join(f"  - {r['rule']}: {r['reason']}" for r in not_evaluated))
     return "\n\n".join(p.rstrip("\n") for p in parts) + "\n", entries, violations
+
+
+def _fleet_races(report: Report, fleet: dict, width: int) -> str:
+    """A fleet's timeline without --node: its races grouped by rule, the nodes each broke on, and how to see one node."""
+    from gpusleuth.report.fleet_view import NODES_SHOWN, node_command, race_groups
+
+    out = [f"{fleet['nodes']} nodes: each has its own timeline. One node's lanes, races and markers: "
+           f"{node_command(report, 'timeline')}"]
+    groups = race_groups(report)
+    if not groups:
+        out.append("No ordering rule was broken on any node.")
+    for g in groups:
+        more = f" and {len(g.nodes) - NODES_SHOWN} more" if len(g.nodes) > NODES_SHOWN else ""
+        out.append(f"{'RACE' if g.certain else 'PROBABLE RACE'} on {len(g.nodes)} node(s): {g.title}\n"
+                   + textwrap.fill(f"e.g. {g.example['node'] or 'the node'}: {g.example['summary']}", width, initial_indent="  ",
+                                   subsequent_indent="    ")
+                   + "\n" + textwrap.fill(f"nodes: {', '.join(g.nodes[:NODES_SHOWN])}{more}", width, initial_indent="  ",
+                                          subsequent_indent="    "))
+    return "\n\n".join(out) + "\n"
 
 
 def render_text_timeline(report: Report, width: int = 110) -> str:
