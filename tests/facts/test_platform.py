@@ -94,3 +94,14 @@ def test_a_pitfall_of_some_nodes_is_told_only_where_a_sign_shows_it():
     assert "EKS 1.33" in v133.pitfall["text"]
     al2 = facts_from({}, Node("gpu-1", kernel_version="5.10.226-214.880.amzn2.x86_64", kubelet_version="v1.30.4-eks-a737599", **eks)).get(Platform)
     assert "AL2 GPU AMI" in al2.pitfall["text"]
+
+
+def test_platform_fixes_give_the_settings_first_and_what_the_platform_ships_last():
+    """A summary quotes a root cause's first lasting fix: the toolkit paths, not the GKE install notes."""
+    from gpusleuth.checks.stated_common import platform_fixes
+
+    gke = facts_from({}, Node("gpu-1", labels={"cloud.google.com/gke-nodepool": "gpu"},
+                              evidence={"label:cloud.google.com/gke-nodepool": Evidence("nodes.yaml", 4, "gke-nodepool: gpu")})).get(Platform)
+    fixes = platform_fixes(gke)
+    assert fixes[0].description.startswith("Give the GPU Operator's toolkit the Google Kubernetes Engine")
+    assert fixes[-1].description.startswith("On Google Kubernetes Engine") and "driver.enabled=false" in fixes[-1].description

@@ -69,8 +69,6 @@ def platform_fixes(platform: Platform | None, handler: str = "nvidia") -> tuple[
         return ()
     p = platform.row
     fixes: list[Fix] = []
-    if p.preinstalled:
-        fixes.append(Fix(FixKind.PERMANENT, f"On {p.name}: {p.preinstalled}.", ()))
     snippet = toolkit_env_snippet(p, handler)
     if snippet:
         extra = f" {p.toolkit_note}." if p.toolkit_note else ""
@@ -89,6 +87,8 @@ def platform_fixes(platform: Platform | None, handler: str = "nvidia") -> tuple[
             f"then restart: {p.restart or 'the engine'}.",
             (f"sudo ls -la {p.config.rsplit('/', 1)[0]}", f"sudo head -5 {p.config}"),
         ))
+    if p.preinstalled:  # last: what the platform ships is background to the settings above, not the fix itself
+        fixes.append(Fix(FixKind.PERMANENT, f"On {p.name}: {p.preinstalled}.", ()))
     return tuple(fixes)
 
 
