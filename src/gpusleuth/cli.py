@@ -388,11 +388,16 @@ def diagnose(source: str | None, fmt: str, output: str | None, select: tuple[str
     except SourceError as exc:
         _fail(str(exc))
     src.run_gaps.extend(_selection_gaps(select, ignore))
+    from gpusleuth.errors import UnknownNode
+
     progress = Progress(src)
     try:
         with gc_paused(), _jobs(jobs):  # as run() does; and what it built is settled before the collector runs again
             report = run(src, Selection(tuple(select), tuple(ignore)), node=node, progress=progress)
             _settle()
+    except UnknownNode as exc:
+        progress.clear()
+        _fail(exc.message(source))
     finally:
         progress.clear()
     if source in ("-", "stdin", "/dev/stdin") and not report.source.get("documents") and all(g.why == "empty file" for g in src.gaps):
@@ -528,6 +533,14 @@ def timeline(source: str, since: str | None, until: str | None, node: str | None
     report = run(src)
     if not report.timeline:
         _fail(f"{source}: no timestamped log line, event or container status to put on a timeline")
+    if node is not None:
+        from gpusleuth.analysis.diagnose import known_nodes
+
+        from gpusleuth.errors import UnknownNode
+
+        known = known_nodes((), report.components, report.timeline, report.findings)  # every node's, unfocused
+        if node not in known:
+            _fail(UnknownNode(node, known).message(source))
     fleet = report.extras.get("fleet")
     if svg and fleet and not node:
         _fail(f"{source} holds {fleet['nodes']} nodes: --svg draws one node's timeline; add --node NAME")

@@ -126,6 +126,7 @@ def mixed_fleets(tmp_path_factory):
         root = tmp_path_factory.mktemp(f"fleet{n}")
         generate(root, nodes=n, failing=0.75, lines=12)
         out[n] = diagnose(open_source(str(root)))
+        out[f"{n} path"] = str(root)
     return out
 
 
@@ -175,3 +176,32 @@ def test_timeline_of_a_fleet_without_node_groups_its_races_and_names_the_command
     assert one.exit_code == 0 and one.output.startswith("time") and "each has its own timeline" not in one.output
     svg = CliRunner().invoke(cli, ["timeline", driver_fleet, "--svg", str(tmp_path / "t.svg")])
     assert svg.exit_code == 2 and "add --node NAME" in svg.output and not (tmp_path / "t.svg").exists()
+
+
+def test_node_that_the_artifacts_do_not_name_is_an_error_not_a_healthy_node(mixed_fleets):
+    """A typo in --node used to report the fleet's health signs as that node's: HEALTHY, in front of failing nodes."""
+    from click.testing import CliRunner
+
+    from gpusleuth.cli import cli
+    from gpusleuth.errors import UnknownNode
+
+    path = mixed_fleets["12 path"]
+    with pytest.raises(UnknownNode) as caught:
+        diagnose(open_source(path), node="gpu-node-99999")
+    assert len(caught.value.known) == 12 and "gpu-node-00003" in caught.value.known
+    for command in ("diagnose", "timeline"):
+        r = CliRunner().invoke(cli, [command, path, "--node", "gpu-node-3"])
+        assert r.exit_code == 2 and "no node named gpu-node-3 among its 12 node(s); did you mean gpu-node-00003?" in r.output, r.output
+
+
+def test_one_node_is_judged_on_its_own_health_signs(mixed_fleets):
+    path, report = mixed_fleets["12 path"], mixed_fleets[12]
+    failing = {n for f in report.findings if f.severity.weight >= Severity.ERROR.weight
+               for n in (f.facts.get("fleet", {}).get("nodes") or [f.node]) if n}
+    healthy = sorted(f"gpu-node-{i:05d}" for i in range(12) if f"gpu-node-{i:05d}" not in failing)
+    assert healthy and failing
+    one = diagnose(open_source(path), node=healthy[0])
+    assert one.source["node"] == healthy[0]
+    assert one.extras["health"] and all(h["node"] in (None, healthy[0]) for h in one.extras["health"])
+    sick = diagnose(open_source(path), node=sorted(failing)[0])
+    assert sick.verdict == "broken" and all(h["node"] in (None, sorted(failing)[0]) for h in sick.extras["health"])

@@ -49,6 +49,7 @@ def analyse(facts: Facts, about: dict, selection: Selection = Selection(), node:
     roots, ordered = rank(findings)
     views = _views(facts)
     if node is not None:
+        _must_know(node, facts, views, ordered)
         roots, ordered = fleet.focus(roots, ordered, node)
         _focus_views(views, node, facts)
     else:
@@ -59,7 +60,7 @@ def analyse(facts: Facts, about: dict, selection: Selection = Selection(), node:
     gaps = list(facts.gaps)
     gaps.extend(Gap("gpusleuth", e) for e in facts.errors if not any(e in str(g) for g in gaps))
     gaps = _grouped(gaps) + _unseen(outcomes)
-    signs = _health(facts)
+    signs = [s for s in _health(facts) if node is None or s.node in (None, node)]  # one node's health is its own
     partial = any(g.what == PARTIAL for g in gaps)
     judged = verdict(ordered, len(signs), partial)
     views["health"] = [{"what": s.what, "node": s.node, **s.evidence.to_dict()} for s in signs[:MAX_SIGNS]]
@@ -67,6 +68,7 @@ def analyse(facts: Facts, about: dict, selection: Selection = Selection(), node:
         source={
             **about,
             "recognised": len(facts.recognised),
+            **({"node": node} if node is not None else {}),  # the one node reported (--node)
             "analysed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         },
         verdict=judged,
@@ -96,6 +98,26 @@ def _fleet_nodes(facts: Facts) -> tuple[list[str], dict]:
     except NotApplicable:
         return [], {}
     return cluster.node_names(), fleet.node_labels(cluster.nodes)
+
+
+def known_nodes(names, *views) -> list[str]:
+    """Every node named by the cluster's nodes (names) or by any item of views (components, timeline, findings)."""
+    out = set(names)
+    for items in views:
+        out.update(n for x in items if (n := getattr(x, "node", None)))
+    return sorted(out)
+
+
+def _must_know(node: str, facts: Facts, views: dict, findings: list) -> None:
+    """--node of a node the artifacts do not name is a mistake to say, not a healthy node to report."""
+    names = _fleet_nodes(facts)[0]
+    if node in names:
+        return
+    known = known_nodes(names, views.get("components", ()), views.get("timeline", ()), findings)
+    if node not in known:
+        from gpusleuth.errors import UnknownNode
+
+        raise UnknownNode(node, known)
 
 
 def _focus_views(views: dict, node: str, facts: Facts) -> None:

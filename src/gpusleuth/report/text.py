@@ -288,7 +288,8 @@ def _timeline_summary(con: Console, report: Report) -> None:
                 _para(con, _SPACES.sub("  ", str(e["text"]).strip()), 13)
     for p in phases:
         _para(con, str(p), 2, hang=4)
-    con.print(Text(f"  (lanes, race window and marker files: gpusleuth timeline {report.source.get('description')})", style="grey50"),
+    node = f"--node {report.source['node']} " if report.source.get("node") else ""
+    con.print(Text(f"  (lanes, race window and marker files: gpusleuth timeline {node}{report.source.get('description')})", style="grey50"),
               soft_wrap=True)
 
 
