@@ -24,6 +24,7 @@ from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Role
 from gpusleuth.model.report import VERDICTS, Report
 from gpusleuth.report.decisive import decisive
+from gpusleuth.report.sentences import first_sentences
 from gpusleuth.report.fleet_view import group_lines, node_command, operand_rows, race_groups
 
 CONTEXT = 3  # lines shown before and after each evidence line
@@ -75,7 +76,7 @@ def render(report: Report, documents: list[Document] | tuple[Document, ...] | No
         evidence=sorted(by_artifact.items()),
         have_documents=documents is not None,
         anchor=lambda e: anchor.get(_key(e), ""),
-        sentence=_first_sentence,
+        sentence=first_sentences,
         health=report.extras.get("health") or [],
     )
 
@@ -138,9 +139,6 @@ def _timeline(report: Report) -> Markup | None:
     return Markup(svg.replace("<svg ", '<svg role="img" aria-label="Timeline of the events" ', 1))
 
 
-def _first_sentence(text: str) -> str:
-    m = re.search(r"(?<=[.!?])\s+(?=[A-Z(`'\"])", text.strip())
-    return text.strip()[: m.start()] if m else text.strip()
 
 
 _ENV: Environment | None = None

@@ -18,6 +18,7 @@ from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Component, ComponentState, Finding, Fix, FixKind, Role
 from gpusleuth.model.report import VERDICTS, Report, TimelineEntry
 from gpusleuth.report.cascade import render_mermaid, render_text
+from gpusleuth.report.sentences import first_sentences
 from gpusleuth.report.fleet_view import STATE_WORDS, group_lines, is_fleet, names_counted, node_command, operand_rows, race_groups
 
 _WHEN = {
@@ -141,7 +142,7 @@ def _summary(report: Report) -> str:
         top = roots[0]
         where = f" on {top.node}" if top.node else ""
         lines.append(f"**Root cause** ({top.layer.value} layer{where}, confidence {top.confidence:.0%}): {_md(top.title)}. "
-                     f"{_md(_first_sentences(top.explanation, 2))}")
+                     f"{_md(first_sentences(top.explanation, 2))}")
     else:
         lines.append("**Root cause**: not determined from the artifacts (see Gaps).")
     lines.append("")
@@ -163,21 +164,8 @@ def _summary(report: Report) -> str:
         lines.append("")
     permanent = _first_fix(roots, FixKind.PERMANENT)
     if permanent:
-        lines.append(f"**Permanent fix**: {_md(_first_sentences(permanent[1].description, 2))}")
+        lines.append(f"**Permanent fix**: {_md(first_sentences(permanent[1].description, 2))}")
     return "\n".join(lines)
-
-
-def _first_sentences(text: str, n: int) -> str:
-    out, rest = [], text.strip()
-    for _ in range(n):
-        i = rest.find(". ")
-        if i < 0:
-            out.append(rest)
-            rest = ""
-            break
-        out.append(rest[: i + 1])
-        rest = rest[i + 2 :]
-    return " ".join(x for x in out if x)
 
 
 def _meta(f: Finding) -> str:
@@ -256,7 +244,7 @@ def _why(report: Report) -> str:
     blocked = [f for f in report.findings if f.role == Role.BLOCKED]
     if blocked:
         out += ["### Why the other components are blocked", ""]
-        out += [f"- {_md(f.title)}: {_md(_first_sentences(f.explanation, 1))}" for f in blocked]
+        out += [f"- {_md(f.title)}: {_md(first_sentences(f.explanation, 1))}" for f in blocked]
         out.append("")
     return "\n".join(out)
 
@@ -307,7 +295,7 @@ def _solutions(report: Report) -> str:
     out = ["## Solution options", ""]
     for i, (f, fx) in enumerate(ranked, 1):
         label = _WHEN[fx.kind] if f.role != Role.CONTRIBUTING else "Additional improvement"
-        out += [f"### Option {i}: {label} — {_md(_clip(_first_sentences(fx.description, 1), 110))}", "",
+        out += [f"### Option {i}: {label} — {_md(_clip(first_sentences(fx.description, 1), 110))}", "",
                 f"*For* `{f.code}`: {_md(f.title)}", "", _md(fx.description), ""]
         if fx.commands:
             out += [_fence("\n".join(fx.commands), "bash"), ""]
@@ -338,10 +326,10 @@ def _actions(report: Report) -> str:
                     if fx.commands:  # a command too long for a line is left to the Solution options' code block
                         cmd = (f" First command: {_code(fx.commands[0])}" if len(fx.commands[0]) <= 120
                                else " Commands: under Solution options.")
-                    items.append(f"- [ ] **{when}** (`{f.code}`, {kind.value}): {_md(_clip(_first_sentences(fx.description, 1), 180))}{cmd}")
+                    items.append(f"- [ ] **{when}** (`{f.code}`, {kind.value}): {_md(_clip(first_sentences(fx.description, 1), 180))}{cmd}")
                     break
     for f in (f for f in report.findings if f.role == Role.CONTRIBUTING and f.fixes):
-        items.append(f"- [ ] **Follow-up** (`{f.code}`, contributing): {_md(_clip(_first_sentences(f.fixes[0].description, 1), 180))}")
+        items.append(f"- [ ] **Follow-up** (`{f.code}`, contributing): {_md(_clip(first_sentences(f.fixes[0].description, 1), 180))}")
     if roots:
         items.append("- [ ] **Verify**: collect the same artifacts again and run `gpusleuth diagnose` on them: "
                      + ", ".join(f"`{f.code}`" for f in roots) + " should no longer be reported.")

@@ -18,6 +18,7 @@ from rich.text import Text
 from gpusleuth.model.finding import Finding, Role
 from gpusleuth.model.report import VERDICTS, Report
 from gpusleuth.report.decisive import decisive
+from gpusleuth.report.sentences import first_sentences
 from gpusleuth.report.fleet_view import STATE_WORDS, STATES, group_lines, node_command, operand_rows, race_groups
 
 _VERDICT_STYLE = {"broken": "bold white on red", "failing": "bold white on red", "degraded": "bold black on yellow",
@@ -56,11 +57,6 @@ def _command(con: Console, cmd: str, indent: int, style: str = "") -> None:
     """A command on one line whatever its length: copied from the terminal it still runs."""
     for i, ln in enumerate(cmd.splitlines() or [""]):
         con.print(Text(" " * indent + ("$ " if i == 0 else "  ") + ln, style=style), soft_wrap=True)
-
-
-def _first_sentence(text: str) -> str:
-    m = re.search(r"(?<=[.!?])\s+(?=[A-Z(`'\"])", text.strip())
-    return text.strip()[: m.start()] if m else text.strip()
 
 
 def render(report: Report, width: int = 100, color: bool = False, brief: bool = False) -> str:
@@ -160,7 +156,7 @@ def _summary(con: Console, report: Report) -> None:
         _para(con, _POD_PREFIX.sub("", _SPACES.sub("  ", where.text.strip())), LABEL)  # the artifact names the pod
     fix = top.fixes[0] if top.fixes else None
     if fix is not None:
-        lines = _wrap(f"{fix.kind.value}: {_first_sentence(fix.description)}", con.width - LABEL)
+        lines = _wrap(f"{fix.kind.value}: {first_sentences(fix.description)}", con.width - LABEL)
         if len(lines) > 3:  # the whole description is in the details; here the commands matter
             lines = lines[:3]
             lines[-1] += " (…)"
