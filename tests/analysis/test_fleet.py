@@ -143,6 +143,7 @@ def test_the_human_reports_of_a_fleet_do_not_grow_with_its_nodes(mixed_fleets):
     md = render_md(big)
     assert "## Fleet" in md and "## The operands" in md and "| component | node |" not in md
     assert "gpusleuth diagnose --node NAME" in md and "gpusleuth timeline --node NAME" in md
+    assert "; the same on each of its 9 nodes)" in md  # an action's command names the example node's pod
     driver = next(ln for ln in md.splitlines() if ln.startswith("| nvidia-driver-daemonset |"))
     failed = sum(1 for c in big.components if c.name == "nvidia-driver-daemonset" and c.state.value == "failed")
     assert f"{failed} failed" in driver and failed == big.root_causes[0].facts["fleet"]["nodes"].__len__()

@@ -326,6 +326,9 @@ def _actions(report: Report) -> str:
                     if fx.commands:  # a command too long for a line is left to the Solution options' code block
                         cmd = (f" First command: {_code(fx.commands[0])}" if len(fx.commands[0]) <= 120
                                else " Commands: under Solution options.")
+                        group = f.facts.get("fleet") if isinstance(f.facts, dict) else None
+                        if group:  # the commands name the example node's pods: the other nodes have their own
+                            cmd += f" (for {group['example_node']}; the same on each of its {len(group['nodes'])} nodes)"
                     items.append(f"- [ ] **{when}** (`{f.code}`, {kind.value}): {_md(_clip(first_sentences(fx.description, 1), 180))}{cmd}")
                     break
     for f in (f for f in report.findings if f.role == Role.CONTRIBUTING and f.fixes):
