@@ -152,6 +152,7 @@ def test_the_human_reports_of_a_fleet_do_not_grow_with_its_nodes(mixed_fleets):
     assert 'id="fleet"' in html and "<h2>The operands</h2>" in html and "<figure>" not in html
     text = render_text(big)
     assert "Operands" in text and "nvidia-driver-daemonset" in text
+    assert "where it differs" in render_text(big, brief=True)  # --brief of a fleet keeps its table of causes
 
 
 def test_a_single_node_report_keeps_its_cascade_and_timeline():

@@ -69,6 +69,8 @@ def render(report: Report, width: int = 100, color: bool = False, brief: bool = 
                   highlight=False, emoji=False, legacy_windows=False)
     _summary(con, report)
     if brief:
+        if report.extras.get("fleet"):  # a fleet's other causes and their node counts, in as many lines
+            _fleet_table(con, report, report.extras["fleet"])
         return _finish(buf, color)
     states = _state_counts(report)
     if states:
