@@ -108,6 +108,7 @@ def test_brief_prints_only_the_summary():
     assert "Cascade" not in brief and "Gaps" not in brief and "Cascade" in full
     assert full.startswith(brief.rstrip("\n").rsplit("\n", 1)[0])
     assert len(brief.splitlines()) <= 24
+    assert brief.rstrip("\n").endswith("without --brief") and "below" not in brief  # nothing is below a --brief summary
 
 
 def test_color_always_survives_a_pipe_never_and_auto_do_not_colour_it():

@@ -67,7 +67,7 @@ def render(report: Report, width: int = 100, color: bool = False, brief: bool = 
     # environment for the size at every print (~400 prints for the example, a third of the rendering).
     con = Console(file=buf, width=max(width, 40), height=25, force_terminal=color, color_system="standard" if color else None,
                   highlight=False, emoji=False, legacy_windows=False)
-    _summary(con, report)
+    _summary(con, report, brief)
     if brief:
         if report.extras.get("fleet"):  # a fleet's other causes and their node counts, in as many lines
             _fleet_table(con, report, report.extras["fleet"])
@@ -133,7 +133,7 @@ def _finish(buf: io.StringIO, color: bool) -> str:
     return out if color else "\n".join(line.rstrip() for line in out.splitlines()) + "\n"
 
 
-def _summary(con: Console, report: Report) -> None:
+def _summary(con: Console, report: Report, brief: bool = False) -> None:
     """What an on-call engineer needs on the first screen: the verdict, the first root cause, the line that shows
     it (artifact:line) and the first fix with its commands. The details follow."""
     badge = Text(f" {VERDICTS.get(report.verdict, report.verdict.upper())} ", style=_VERDICT_STYLE.get(report.verdict, ""))
@@ -165,15 +165,16 @@ def _summary(con: Console, report: Report) -> None:
         _para(con, " ".join(lines), style="green", hang=LABEL, first=label("First fix"))
         for cmd in fix.commands[:3]:
             _command(con, cmd, LABEL)
-        if len(fix.commands) > 3:
-            con.print(Text(" " * LABEL + f"(+{len(fix.commands) - 3} more command(s) below)", style="grey50"))
+        if len(fix.commands) > 3:  # "in the details": below, or where the Details line says under --brief
+            con.print(Text(" " * LABEL + f"(+{len(fix.commands) - 3} more command(s) in the details)", style="grey50"))
     more = []
     if len(report.root_causes) > 1:
         more.append(f"{len(report.root_causes) - 1} more root cause(s)")
     others = sum(len(f.fixes) for f in report.root_causes) - (1 if fix else 0)
     if others:
         more.append(f"{others} more fix(es)")
-    _para(con, ", ".join(more + ["evidence and cascade below"]), style="grey50", hang=LABEL, first=label("Details"))
+    where = "without --brief" if brief else "below"
+    _para(con, ", ".join(more + [f"evidence and cascade {where}"]), style="grey50", hang=LABEL, first=label("Details"))
 
 
 def _finding(con: Console, f: Finding, index: int | None, full: bool) -> None:
