@@ -24,8 +24,8 @@ from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Role
 from gpusleuth.model.report import VERDICTS, Report
 from gpusleuth.report.decisive import decisive
-from gpusleuth.report.sentences import first_sentences
 from gpusleuth.report.fleet_view import group_lines, node_command, operand_rows, race_groups
+from gpusleuth.report.sentences import first_sentences
 
 CONTEXT = 3  # lines shown before and after each evidence line
 _ROLE_TITLE = ((Role.CONTRIBUTING, "Contributing"), (Role.SYMPTOM, "Symptoms"), (Role.BLOCKED, "Blocked"), (Role.INFO, "Notes"))

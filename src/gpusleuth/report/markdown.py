@@ -18,17 +18,14 @@ from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Component, ComponentState, Finding, Fix, FixKind, Role
 from gpusleuth.model.report import VERDICTS, Report, TimelineEntry
 from gpusleuth.report.cascade import render_mermaid, render_text
-from gpusleuth.report.sentences import first_sentences
 from gpusleuth.report.fleet_view import STATE_WORDS, group_lines, is_fleet, names_counted, node_command, operand_rows, race_groups
+from gpusleuth.report.sentences import first_sentences
 
 _WHEN = {
     FixKind.IMMEDIATE: "Immediate fix (fastest)",
     FixKind.WORKAROUND: "Workaround",
     FixKind.PERMANENT: "Permanent fix",
 }
-_STATE_WORD = STATE_WORDS
-
-
 MAX_LINE = 200  # no line of the document is longer
 WRAP = 120  # where a long line of prose is wrapped
 TITLE = 72  # the title's words after "GPU root-cause analysis: "
@@ -151,7 +148,7 @@ def _summary(report: Report) -> str:
         cs = by[state]
         if cs:
             names = names_counted(cs)
-            impact.append(f"- {len(cs)} component(s) {_STATE_WORD[state]}: {_md(names)}")
+            impact.append(f"- {len(cs)} component(s) {STATE_WORDS[state]}: {_md(names)}")
     counted = {c.name for c in report.components}
     for f in symptoms:
         if f.component not in counted:
@@ -266,9 +263,9 @@ def _cascade(report: Report) -> str:
     for c in report.components:
         blocked = f"{c.blocked_by} ({c.waiting_on.rsplit('/', 1)[-1]})" if c.blocked_by and c.waiting_on else (c.blocked_by or "")
         cites = (c.evidence[0].cite() + (f" (+{len(c.evidence) - 1})" if len(c.evidence) > 1 else "")) if c.evidence else ""
-        cells = [c.name, c.node or "-", c.layer.value, _STATE_WORD[c.state], _md(c.status or "-"), _md(blocked), _md(cites)]
+        cells = [c.name, c.node or "-", c.layer.value, STATE_WORDS[c.state], _md(c.status or "-"), _md(blocked), _md(cites)]
         rows.append("| " + " | ".join(cells) + " |")
-        items.append(f"- **{c.name}** ({_STATE_WORD[c.state]}) · node {c.node or '-'} · layer {c.layer.value} · status "
+        items.append(f"- **{c.name}** ({STATE_WORDS[c.state]}) · node {c.node or '-'} · layer {c.layer.value} · status "
                      f"{_md(c.status or '-')}" + (f" · blocked by {_md(blocked)}" if blocked else "") + (f" · {_md(cites)}" if cites else ""))
     out += _table_or_list(("component", "node", "layer", "state", "status", "blocked by (waits on)", "evidence"), rows, items)
     return "\n".join(out)

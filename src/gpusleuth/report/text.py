@@ -18,8 +18,8 @@ from rich.text import Text
 from gpusleuth.model.finding import Finding, Role
 from gpusleuth.model.report import VERDICTS, Report
 from gpusleuth.report.decisive import decisive
-from gpusleuth.report.sentences import first_sentences
 from gpusleuth.report.fleet_view import STATE_WORDS, STATES, group_lines, node_command, operand_rows, race_groups
+from gpusleuth.report.sentences import first_sentences
 
 _VERDICT_STYLE = {"broken": "bold white on red", "failing": "bold white on red", "degraded": "bold black on yellow",
                   "healthy": "bold white on green", "no-verdict": "bold white on grey42"}
