@@ -26,6 +26,8 @@ _WHEN = {
     FixKind.WORKAROUND: "Workaround",
     FixKind.PERMANENT: "Permanent fix",
 }
+
+
 MAX_LINE = 200  # no line of the document is longer
 WRAP = 120  # where a long line of prose is wrapped
 TITLE = 72  # the title's words after "GPU root-cause analysis: "
