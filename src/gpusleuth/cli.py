@@ -530,17 +530,14 @@ def timeline(source: str, since: str | None, until: str | None, node: str | None
         src = _open(source)
     except SourceError as exc:
         _fail(str(exc))
-    report = run(src)
+    from gpusleuth.errors import UnknownNode
+
+    try:
+        report = run(src, node=node)  # one node's timeline, phases and races, as `diagnose --node` reports them
+    except UnknownNode as exc:
+        _fail(exc.message(source))
     if not report.timeline:
         _fail(f"{source}: no timestamped log line, event or container status to put on a timeline")
-    if node is not None:
-        from gpusleuth.analysis.diagnose import known_nodes
-
-        from gpusleuth.errors import UnknownNode
-
-        known = known_nodes((), report.components, report.timeline, report.findings)  # every node's, unfocused
-        if node not in known:
-            _fail(UnknownNode(node, known).message(source))
     fleet = report.extras.get("fleet")
     if svg and fleet and not node:
         _fail(f"{source} holds {fleet['nodes']} nodes: --svg draws one node's timeline; add --node NAME")

@@ -176,6 +176,7 @@ def test_timeline_of_a_fleet_without_node_groups_its_races_and_names_the_command
     assert "toolkit-validation.log" not in whole.output  # no lanes of every node, one under the other
     one = CliRunner().invoke(cli, ["timeline", driver_fleet, "--node", "gpu-node-00002"], catch_exceptions=False)
     assert one.exit_code == 0 and one.output.startswith("time") and "each has its own timeline" not in one.output
+    assert one.output.count("GPU driver:") == 1  # that node's phases, not the six nodes' one under the other
     svg = CliRunner().invoke(cli, ["timeline", driver_fleet, "--svg", str(tmp_path / "t.svg")])
     assert svg.exit_code == 2 and "add --node NAME" in svg.output and not (tmp_path / "t.svg").exists()
 

@@ -100,24 +100,16 @@ def _fleet_nodes(facts: Facts) -> tuple[list[str], dict]:
     return cluster.node_names(), fleet.node_labels(cluster.nodes)
 
 
-def known_nodes(names, *views) -> list[str]:
-    """Every node named by the cluster's nodes (names) or by any item of views (components, timeline, findings)."""
-    out = set(names)
-    for items in views:
-        out.update(n for x in items if (n := getattr(x, "node", None)))
-    return sorted(out)
-
-
 def _must_know(node: str, facts: Facts, views: dict, findings: list) -> None:
-    """--node of a node the artifacts do not name is a mistake to say, not a healthy node to report."""
-    names = _fleet_nodes(facts)[0]
-    if node in names:
-        return
-    known = known_nodes(names, views.get("components", ()), views.get("timeline", ()), findings)
+    """--node of a node the artifacts do not name is a mistake to say, not a healthy node to report. The nodes named:
+    the cluster's, and any a component, timeline entry or finding names."""
+    known = set(_fleet_nodes(facts)[0])
+    for items in (views.get("components", ()), views.get("timeline", ()), findings):
+        known.update(n for x in items if (n := getattr(x, "node", None)))
     if node not in known:
         from gpusleuth.errors import UnknownNode
 
-        raise UnknownNode(node, known)
+        raise UnknownNode(node, sorted(known))
 
 
 def _focus_views(views: dict, node: str, facts: Facts) -> None:
