@@ -212,7 +212,7 @@ def _start_failure(graph: OperandGraph, c: Component, cluster: Cluster | None) -
     title = f"{c.name} does not start ({reason})" + (f": {clip(said, 120)}" if said else "")
     explanation = (f"{c.name} ({c.layer.value} layer) pod {c.pod}" + (f", container {container}," if container else "")
                    + f" never runs ({c.status or reason}). ")
-    explanation += (f"Decisive: \"{said[:240]}\"" + (f" ({decisive.cite()})." if decisive else ".")) if said else (
+    explanation += (f"Decisive: \"{clip(said, 240)}\"" + (f" ({decisive.cite()})." if decisive else ".")) if said else (
         f"The artifacts hold no event or message saying why: `kubectl describe pod {c.pod}{ns}` shows it.")
     behind = graph.blocked_behind(c)
     if behind:

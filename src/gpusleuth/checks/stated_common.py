@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from gpusleuth.checks.classes import clip
 from gpusleuth.facts.platform import Platform, PlatformRow
 from gpusleuth.facts.prose import STATED_CONFIDENCE, Prose, event_row, symptom_row
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
@@ -112,7 +113,7 @@ def stated_hits(prose: Prose | None, layer: Layer, platform: Platform | None = N
         said = f"{d.evidence.cite()}: \"{d.evidence.text}\""
         title = f"Stated: {row['title'].lower() if event else row['title']}"
         if event:
-            title = f"Stated: it worked until {d.what}{f' ({d.when})' if d.when else ''}"[:160]
+            title = clip(f"Stated: it worked until {d.what}{f' ({d.when})' if d.when else ''}", 160)
         explanation = (f"The ticket says so ({said}). This is what a person wrote, not what a program printed, so it is a lead to "
                        f"confirm rather than a finding: {implies}.")
         if layer.value in _ENGINE_LAYERS:
