@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpusleuth.model.finding import Component, ComponentState
+from gpusleuth.model.finding import Component, ComponentState, Finding
 from gpusleuth.model.report import Report
 
 NODES_SHOWN = 8  # node names listed for a grouped cause before "and N more"
@@ -26,6 +26,11 @@ def is_fleet(report: Report) -> bool:
 def node_command(report: Report, command: str = "diagnose") -> str:
     """`gpusleuth diagnose --node NAME SOURCE`: one node in full."""
     return f"gpusleuth {command} --node NAME {report.source.get('description')}"
+
+
+def group_of(f: Finding) -> dict | None:
+    """The fleet group a grouped cause carries (`facts["fleet"]`, analysis/fleet.py), or None."""
+    return f.facts.get("fleet") if isinstance(f.facts, dict) else None
 
 
 def group_lines(group: dict, full: bool) -> list[str]:

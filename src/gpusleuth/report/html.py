@@ -24,7 +24,7 @@ from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Role
 from gpusleuth.model.report import VERDICTS, Report
 from gpusleuth.report.decisive import decisive
-from gpusleuth.report.fleet_view import group_lines, node_command, operand_rows, race_groups
+from gpusleuth.report.fleet_view import group_lines, group_of, node_command, operand_rows, race_groups
 from gpusleuth.report.sentences import first_sentences
 
 CONTEXT = 3  # lines shown before and after each evidence line
@@ -71,7 +71,7 @@ def render(report: Report, documents: list[Document] | tuple[Document, ...] | No
         race_groups=race_groups(report) if fleet else [],
         node_command=node_command(report) if fleet else "",
         timeline_command=node_command(report, "timeline") if fleet else "",
-        group_lines=lambda f: group_lines(f.facts["fleet"], True) if isinstance(f.facts, dict) and f.facts.get("fleet") else [],
+        group_lines=lambda f: group_lines(group, True) if (group := group_of(f)) else [],
         phases=report.extras.get("phases") or [],
         evidence=sorted(by_artifact.items()),
         have_documents=documents is not None,

@@ -18,7 +18,7 @@ from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Component, ComponentState, Finding, Fix, FixKind, Role
 from gpusleuth.model.report import VERDICTS, Report, TimelineEntry
 from gpusleuth.report.cascade import render_mermaid, render_text
-from gpusleuth.report.fleet_view import STATE_WORDS, group_lines, is_fleet, names_counted, node_command, operand_rows, race_groups
+from gpusleuth.report.fleet_view import STATE_WORDS, group_lines, group_of, is_fleet, names_counted, node_command, operand_rows, race_groups
 from gpusleuth.report.sentences import first_sentences
 
 _WHEN = {
@@ -185,7 +185,7 @@ def _root_causes(report: Report) -> str:
     out = ["## Root cause" + ("s" if len(roots) > 1 else ""), ""]
     for i, f in enumerate(roots, 1):
         out += [f"### {i}. {_md(f.title)}", "", _meta(f), ""]
-        group = f.facts.get("fleet") if isinstance(f.facts, dict) else None
+        group = group_of(f)
         if group:
             out += [*(f"- {_md(ln)}" for ln in group_lines(group, True)), ""]
         out += [_md(f.explanation), ""]
@@ -325,7 +325,7 @@ def _actions(report: Report) -> str:
                     if fx.commands:  # a command too long for a line is left to the Solution options' code block
                         cmd = (f" First command: {_code(fx.commands[0])}" if len(fx.commands[0]) <= 120
                                else " Commands: under Solution options.")
-                        group = f.facts.get("fleet") if isinstance(f.facts, dict) else None
+                        group = group_of(f)
                         if group:  # the commands name the example node's pods: the other nodes have their own
                             cmd += f" (for {group['example_node']}; the same on each of its {len(group['nodes'])} nodes)"
                     items.append(f"- [ ] **{when}** (`{f.code}`, {kind.value}): {_md(_clip(first_sentences(fx.description, 1), 180))}{cmd}")

@@ -18,7 +18,7 @@ from rich.text import Text
 from gpusleuth.model.finding import Finding, Role
 from gpusleuth.model.report import VERDICTS, Report
 from gpusleuth.report.decisive import decisive
-from gpusleuth.report.fleet_view import STATE_WORDS, STATES, group_lines, node_command, operand_rows, race_groups
+from gpusleuth.report.fleet_view import STATE_WORDS, STATES, group_lines, group_of, node_command, operand_rows, race_groups
 from gpusleuth.report.sentences import first_sentences
 
 _VERDICT_STYLE = {"broken": "bold white on red", "failing": "bold white on red", "degraded": "bold black on yellow",
@@ -193,7 +193,7 @@ def _finding(con: Console, f: Finding, index: int | None, full: bool) -> None:
     _para(con, " · ".join(where), 3, style="grey50")
     if full:
         _para(con, f.explanation, 3)
-    group = f.facts.get("fleet") if isinstance(f.facts, dict) else None
+    group = group_of(f)
     if group:
         _fleet_lines(con, group, full)
     if f.evidence:
