@@ -31,6 +31,15 @@ def test_unreadable_single_file_exits_2_naming_it(tmp_path, content):
     assert len(line) == 1 and "thing.dat" in line[0]
 
 
+@pytest.mark.parametrize("content, why", [(b"", "empty file"), (b"\x00\x01\x02\xff" * 4096, "binary file")])
+def test_node_option_on_unreadable_input_says_why_it_is_unreadable(tmp_path, content, why):
+    """--node NAME of an empty or binary file: what is wrong is the input, not the node's name."""
+    f = tmp_path / "thing.dat"
+    f.write_bytes(content)
+    proc = run("diagnose", str(f), "--node", "gpu-node-1")
+    assert proc.returncode == 2 and why in proc.stderr and "no node" not in proc.stderr, proc.stderr
+
+
 def test_words_are_read_as_prose_not_refused(tmp_path):
     """Only empty or binary input is unreadable: any text is at least prose, and the report says it was only that."""
     f = tmp_path / "thing.dat"

@@ -48,7 +48,7 @@ def analyse(facts: Facts, about: dict, selection: Selection = Selection(), node:
     findings, outcomes = run_checks(facts, selection)
     roots, ordered = rank(findings)
     views = _views(facts)
-    if node is not None:
+    if node is not None and facts.recognised:  # nothing read at all: the caller says why (empty, binary) instead
         _must_know(node, facts, views, ordered)
         roots, ordered = fleet.focus(roots, ordered, node)
         _focus_views(views, node, facts)
