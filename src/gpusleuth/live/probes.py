@@ -43,13 +43,15 @@ def _q(text: str) -> str:
     return shlex.quote(text)
 
 
-def script() -> str:
-    """The POSIX sh a probe runs (busybox): every file, listing and command of the [probe] table."""
+def script(skip: tuple[str, ...] = ()) -> str:
+    """The POSIX sh a probe runs (busybox): every file, listing and command of the [probe] table but the
+    commands named in `skip`. It reads the host under $GPUSLEUTH_PROBE_ROOT (default /host; empty: this
+    machine's own root, as `gpusleuth node` runs it)."""
     t = settings()
     m = probe_format.MARK
     out = [
         "set +e",
-        f"M={_q(m)}; H=${{GPUSLEUTH_PROBE_ROOT:-{HOST}}}; seen=' '",
+        f"M={_q(m)}; H=${{GPUSLEUTH_PROBE_ROOT-{HOST}}}; seen=' '",
         'emit() { case "$seen" in *" $1 "*) return;; esac; seen="$seen$1 "; '
         'if [ -f "$H$1" ]; then echo "$M begin file $1"; cat "$H$1"; r=$?; printf "\\n%s end %s\\n" "$M" "$r"; '
         'else echo "$M absent $1"; fi; }',
@@ -62,9 +64,11 @@ def script() -> str:
     for path in t["listings"]:
         name = "ls" + re.sub(r"[^\w.-]+", "_", path.replace("*", "")).rstrip("_") + ".txt"
         out.append(f'echo "$M begin cmd {name} ls -la {path}"; n=0; for f in $H{path}; do if [ -e "$f" ] || [ -L "$f" ]; then '
-                   f'ls -lad "$f" | sed "s#$H##g"; n=1; fi; done; [ $n -eq 1 ] || echo "ls: cannot access \'{path}\': No such file or directory"; '
+                   f'if [ -n "$H" ]; then ls -lad "$f" | sed "s#$H##g"; else ls -lad "$f"; fi; n=1; fi; done; [ $n -eq 1 ] || echo "ls: cannot access \'{path}\': No such file or directory"; '
                    f'printf "\\n%s end %s\\n" "$M" "$((1 - n))"')
     for cmd in t["commands"]:
+        if cmd["name"] in skip:
+            continue
         run = cmd["run"]
         if cmd.get("host"):
             out.append(_host_command(cmd))
@@ -74,12 +78,12 @@ def script() -> str:
     names = "|".join(t["processes"])
     out += [
         f'echo "$M begin cmd processes.txt pgrep -af {_q(names)}"',
-        'cfgs=""',
-        "for d in /proc/[0-9]*; do",
+        'cfgs=""; P=${GPUSLEUTH_PROBE_PROC:-/proc}',  # the process table: the host's, with hostPID
+        'for d in "$P"/[0-9]*; do',
         '  c=$(cat "$d/comm" 2>/dev/null) || continue',
         f'  case "$c" in {names}) ;; *) continue;; esac',
         '  a=$(tr "\\000" " " < "$d/cmdline" 2>/dev/null); [ -n "$a" ] || continue',
-        '  echo "${d#/proc/} $a"',
+        '  echo "${d#$P/} $a"',
         '  set -- $a; while [ $# -gt 0 ]; do case "$1" in --config=*) cfgs="$cfgs ${1#--config=}";; --config|-c) shift; cfgs="$cfgs $1";; esac; shift; done',
         "done",
         'printf "\\n%s end 0\\n" "$M"',
@@ -101,7 +105,7 @@ def _host_command(cmd: dict) -> str:
     roots = " ".join(_q(r) for r in cmd.get("roots", ["/"]))
     return (f'used=; r=1; o=; for root in {roots}; do [ -d "$H$root" ] || continue; has=; '
             f'for d in {_BIN_DIRS}; do p="$H$root$d/{prog}"; {{ [ -L "$p" ] || [ -x "$p" ]; }} && has=1 && break; done; [ -n "$has" ] || continue; '
-            f'o=$(chroot "$H$root" {run} 2>&1); r=$?; used=$root; [ $r -eq 0 ] && break; done; '
+            f'if [ "$H$root" = / ]; then o=$({run} 2>&1); else o=$(chroot "$H$root" {run} 2>&1); fi; r=$?; used=$root; [ $r -eq 0 ] && break; done; '
             f'if [ -z "$used" ]; then echo "$M absent {run}"; else '
             f'if [ "$used" = / ]; then c={_q(run)}; else c="chroot $used {run}"; fi; '
             f'echo "$M begin cmd {cmd["name"]} $c"; printf "%s\\n" "$o"; printf "\\n%s end %s\\n" "$M" "$r"; fi')
@@ -239,15 +243,24 @@ async def probe_node(c, namespace: str, name: str, node: str, run_id: str, image
         c.gap(f"node probe on {node}", f"output incomplete (pod {phase}); what was printed is kept")
     rec["absent"] = output.absent
     rec["empty"] = [s.ref for s in output.sections if not any(s.lines)]
+    for artifact, text, record in artifacts(output, f"nodes/{node}/"):
+        c.add_text(artifact, text, {"source": "probe", "node": node, "pod": f"{namespace}/{name}", **record,
+                                    **({"server_time": read_at.isoformat()} if read_at else {})})
+
+
+def artifacts(output: probe_format.ProbeOutput, prefix: str) -> list[tuple[str, str, dict]]:
+    """(artifact name, text, provenance) of each section that printed something, named under `prefix`: a file
+    as `cat <path>` with its host path (so parsers get their path hints), a command as the command it ran.
+    An empty marker file or a grep that found nothing is no artifact (the manifest lists it as empty)."""
+    out = []
     for s in output.sections:
         if not any(s.lines):
-            continue  # an empty marker file or a grep that found nothing: listed in the manifest, not an artifact
+            continue
         if s.kind == "file":
-            artifact, command, path = f"nodes/{node}/files{s.ref}", f"cat {s.ref}", s.ref
+            artifact, command, path = f"{prefix}files{s.ref}", f"cat {s.ref}", s.ref
         else:
-            artifact, command, path = f"nodes/{node}/{'commands' if s.kind == 'cmd' else 'other'}/{s.ref}", s.command, None
-        c.add_text(artifact, "\n".join(s.lines) + ("\n" if s.lines else ""), {
-            "source": "probe", "node": node, "pod": f"{namespace}/{name}", "command": command, "path": path,
-            "status": s.rc, "truncated": s.rc is None, "probe": {"kind": s.kind, "ref": s.ref, "command": s.command},
-            **({"server_time": read_at.isoformat()} if read_at else {}),
-        })
+            artifact, command, path = f"{prefix}{'commands' if s.kind == 'cmd' else 'other'}/{s.ref}", s.command, None
+        out.append((artifact, "\n".join(s.lines) + "\n", {
+            "command": command, "path": path, "status": s.rc, "truncated": s.rc is None,
+            "probe": {"kind": s.kind, "ref": s.ref, "command": s.command}}))
+    return out
