@@ -87,6 +87,16 @@ def test_busybox_lsmod_and_proc_modules():
     assert pm.loaded("nvidia_peermem") is False  # a full listing: what is not there is not loaded
 
 
+def test_proc_modules_of_a_kernel_without_module_unloading():
+    """/proc/modules as a real H100 node's kernel (6.18, CONFIG_MODULE_UNLOAD off) printed it: no use counts."""
+    text = "nvidia_uvm 1830912 - - Live 0xffffffffc080c000 (O)\nnvidia 14299136 - - Live 0xffffffffc0400000 (O)\n"
+    doc = _probe(text, "files/proc/modules", "cat /proc/modules", path="/proc/modules")
+    assert _kind(doc) == "host.modules"
+    (pm,) = parse_modules.parse(doc)
+    assert pm.loaded("nvidia") and pm.get("nvidia").use_count is None and pm.get("nvidia").used_by == ()
+    assert pm.loaded("nouveau") is False
+
+
 def test_lsmod_through_grep_only_speaks_for_what_the_grep_lets_through():
     text = "root@gpu-node-07:~# lsmod | grep -E 'nvidia|nouveau'\nnvidia_uvm           1794048  0\nnvidia              56717312  2 nvidia_uvm\n"
     (ml,) = parse_modules.parse(doc_from_text(text))

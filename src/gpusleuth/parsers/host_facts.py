@@ -9,6 +9,7 @@ Samples (as the tools print them):
     nvidia_peermem         16384  0
     nvidia              56717312  550 nvidia_uvm,nvidia_peermem,nvidia_modeset
     nvidia_uvm 1232896 0 - Live 0x0000000000000000 (POE)         /proc/modules
+    nvidia 14299136 - - Live 0xffffffffc0400000 (O)              /proc/modules, a kernel without module unloading
     filename:       /lib/modules/6.8.0-90-generic/updates/dkms/nvidia.ko
     vermagic:       6.8.0-90-generic SMP preempt mod_unload modversions
     modinfo: ERROR: Module nvidia not found.
@@ -156,9 +157,10 @@ def _about(doc: Document, text: str) -> Evidence:
 # ---------------------------------------------------------------------------------------------- lsmod
 
 _LSMOD_HEADER = re.compile(r"^Module\s+Size\s+Used by(?:\s+(?:Tainted: .*|Not tainted))?\s*$")
-_PROC_ROW = re.compile(r"^(?P<name>[\w-]+) (?P<size>\d+) (?P<count>-?\d+) (?P<by>\S+) (?P<state>Live|Loading|Unloading) "
+# The use count is "-" on kernels built without module unloading (CONFIG_MODULE_UNLOAD=n).
+_PROC_ROW = re.compile(r"^(?P<name>[\w-]+) (?P<size>\d+) (?P<count>-?\d+|-) (?P<by>\S+) (?P<state>Live|Loading|Unloading) "
                        r"(?P<addr>0x[0-9a-fA-F]+)(?: \((?P<taint>[A-Z+-]+)\))?\s*$")
-_LSMOD_ROW = re.compile(r"^(?P<name>[\w-]+)\s+(?P<size>\d+)\s+(?P<count>-?\d+)(?:\s+(?P<by>\S.*?))?\s*$")
+_LSMOD_ROW = re.compile(r"^(?P<name>[\w-]+)\s+(?P<size>\d+)\s+(?P<count>-?\d+|-)(?:\s+(?P<by>\S.*?))?\s*$")
 _TAINT_LINE = re.compile(r"^\s*(?:Tainted: [A-Z ]*|Not tainted)\s*$")
 _GREP = {"grep", "egrep", "fgrep"}
 
@@ -244,7 +246,8 @@ def parse_modules(doc: Document) -> Iterable[ModuleList]:
     for i, m, proc in rows:
         by = m.group("by") or ""
         used = tuple(x for x in re.split(r"[,\s]+", by) if x and x != "-" and not x.startswith("["))
-        modules.append(LoadedModule(m.group("name"), int(m.group("size")), used, doc.evidence(i), int(m.group("count")),
+        count = m.group("count")
+        modules.append(LoadedModule(m.group("name"), int(m.group("size")), used, doc.evidence(i), None if count == "-" else int(count),
                                     m.group("state") if proc else None))
     header = any(map(_LSMOD_HEADER.match, _head(doc, 3)))
     source = "/proc/modules" if path == "/proc/modules" or (prog == "cat" and "/proc/modules" in args) or (rows[0][2] and not header) else "lsmod"
