@@ -477,12 +477,15 @@ def _page(text: str) -> bool:
     return True
 
 
-def _emit(report, fmt: str, output: str | None, screen: Screen | None = None, fail_on: str = "error", documents=None) -> None:
-    """Render a report like `diagnose` does and exit with its code."""
+def _emit(report, fmt: str, output: str | None, screen: Screen | None = None, fail_on: str = "error", documents=None,
+          no_gpu: bool = False) -> None:
+    """Render a report like `diagnose` does and exit with its code (2 for a node probe that found no usable GPU
+    and nothing at `fail_on` that explains why)."""
     from gpusleuth.gcpause import gc_paused
     from gpusleuth.report import renderer
 
     screen = screen or Screen()
+    code = exit_code(report, fail_on) or (EXIT_USAGE if no_gpu else 0)
     with gc_paused():  # the renderer's imports (rich for text): no garbage either, and they last
         render = renderer(fmt)
         _settle()
@@ -492,20 +495,20 @@ def _emit(report, fmt: str, output: str | None, screen: Screen | None = None, fa
             import shutil
 
             if text.count("\n") > shutil.get_terminal_size((PIPE_WIDTH, 24)).lines - 1 and _page(text):
-                sys.exit(exit_code(report, fail_on))
+                sys.exit(code)
         _write(text, output, color=screen.use_color(output) or None)
-        sys.exit(exit_code(report, fail_on))
+        sys.exit(code)
     if fmt == "json":  # written as it is encoded: a fleet's report is 100 MB and more (report/jsonenc.py)
         from gpusleuth.report.json_report import write
 
         _write_with(lambda fh: write(report, fh), output)
-        sys.exit(exit_code(report, fail_on))
+        sys.exit(code)
     if fmt == "html":
         text = render(report, documents=documents)
     else:
         text = render(report)
     _write(text, output)
-    sys.exit(exit_code(report, fail_on))
+    sys.exit(code)
 
 
 @cli.command()
@@ -559,53 +562,65 @@ def timeline(source: str, since: str | None, until: str | None, node: str | None
 @cli.command(cls=ScreenCommand)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to FILE instead of stdout.")
-@click.option("--save", "save_dir", type=click.Path(file_okay=False), help="Also write what was read to DIR (diagnose DIR gives the same findings).")
+@click.option("--save", "save_dir", type=click.Path(), help="Also write what was read as a bundle: a directory, or FILE.tar.gz (diagnose it later for the same findings).")
 @click.option("--kernel-log", type=click.Path(exists=True, dir_okay=False), help="Read kernel messages from FILE (saved dmesg / journalctl -k) instead of this machine's; works without a GPU or NVML.")
+@click.option("--host-root", type=click.Path(exists=True, file_okay=False), help="Read the host's files under DIR (a pod that mounts the host's / there, e.g. /host); default: this machine's own.")
 @click.option("--node-name", help="Name the node in the report and in fix commands (default: $NODE_NAME, else the host name).")
 @_screen_options
 @_fail_on_option
-def node(fmt: str, output: str | None, save_dir: str | None, kernel_log: str | None, node_name: str | None, color: str, no_color: bool,
-         width: int | None, brief: bool, no_pager: bool, fail_on: str) -> None:
-    """Probe this node: every GPU through NVML, and the kernel log for Xids; report like diagnose."""
+def node(fmt: str, output: str | None, save_dir: str | None, kernel_log: str | None, host_root: str | None, node_name: str | None,
+         color: str, no_color: bool, width: int | None, brief: bool, no_pager: bool, fail_on: str) -> None:
+    """Probe this node: every GPU through NVML, the kernel log, and the host's driver, runtime and toolkit files; report like diagnose."""
     from pathlib import Path
 
     from gpusleuth.analysis.diagnose import diagnose as run
-    from gpusleuth.sources.node import kernel_only, probe, read_kernel_log, save
+    from gpusleuth.sources.node import kernel_only, no_host, probe, read_host, read_kernel_log, save, source
 
-    def from_file() -> tuple[str | None, list[str]]:
+    def from_file() -> tuple[str | None, list[str], str | None]:
         try:
-            return Path(kernel_log).read_text(encoding="utf-8", errors="replace"), []
+            return Path(kernel_log).read_text(encoding="utf-8", errors="replace"), [], None
         except OSError as exc:
-            return None, [f"{kernel_log}: {exc.strerror}"]
+            return None, [f"{kernel_log}: {exc.strerror}"], None
 
+    def host():
+        return read_host(host_root or "")
+
+    kernel = from_file if kernel_log else read_kernel_log
     try:
         import pynvml  # the node path only: the offline commands never load it
     except ImportError:
         pynvml = None
-    if pynvml is None and not kernel_log:
-        _fail("gpusleuth node needs nvidia-ml-py, which is not installed: pip install nvidia-ml-py "
-              "(or read a saved kernel log without it: --kernel-log FILE)")
-    try:
-        if pynvml is None:
-            src = kernel_only(from_file, "nvidia-ml-py (NVML's Python binding) is not installed", node_name)
-        else:
-            src = probe(pynvml, from_file if kernel_log else read_kernel_log, node_name)
-    except Exception as exc:  # noqa: BLE001 - pynvml.NVMLError and its subclasses; pynvml may be a stand-in
-        if pynvml is None or not isinstance(exc, pynvml.NVMLError):
-            raise
+    no_gpu = None
+    if pynvml is None:
+        no_gpu = "nvidia-ml-py (NVML's Python binding) is not installed"
         if not kernel_log:
-            _fail(f"no usable NVIDIA GPU or driver on this machine (NVML: {exc})")
-        src = kernel_only(from_file, f"NVML: {exc}", node_name)
+            _fail("gpusleuth node needs nvidia-ml-py, which is not installed: pip install nvidia-ml-py "
+                  "(or read a saved kernel log without it: --kernel-log FILE)")
+        collection = kernel_only(kernel, no_gpu, node_name, host if host_root else no_host)
+    else:
+        try:
+            collection = probe(pynvml, kernel, node_name, host)
+        except Exception as exc:  # noqa: BLE001 - pynvml.NVMLError and its subclasses; pynvml may be a stand-in
+            if not isinstance(exc, pynvml.NVMLError):
+                raise
+            no_gpu = f"NVML: {exc}"
+            if not kernel_log:  # on the node: its kernel log and files say why the driver is not there
+                click.echo(f"gpusleuth: no usable NVIDIA GPU or driver on this machine ({no_gpu}); reading its kernel log and "
+                           "host files for why", err=True)
+            collection = (kernel_only(kernel, no_gpu, node_name, host if host_root else no_host) if kernel_log else
+                          kernel_only(kernel, no_gpu, node_name, host, nvml_error=str(exc)))
+    src = source(collection, f"node {collection.manifest['node']}")
     report = run(src)
     if save_dir:
         try:
-            written = save(src, Path(save_dir))
+            written = save(collection, Path(save_dir))
         except OSError as exc:
             _fail(f"cannot write {save_dir}: {exc.strerror or exc}")
-        click.echo(f"gpusleuth: saved {', '.join(str(p) for p in written)}", err=True)
-    if "nvml-unavailable" in src.metadata:
-        click.echo(f"gpusleuth: NVML was not available ({src.metadata['nvml-unavailable']}); only the kernel log was read", err=True)
-    _emit(report, fmt, output, Screen(color, no_color, width, brief, no_pager), fail_on, documents=src.documents)
+        click.echo(f"gpusleuth: saved {len(collection.artifacts)} artifact(s) to {written}", err=True)
+    if no_gpu and kernel_log:
+        click.echo(f"gpusleuth: NVML was not available ({no_gpu}); only the kernel log was read", err=True)
+    _emit(report, fmt, output, Screen(color, no_color, width, brief, no_pager), fail_on, documents=src.documents,
+          no_gpu=no_gpu is not None and not kernel_log)
 
 
 @cli.command()

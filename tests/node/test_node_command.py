@@ -7,6 +7,7 @@ right actions; a healthy node reports nothing above info; --save DIR then `diagn
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -54,13 +55,49 @@ def broken_node() -> FakeNvml:
     return FakeNvml(gpus, driver="580.95.05", cuda=13000)
 
 
-def run(args: list[str], nvml, tmp_path: Path, kernel: str | None, monkeypatch) -> tuple[int, str]:
+# The host a node probe reads (knowledge/live.toml [probe]), as an Ubuntu 22.04 GPU node with the driver on the host.
+HOST = {
+    "etc/os-release": 'PRETTY_NAME="Ubuntu 22.04.5 LTS"\nNAME="Ubuntu"\nVERSION_ID="22.04"\nID=ubuntu\nID_LIKE=debian\n',
+    "proc/driver/nvidia/version": ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build  "
+                                   "(dvs-builder@U22-I3-AF03-09-1)  Tue Sep 23 09:55:41 UTC 2025\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n"),
+    "proc/modules": ("nvidia_uvm 2076672 0 - Live 0x0000000000000000 (OE)\n"
+                     "nvidia_modeset 1556480 0 - Live 0x0000000000000000 (OE)\n"
+                     "nvidia 11583488 2 nvidia_uvm,nvidia_modeset, Live 0x0000000000000000 (OE)\n"),
+    "proc/uptime": "86423.51 1372200.11\n",
+}
+
+
+def fake_host(tmp_path: Path, monkeypatch, files: dict[str, str] | None = None, dmesg: str | None = None) -> Path:
+    """A host root for --host-root, an empty process table, and `uname` (and `dmesg`, when given) on PATH: the
+    boundary the probe script reads, so a test never reads the machine it runs on."""
+    root, proc, bin_ = tmp_path / "host", tmp_path / "proc", tmp_path / "bin"
+    for d in (root, proc, bin_):
+        d.mkdir(exist_ok=True)
+    for rel, text in (HOST if files is None else files).items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    stubs = {"uname": "echo 5.15.0-1063-nvidia"} | ({"dmesg": f"cat {tmp_path / 'stub-dmesg.txt'}"} if dmesg is not None else {})
+    if dmesg is not None:
+        (tmp_path / "stub-dmesg.txt").write_text(dmesg)
+    for name, body in stubs.items():
+        (bin_ / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_ / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_}:{os.environ['PATH']}")
+    monkeypatch.setenv("GPUSLEUTH_PROBE_PROC", str(proc))
+    return root
+
+
+def run(args: list[str], nvml, tmp_path: Path, kernel: str | None, monkeypatch, host: dict[str, str] | None = HOST) -> tuple[int, str]:
+    """`gpusleuth node` with this NVML, a saved kernel log (None: this machine's, stubbed) and a fake host root
+    (None: no --host-root)."""
     monkeypatch.setitem(sys.modules, "pynvml", nvml)
     extra = []
     if kernel is not None:
         log = tmp_path / "dmesg.txt"
         log.write_text(kernel)
         extra = ["--kernel-log", str(log)]
+    if host is not None:
+        extra += ["--host-root", str(fake_host(tmp_path, monkeypatch, host))]
     result = CliRunner().invoke(cli, ["node", "--node-name", NODE, *extra, *args], catch_exceptions=False)
     return result.exit_code, result.stdout
 
@@ -111,21 +148,54 @@ def test_save_then_diagnose_gives_the_same_findings(tmp_path, monkeypatch):
     saved = tmp_path / "bundle"
     code, out = run(["--format", "json", "--save", str(saved)], broken_node(), tmp_path, KERNEL_79, monkeypatch)
     live = json.loads(out)
-    assert sorted(p.name for p in saved.iterdir()) == ["gpusleuth-node.json", "kernel.log"]
+    assert {"manifest.json", "gpusleuth-node.json", "kernel.log", "files", "commands"} <= {p.name for p in saved.iterdir()}
+    manifest = json.loads((saved / "manifest.json").read_text())
+    records = {r["name"]: r for r in manifest["artifacts"]}
+    assert records["files/proc/modules"]["path"] == "/proc/modules" and records["files/proc/modules"]["node"] == NODE
+    assert records["commands/uname-r.txt"]["command"] == "uname -r"
     result = CliRunner().invoke(cli, ["diagnose", str(saved), "--format", "json"], catch_exceptions=False)
     again = json.loads(result.stdout)
     strip = lambda r: [(f["id"], f["title"], f["severity"], f["evidence"], f["fixes"]) for f in r["findings"]]  # noqa: E731
     assert strip(again) == strip(live)
     assert result.exit_code == code == 1
+    assert sorted(again["gaps"]) == sorted(live["gaps"])
 
 
-def test_no_driver_says_so_in_one_line(tmp_path, monkeypatch):
-    for error in (pynvml.NVMLError_DriverNotLoaded, pynvml.NVMLError_LibraryNotFound):
-        monkeypatch.setitem(sys.modules, "pynvml", FakeNvml([], init_error=error))
-        result = CliRunner().invoke(cli, ["node"])
-        assert result.exit_code == 2
-        lines = [ln for ln in result.output.splitlines() if ln.strip()]
-        assert len(lines) == 1 and "no usable NVIDIA GPU or driver" in lines[0] and str(error()) in lines[0]
+def test_no_driver_reads_the_kernel_log_and_host_for_why(tmp_path, monkeypatch):
+    """On a node whose driver is not loaded NVML cannot start: that refusal, the module list and the kernel log
+    are the diagnosis, not a reason to stop."""
+    quiet = "[Tue Nov 18 02:14:51 2026] Linux version 5.15.0-1063-nvidia (buildd@lcy02-amd64-014)\n"
+    mismatch = quiet + ("[Tue Nov 18 02:14:58 2026] NVRM: API mismatch: the client has the version 580.95.05, but\n"
+                        "[Tue Nov 18 02:14:58 2026] NVRM: this kernel module has the version 570.172.08.  Please\n"
+                        "[Tue Nov 18 02:14:58 2026] NVRM: make sure that this kernel module and all NVIDIA driver\n"
+                        "[Tue Nov 18 02:14:58 2026] NVRM: components have the same version.\n")
+    without_nvidia = {**HOST, "proc/modules": "nf_tables 376832 0 - Live 0x0000000000000000\n"}
+    for dmesg in (quiet, mismatch):
+        monkeypatch.setitem(sys.modules, "pynvml", FakeNvml([], init_error=pynvml.NVMLError_DriverNotLoaded))
+        root = fake_host(tmp_path, monkeypatch, without_nvidia, dmesg=dmesg)
+        result = CliRunner().invoke(cli, ["node", "--node-name", NODE, "--host-root", str(root), "--format", "json"])
+        assert result.exit_code == 1, result.output
+        said = [ln for ln in result.stderr.splitlines() if ln.strip()]
+        assert len(said) == 1 and "no usable NVIDIA GPU or driver" in said[0] and "Driver Not Loaded" in said[0]
+        report = json.loads(result.stdout)
+        assert any("NVML was not available" in g for g in report["gaps"])
+        assert not any("no host facts" in g for g in report["gaps"]), report["gaps"]
+        serious = [f for f in report["findings"] if f["severity"] in ("error", "critical")]
+        cited = {(e["artifact"], e["text"]) for f in serious for e in f["evidence"]}
+        assert any(a == "gpusleuth-node.json" and "Driver Not Loaded" in t for a, t in cited), cited
+        assert any(a == "files/proc/modules" for a, _ in cited), cited  # the module list confirms it
+        if dmesg is mismatch:
+            assert any(a == "kernel.log" and "API mismatch" in t for a, t in cited), cited
+
+
+def test_a_machine_nvml_cannot_read_says_so_in_one_line(tmp_path, monkeypatch):
+    """Without GPUs or driver, and nothing in its kernel log or files that explains it: one line, exit 2."""
+    monkeypatch.setitem(sys.modules, "pynvml", FakeNvml([], init_error=pynvml.NVMLError_NoPermission))
+    root = fake_host(tmp_path, monkeypatch, {}, dmesg="[Tue Nov 18 02:14:51 2026] Linux version 6.8.0-90-generic\n")
+    result = CliRunner().invoke(cli, ["node", "--node-name", NODE, "--host-root", str(root), "--format", "json"])
+    assert result.exit_code == 2
+    said = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert len(said) == 1 and "no usable NVIDIA GPU or driver" in said[0] and "Insufficient Permissions" in said[0]
 
 
 def test_without_nvidia_ml_py(monkeypatch):
@@ -167,13 +237,13 @@ def test_mig_instances_and_fabric_are_read(tmp_path, monkeypatch):
 
 
 def test_kernel_log_unreadable_is_a_gap(tmp_path, monkeypatch):
-    from gpusleuth.sources.node import probe
-
-    src = probe(FakeNvml(h100_node(1)), lambda: (None, ["dmesg -T: dmesg: read kernel buffer failed: Operation not permitted",
-                                                       "journalctl -k: No journal files were found.", "/dev/kmsg: Permission denied"]), "n1")
     from gpusleuth.analysis.diagnose import diagnose
+    from gpusleuth.sources.node import no_host, probe, source
 
-    report = diagnose(src)
+    collection = probe(FakeNvml(h100_node(1)), lambda: (None, ["dmesg -T: dmesg: read kernel buffer failed: Operation not permitted",
+                                                              "journalctl -k: No journal files were found.", "/dev/kmsg: Permission denied"], None),
+                       "n1", no_host)
+    report = diagnose(source(collection, "node n1"))
     assert any("kernel log not readable" in str(g) and "Operation not permitted" in str(g) for g in report.gaps)
 
 
@@ -205,7 +275,7 @@ def test_truncated_probe_artifact_is_a_gap(tmp_path, monkeypatch):
 def test_kernel_log_without_nvml_reports_its_findings_and_says_nvml_was_missing(tmp_path, monkeypatch):
     """A laptop reading a GPU node's saved dmesg: no nvidia-ml-py at all, or a library with no driver behind it."""
     for nvml in (None, FakeNvml([], init_error=pynvml.NVMLError_LibraryNotFound)):
-        code, out = run(["--format", "json"], nvml, tmp_path, KERNEL_79, monkeypatch)
+        code, out = run(["--format", "json"], nvml, tmp_path, KERNEL_79, monkeypatch, host=None)
         report = json.loads(out)
         assert code == 1
         assert "HW001" in by_code(report)
@@ -217,7 +287,7 @@ def test_kernel_log_without_nvml_reports_its_findings_and_says_nvml_was_missing(
     saved = tmp_path / "saved"
     monkeypatch.setitem(sys.modules, "pynvml", None)
     CliRunner().invoke(cli, ["node", "--kernel-log", str(tmp_path / "dmesg.txt"), "--save", str(saved), "--format", "json"])
-    assert sorted(p.name for p in saved.iterdir()) == ["kernel.log"]
+    assert sorted(p.name for p in saved.iterdir()) == ["kernel.log", "manifest.json"]
 
 
 def test_fail_on_sets_the_exit_code(tmp_path, monkeypatch):

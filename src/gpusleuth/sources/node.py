@@ -1,9 +1,12 @@
-"""The local node as a source: NVML's view of every GPU and the kernel log, as two artifacts.
+"""The local node as a source: NVML's view of every GPU, the kernel log, and the host files and commands a
+cluster's node probe reads, as one bundle.
 
-``gpusleuth node`` does not analyse anything itself. It writes what it read as the artifacts
-``gpusleuth-node.json`` (parsers/node_probe.py) and ``kernel.log`` (dmesg text, read by the log parser),
-and runs the same pipeline as ``diagnose``; ``--save DIR`` writes the same two files, so
-``gpusleuth diagnose DIR`` later gives the same findings.
+``gpusleuth node`` does not analyse anything itself. It writes what it read as artifacts with provenance
+(``gpusleuth-node.json`` from NVML, parsers/node_probe.py; ``kernel.log``, read by the log parser; and every
+file, listing and command of knowledge/live.toml [probe], read by the same probe script and turned into
+artifacts the same way as ``gpusleuth collect --node-probes``), redacts them as ``collect`` does, and runs
+the pipeline on that collection. ``--save DIR`` writes the collection as a gpusleuth bundle, so
+``gpusleuth diagnose DIR`` later reads the same artifacts with the same provenance and gives the same findings.
 
 The kernel log is read from whatever is permitted: ``dmesg``, else ``journalctl -k``, else ``/dev/kmsg``; each
 refusal is recorded, and if all fail the report says the kernel log could not be seen.
@@ -12,6 +15,7 @@ refusal is recorded, and if all fail the report says the kernel log could not be
 from __future__ import annotations
 
 import errno
+import json
 import os
 import socket
 import subprocess
@@ -19,11 +23,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from gpusleuth.model.finding import Gap
+from gpusleuth import __version__
+from gpusleuth.live import probe_format, probes
+from gpusleuth.live.bundle import write_bundle
+from gpusleuth.live.collect import SCHEMA, Artifact, Collection
+from gpusleuth.live.redact import Redactor
+from gpusleuth.model.gpu import GpuError, error_kind
 from gpusleuth.parsers import node_probe
-from gpusleuth.sources.loose import Source
+from gpusleuth.sources.loose import Source, read_artifacts
 from gpusleuth.sources.nvml import read
-from gpusleuth.sources.text import normalise, split_documents
 
 KERNEL_ARTIFACT = "kernel.log"
 _KMSG_MAX = 200_000  # records
@@ -73,70 +81,123 @@ def _kmsg() -> tuple[str | None, str]:
     return ("\n".join(lines) + "\n", "") if lines else (None, "/dev/kmsg: empty")
 
 
-KernelReader = Callable[[], tuple[str | None, list[str]]]
+KernelReader = Callable[[], tuple[str | None, list[str], str | None]]  # (text, refusals, the command that printed it)
+HostReader = Callable[[], tuple[list[tuple[str, str, dict]], list[str]]]  # ([(artifact, text, provenance)], gaps)
+_KERNEL_SOURCES = (["dmesg", "-T"], ["journalctl", "-k", "-b", "--no-pager", "-o", "short-iso"])
+# Read another way: the kernel log (kernel.log, with times) and the GPUs (NVML).
+_HOST_SKIP = ("dmesg-nvidia.txt", "nvidia-smi-q-x.xml")
 
 
-def read_kernel_log() -> tuple[str | None, list[str]]:
-    """(text, refusals): the first source that works, and why the ones before it did not."""
+def read_kernel_log() -> tuple[str | None, list[str], str | None]:
+    """(text, refusals, command): the first source that works, and why the ones before it did not."""
     refusals = []
-    for attempt in (lambda: _run(["dmesg", "-T"]), lambda: _run(["journalctl", "-k", "-b", "--no-pager", "-o", "short-iso"]), _kmsg):
-        text, why = attempt()
+    for argv in _KERNEL_SOURCES:
+        text, why = _run(argv)
         if text:
-            return text, refusals
+            return text, refusals, " ".join(argv)
         refusals.append(why)
-    return None, refusals
+    text, why = _kmsg()
+    if text:
+        return text, refusals, None
+    return None, [*refusals, why], None
 
 
-def probe(nvml: Any, kernel: KernelReader = read_kernel_log, node: str | None = None) -> Source:
-    """Read the node (NVML through ``nvml``, the kernel log through ``kernel``) into a Source of two artifacts."""
+def read_host(root: str = "") -> tuple[list[tuple[str, str, dict]], list[str]]:
+    """The files, listings and commands of knowledge/live.toml [probe], read by the cluster probe's own script
+    under `root` ("": this machine; a host root mounted into a pod, e.g. /host), as artifacts."""
+    env = {**os.environ, "GPUSLEUTH_PROBE_ROOT": root.rstrip("/")}
+    try:
+        done = subprocess.run(["sh", "-c", probes.script(skip=_HOST_SKIP)], capture_output=True, env=env, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return [], [f"host files and commands could not be read ({exc})"]
+    output = probe_format.parse(done.stdout.decode("utf-8", "replace"))
+    gaps = [] if output.complete else ["the host files and commands were read only in part (the probe script stopped early)"]
+    return probes.artifacts(output, ""), gaps
+
+
+def no_host() -> tuple[list[tuple[str, str, dict]], list[str]]:
+    """Host files are not this machine's to read (a saved kernel log read elsewhere)."""
+    return [], []
+
+
+class _Bundle:
+    """Artifacts with provenance, redacted as they are added, as `collect` builds them."""
+
+    def __init__(self, node: str):
+        self.node, self.redactor = node, Redactor()
+        self.artifacts: list[Artifact] = []
+        self.gaps: list[dict] = []
+
+    def add(self, name: str, text: str, record: dict) -> None:
+        data = self.redactor.text(text, name).encode()
+        self.artifacts.append(Artifact(name, data, {"name": name, "source": "node", "node": self.node, **record, "size": len(data)}))
+
+    def collection(self, collected: str) -> Collection:
+        return Collection(self.artifacts, {
+            "schema": SCHEMA, "tool": {"name": "gpusleuth", "version": __version__}, "captured_at": collected,
+            "clock": {"source": "this machine"}, "node": self.node,
+            "artifacts": [a.record for a in self.artifacts], "gaps": self.gaps, "redaction": self.redactor.report(),
+        })
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def probe(nvml: Any, kernel: KernelReader = read_kernel_log, node: str | None = None, host: HostReader = read_host) -> Collection:
+    """Read the node (NVML through ``nvml``, the kernel log through ``kernel``, host files through ``host``)."""
     node = node or node_name()
     reading = read(nvml)
-    text, refusals = kernel()
+    out = _Bundle(node)
+    text, refusals, command = kernel()
     notes = []
     if text is None:
         notes.append("kernel log not readable, Xids could not be seen (" + "; ".join(refusals) + "); run as root or in a privileged pod")
-    collected = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    files = {node_probe.ARTIFACT: node_probe.render(node, reading.driver_version, reading.cuda_version, reading.attached_gpus,
-                                                    reading.gpus, reading.errors, notes, collected)}
+    collected = _now()
+    out.add(node_probe.ARTIFACT, node_probe.render(node, reading.driver_version, reading.cuda_version, reading.attached_gpus,
+                                                   reading.gpus, reading.errors, notes, collected), {"command": "gpusleuth node"})
     if text is not None:
-        files[KERNEL_ARTIFACT] = text
-    source = Source(f"node {node} (NVML + kernel log)", "node", files=len(files))
-    for name, body in files.items():
-        lines, cut = normalise(body)
-        source.gaps.extend(Gap("artifact", c, name) for c in cut)
-        source.documents.extend(split_documents(name, lines))
-    source.metadata["files"] = files
-    return source
+        out.add(KERNEL_ARTIFACT, text, {"command": command})
+    _add_host(out, host)
+    return out.collection(collected)
 
 
-def kernel_only(kernel: KernelReader, why: str, node: str | None = None) -> Source:
-    """The node without NVML (no GPU, no driver, no nvidia-ml-py: a laptop reading a saved kernel log): the
-    kernel log alone, and a gap saying the GPUs were not read. No NVML artifact is written, so nothing
-    downstream takes the missing reading for a node without GPUs."""
+def kernel_only(kernel: KernelReader, why: str, node: str | None = None, host: HostReader = no_host,
+                nvml_error: str | None = None) -> Collection:
+    """The node without a reading of its GPUs (no driver loaded, no nvidia-ml-py, or a laptop reading a saved
+    kernel log): the kernel log and host files, and a gap saying the GPUs were not read. On the node itself,
+    NVML's own refusal (`nvml_error`, "Driver Not Loaded") is a fact about the node and goes into the NVML
+    artifact as an error, so the checks weigh it with the kernel log and module list; a saved log read
+    elsewhere gets no NVML artifact at all, since this machine's NVML says nothing about that node."""
     node = node or node_name()
-    text, refusals = kernel()
-    source = Source(f"node {node} (kernel log only; NVML not available)", "node")
-    source.gaps.append(Gap("nvml", f"NVML was not available ({why}): the GPUs themselves were not read, only the kernel log"))
-    files = {}
+    out = _Bundle(node)
+    out.gaps.append({"what": "nvml", "why": f"NVML was not available ({why}): the GPUs themselves were not read"})
+    text, refusals, command = kernel()
+    collected = _now()
+    if nvml_error is not None:
+        error = GpuError(error_kind(nvml_error), nvml_error, function="nvmlInit")
+        out.add(node_probe.ARTIFACT, node_probe.render(node, None, None, None, [], [error], [], collected), {"command": "gpusleuth node"})
     if text is None:
-        source.gaps.append(Gap("kernel-log", "kernel log not readable (" + "; ".join(refusals) + ")"))
+        out.gaps.append({"what": "kernel-log", "why": "kernel log not readable (" + "; ".join(refusals) + ")"})
     else:
-        files[KERNEL_ARTIFACT] = text
-        lines, cut = normalise(text)
-        source.gaps.extend(Gap("artifact", c, KERNEL_ARTIFACT) for c in cut)
-        source.documents.extend(split_documents(KERNEL_ARTIFACT, lines))
-    source.files = len(files)
-    source.metadata["files"] = files
-    source.metadata["nvml-unavailable"] = why
-    return source
+        out.add(KERNEL_ARTIFACT, text, {"command": command})
+    _add_host(out, host)
+    return out.collection(collected)
 
 
-def save(source: Source, directory: Path) -> list[Path]:
-    """Write the probe's artifacts so that `gpusleuth diagnose DIR` reads exactly what the probe read."""
-    directory.mkdir(parents=True, exist_ok=True)
-    out = []
-    for name, body in source.metadata["files"].items():
-        path = directory / name
-        path.write_text(body, encoding="utf-8")
-        out.append(path)
-    return out
+def _add_host(out: _Bundle, host: HostReader) -> None:
+    artifacts, gaps = host()
+    for name, text, record in artifacts:
+        out.add(name, text, record)
+    out.gaps.extend({"what": "host", "why": g} for g in gaps)
+
+
+def source(collection: Collection, description: str) -> Source:
+    """The collection as a source, read exactly as `gpusleuth diagnose` reads the saved bundle."""
+    return read_artifacts(description, "node", ((a.name, a.data) for a in collection.artifacts),
+                          {"manifest.json": json.dumps(collection.manifest).encode()})
+
+
+def save(collection: Collection, directory: Path) -> Path:
+    """Write the collection as a bundle (a directory, or a .tar.gz) that `gpusleuth diagnose` reads back."""
+    return write_bundle(collection, directory)
