@@ -1,0 +1,112 @@
+"""What one real H100 node gave gpusleuth (2026-11-26, driver 580.159.04, nvidia-ml-py 13.615.71, a single
+H100 80GB HBM3 passed through to a VM): its NVML answers (tests/node/h100/nvml-calls.json), the probe artifact
+the probe wrote there (gpusleuth-node.json), its `dmesg -T` after a CUDA kernel wrote through a wild pointer
+(dmesg-T.txt: a real Xid 31), and `nvidia-smi -q -x` / `nvidia-smi -q` taken the same minute
+(tests/fixtures/nvidia_smi/h100_r580_query.*). The board serial number is zeroed; nothing else is changed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from gpusleuth.analysis.engine import sniff
+from gpusleuth.cli import cli
+from gpusleuth.parsers import node_probe
+from gpusleuth.sources.nvml import read
+from tests.conftest import docs_from_text
+from tests.node.replay_nvml import ReplayNvml
+from tests.node.test_node_command import fake_host
+
+HERE = Path(__file__).parent / "h100"
+SMI = Path(__file__).parent.parent / "fixtures" / "nvidia_smi"
+NODE = "h100-probe"
+
+
+def _gpu_line(text: str) -> dict:
+    return json.loads(text.splitlines()[2].rstrip(","))
+
+
+def test_the_replayed_reading_renders_the_artifact_the_probe_wrote_on_the_gpu():
+    reading = read(ReplayNvml())
+    assert (reading.driver_version, reading.cuda_version, reading.attached_gpus, reading.errors) == ("580.159.04", "13.0", 1, [])
+    text = node_probe.render(NODE, reading.driver_version, reading.cuda_version, reading.attached_gpus, reading.gpus, reading.errors,
+                             [], "2026-11-26T18:04:49+00:00")
+    on_the_gpu = (HERE / "gpusleuth-node.json").read_text()
+    moving = ("power_draw_w", "temperature_c", "memory_used_mib")  # read seconds apart on the machine
+    assert {k: v for k, v in _gpu_line(text).items() if k not in moving} == {k: v for k, v in _gpu_line(on_the_gpu).items() if k not in moving}
+    head = lambda t: {k: v for k, v in json.loads(t).items() if k not in ("gpus", "collected_at")}  # noqa: E731
+    assert head(text) == head(on_the_gpu)
+
+
+def _parsed(name: str):
+    doc = docs_from_text((SMI / name).read_text(), name)[-1]
+    _, p = sniff(doc)
+    assert p is not None, f"{name} not recognised"
+    (report,) = p.parse(doc)
+    return report.gpus[0]
+
+
+def test_nvidia_smi_xml_text_and_nvml_agree_on_the_same_gpu():
+    """Three readers of one GPU a minute apart: what they all report must be the same value."""
+    nvml = read(ReplayNvml()).gpus[0]
+    for name in ("h100_r580_query.xml", "h100_r580_query.txt"):
+        smi = _parsed(name)
+        for field in ("name", "uuid", "pci_bus_id", "memory_total_mib", "persistence_mode", "ecc_enabled", "remap_correctable",
+                      "remap_uncorrectable", "remap_pending", "remap_failure", "mig_current", "mig_pending", "temperature_c",
+                      "power_limit_w", "pcie_gen_max", "pcie_width_max", "performance_state"):
+            assert getattr(smi, field) == getattr(nvml, field), (name, field, getattr(smi, field), getattr(nvml, field))
+        assert (smi.ecc.volatile_dbe, smi.ecc.aggregate_dbe) == (nvml.ecc.volatile_dbe, nvml.ecc.aggregate_dbe) == (0, 0)
+        # R580 prints temperatures against T.Limit (margins below the GPU's max operating temperature), NVML in
+        # degrees: the same thresholds, 87 C max operating on this H100.
+        assert smi.temp_slowdown_c is None and (smi.temp_tlimit_margin_c, smi.temp_tlimit_slowdown_c, smi.temp_tlimit_shutdown_c) == (50, -2, -8)
+        assert nvml.temp_max_operating_c - smi.temp_tlimit_margin_c == nvml.temperature_c == 37
+        assert nvml.temp_max_operating_c - smi.temp_tlimit_slowdown_c == nvml.temp_slowdown_c == 89
+        assert nvml.temp_max_operating_c - smi.temp_tlimit_shutdown_c == nvml.temp_shutdown_c == 95
+
+
+def _node(tmp_path, monkeypatch, *args: str) -> tuple[int, dict]:
+    monkeypatch.setitem(sys.modules, "pynvml", ReplayNvml())
+    root = fake_host(tmp_path, monkeypatch)
+    result = CliRunner().invoke(cli, ["node", "--node-name", NODE, "--host-root", str(root), "--format", "json", *args],
+                                catch_exceptions=False)
+    return result.exit_code, json.loads(result.stdout)
+
+
+def test_the_healthy_h100_is_healthy(tmp_path, monkeypatch):
+    before = tmp_path / "dmesg-before.txt"  # the same boot, before the fault: the lines up to the Xid's
+    before.write_text("".join((HERE / "dmesg-T.txt").read_text().splitlines(keepends=True)[:358]))
+    code, report = _node(tmp_path, monkeypatch, "--kernel-log", str(before))
+    assert code == 0 and report["verdict"] == "healthy", [(f["code"], f["title"]) for f in report["findings"]]
+
+
+def test_a_real_xid_31_is_the_workload_and_the_gpu_stays_usable(tmp_path, monkeypatch):
+    code, report = _node(tmp_path, monkeypatch, "--kernel-log", str(HERE / "dmesg-T.txt"))
+    assert code == 1
+    serious = [f for f in report["findings"] if f["severity"] in ("error", "critical")]
+    assert [f["code"] for f in serious] == ["WL001"], [(f["code"], f["title"]) for f in serious]
+    (xid,) = serious
+    assert xid["layer"] == "workload" and xid["node"] == NODE and "Xid 31" in xid["title"]
+    first = xid["evidence"][0]
+    assert (first["artifact"], first["line"]) == ("kernel.log", 361)
+    assert "pid=511, name=python3" in first["text"] and "FAULT_PDE ACCESS_TYPE_VIRT_WRITE" in first["text"]
+    assert any("restart the workload" in fx["description"].lower() for fx in xid["fixes"])
+
+
+def test_the_bundle_gpusleuth_node_saved_on_the_gpu_reads_back_whole(facts_of):
+    """`gpusleuth node --save` on the H100 (tests/node/h100/bundle): every artifact is recognised, and the host's
+    own files agree with NVML about the driver."""
+    from gpusleuth.analysis.diagnose import diagnose
+    from gpusleuth.facts.host import HostFacts
+    from gpusleuth.sources.loose import read_directory
+
+    bundle = HERE / "bundle"
+    report = diagnose(read_directory(bundle))
+    assert report.verdict == "healthy", [(f.code, f.title) for f in report.findings]
+    assert not [g for g in report.gaps if "not recognised" in str(g) or "host facts" in str(g)], report.gaps
+    (host,) = facts_of(bundle).get(HostFacts).nodes
+    assert host.node == NODE and host.loaded("nvidia") and host.driver.version == "580.159.04"
+    assert host.kernel.release == "6.18.44-fc-v657-gpu" and host.os.tag == "ubuntu24.04"
