@@ -618,7 +618,8 @@ def node(fmt: str, output: str | None, save_dir: str | None, kernel_log: str | N
             _fail(f"cannot write {save_dir}: {exc.strerror or exc}")
         click.echo(f"gpusleuth: saved {len(collection.artifacts)} artifact(s) to {written}", err=True)
     if no_gpu and kernel_log:
-        click.echo(f"gpusleuth: NVML was not available ({no_gpu}); only the kernel log was read", err=True)
+        click.echo(f"gpusleuth: NVML was not available ({no_gpu}); only the kernel log {'and host files were' if host_root else 'was'} read",
+                   err=True)
     _emit(report, fmt, output, Screen(color, no_color, width, brief, no_pager), fail_on, documents=src.documents,
           no_gpu=no_gpu is not None and not kernel_log)
 
