@@ -574,7 +574,14 @@ def node(fmt: str, output: str | None, save_dir: str | None, kernel_log: str | N
     from pathlib import Path
 
     from gpusleuth.analysis.diagnose import diagnose as run
+    from gpusleuth.live.bundle import refuse_existing
     from gpusleuth.sources.node import kernel_only, no_host, probe, read_host, read_kernel_log, save, source
+
+    if save_dir:
+        try:
+            refuse_existing(save_dir)
+        except FileExistsError as exc:
+            _fail(f"cannot write {save_dir}: {exc}")
 
     def from_file() -> tuple[str | None, list[str], str | None]:
         try:
@@ -707,18 +714,20 @@ def explain(code: str) -> None:
 @_collect_options
 def collect(output: str | None, fmt: str, **live) -> None:
     """Collect a bundle from the cluster (read-only unless --node-probes) for `diagnose BUNDLE` anywhere."""
-    from gpusleuth.live.bundle import default_name, write_bundle
+    from gpusleuth.live.bundle import default_name, refuse_existing, write_bundle
     from gpusleuth.sources import SourceError
 
+    output = output or default_name()
     try:
+        refuse_existing(output)
         collection = _collect(live, quiet=fmt == "json")
-    except SourceError as exc:
+    except (FileExistsError, SourceError) as exc:
         _fail(str(exc))
     if not collection.artifacts:
         gaps = sorted(collection.gaps, key=lambda g: "/version" not in str(g))
         _fail("nothing collected: " + (str(gaps[0]) if gaps else "no access?"))
     try:
-        path = write_bundle(collection, output or default_name())
+        path = write_bundle(collection, output)
     except (OSError, FileExistsError) as exc:
         _fail(str(exc))
     m = collection.manifest

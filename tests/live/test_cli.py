@@ -25,7 +25,9 @@ def test_collect_then_diagnose_the_bundle_equals_diagnosing_live(small_cluster, 
         assert out.exit_code == 0, out.output
         summary = json.loads(out.output)
         live = runner.invoke(cli, ["diagnose", "--server", srv.url, "--format", "json"])
+        asked = len(srv.app.log)
         again = runner.invoke(cli, ["collect", "--server", srv.url, "-o", str(tmp_path / "b")])
+        assert len(srv.app.log) == asked  # refused before a single request: no collection lost to a name
     assert summary["bundle"] == str(tmp_path / "b") and summary["redacted"] == 4
     assert len(summary["gaps"]) == 1 and summary["gaps"][0].startswith("node files: not read")  # no --node-probes, and said so
     assert (tmp_path / "b" / "manifest.json").is_file()

@@ -296,3 +296,16 @@ def test_fail_on_sets_the_exit_code(tmp_path, monkeypatch):
     code, out = run(["--format", "json", "--fail-on", "info"], FakeNvml(h100_node()), tmp_path, KERNEL_QUIET, monkeypatch)
     assert code == (1 if json.loads(out)["findings"] else 0)
     assert run(["--format", "json", "--fail-on", "warning"], FakeNvml(h100_node()), tmp_path, KERNEL_QUIET, monkeypatch)[0] == 0
+
+
+def test_save_to_something_that_exists_is_refused_before_the_probe_reads_anything(tmp_path, monkeypatch):
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "notes.txt").write_text("mine\n")
+    class Untouched:
+        def __getattr__(self, name):
+            raise AssertionError(f"the probe read NVML ({name}) before refusing --save")
+
+    code, out = run(["--save", str(taken)], Untouched(), tmp_path, KERNEL_QUIET, monkeypatch)
+    assert code == 2 and out == ""
+    assert (taken / "notes.txt").read_text() == "mine\n" and sorted(p.name for p in taken.iterdir()) == ["notes.txt"]

@@ -33,12 +33,22 @@ def _members(collection: Collection):
     yield "manifest.json", (json.dumps(collection.manifest, indent=2, ensure_ascii=False) + "\n").encode()
 
 
-def write_bundle(collection: Collection, out: str | Path) -> Path:
-    """Write the bundle; refuses to overwrite anything that exists (other than an empty directory)."""
+def refuse_existing(out: str | Path) -> None:
+    """FileExistsError when a bundle may not be written to `out`: anything that exists there but an empty
+    directory. Checked before collecting too, so minutes of collection are not lost to a name."""
     out = Path(out)
     if is_archive(out):
         if out.exists():
             raise FileExistsError(f"{out} exists; not overwriting it")
+    elif out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise FileExistsError(f"{out} exists and is not an empty directory; not overwriting it")
+
+
+def write_bundle(collection: Collection, out: str | Path) -> Path:
+    """Write the bundle; refuses to overwrite anything that exists (other than an empty directory)."""
+    out = Path(out)
+    refuse_existing(out)
+    if is_archive(out):
         top = out.name[: -len(".tar.gz")] if out.name.endswith(".tar.gz") else out.name[: -len(".tgz")]
         fd, tmp = tempfile.mkstemp(prefix=".gpusleuth-", suffix=".tar.gz", dir=out.parent or ".")
         try:
@@ -54,8 +64,6 @@ def write_bundle(collection: Collection, out: str | Path) -> Path:
             Path(tmp).unlink(missing_ok=True)
             raise
         return out
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise FileExistsError(f"{out} exists and is not an empty directory; not overwriting it")
     tmp_dir = Path(tempfile.mkdtemp(prefix=".gpusleuth-", dir=out.parent if str(out.parent) else "."))
     try:
         for name, data in _members(collection):
