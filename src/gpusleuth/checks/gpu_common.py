@@ -132,7 +132,8 @@ def xid_hit(code: int, node: str | None, pci: str | None, group: list[tuple[XidB
     total = sum(1 for b in bursts for e in b.events if e.code == code)
     follow_text, follow_ev, follow_codes = follow_on_summary(bursts, code)
     name = row.name if row else "unknown Xid"
-    proc = next((f" (process {e.process}, pid {e.pid})" for e in firsts if e.process and e.process != "<unknown>"), "")
+    lines = [e for b in bursts for e in b.events if e.code == code]
+    proc = _processes(lines)
     times = "once" if total == 1 else f"{total} times in {len(bursts)} separate burst(s)"
     explanation = (
         f"Xid {code}, {name}: {row.meaning if row else 'not in the catalogue.'} Seen {times}{proc}.{follow_text} "
@@ -143,9 +144,12 @@ def xid_hit(code: int, node: str | None, pci: str | None, group: list[tuple[XidB
         explanation += f" The driver's own verdict (Xid 154): {recovery[-1]}."
     if row and row.investigation:
         explanation += f" Investigation: {row.investigation}"
-    evidence = tuple(dict.fromkeys([firsts[0].evidence, *follow_ev, *extra_evidence, *(e.evidence for e in firsts[1:3])]))
+    # every line of this Xid is evidence (an Xid 13 prints its exception, ESR and channel on three), so none of
+    # them is left for the accounting to call unexplained; the GPU's own line comes before the repeats
+    evidence = [firsts[0].evidence, *follow_ev, *extra_evidence, *(e.evidence for e in firsts[1:3])]
     if gpu is not None:
-        evidence += (gpu.ev("gpu"),)
+        evidence.append(gpu.ev("gpu"))
+    evidence = tuple(dict.fromkeys([*evidence, *(e.evidence for e in lines)]))
     return Hit(
         title=f"Xid {code} ({name}) on {where}",
         explanation=explanation,
@@ -159,6 +163,19 @@ def xid_hit(code: int, node: str | None, pci: str | None, group: list[tuple[XidB
         facts={"xid": code, "pci": pci, "gpu_index": gpu.index if gpu else None, "occurrences": total,
                "bursts": len(bursts), "follow_on_xids": follow_codes, "source": firsts[0].source},
     )
+
+
+def _processes(events: list[XidEvent]) -> str:
+    """" (process python3, pids 715, 767)": who hit the Xid, when the lines say."""
+    seen: dict[str, list[str]] = {}
+    for e in events:
+        if e.process and e.process != "<unknown>" and str(e.pid) not in seen.get(e.process, []):
+            seen.setdefault(e.process, []).append(str(e.pid))
+    if not seen:
+        return ""
+    parts = [f"{name}, pid{'s' if len(pids) > 1 else ''} {', '.join(pids[:4])}{' and more' if len(pids) > 4 else ''}"
+             for name, pids in list(seen.items())[:3]]
+    return f" (process{'es' if len(parts) > 1 else ''} {'; '.join(parts)})"
 
 
 def xid_fixes(code: int, node: str | None, target: str, bursts: int) -> tuple[Fix, ...]:
