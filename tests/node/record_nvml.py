@@ -29,7 +29,11 @@ def _plain(v):
         return [_plain(x) for x in v]
     if hasattr(v, "_obj"):  # ctypes.byref(...)
         return _plain(v._obj)
-    return "<handle>"
+    if isinstance(v, ctypes._Pointer):  # a device handle
+        return "<handle>"
+    if hasattr(v, "__dict__"):  # pynvml's friendly objects (process lists)
+        return {"struct": type(v).__name__, **{k: _plain(x) for k, x in vars(v).items()}}
+    return repr(v)
 
 
 class Recorder:

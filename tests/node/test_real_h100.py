@@ -2,7 +2,10 @@
 H100 80GB HBM3 passed through to a VM): its NVML answers (tests/node/h100/nvml-calls.json), the probe artifact
 the probe wrote there (gpusleuth-node.json), its `dmesg -T` after a CUDA kernel wrote through a wild pointer
 (dmesg-T.txt: a real Xid 31), and `nvidia-smi -q -x` / `nvidia-smi -q` taken the same minute
-(tests/fixtures/nvidia_smi/h100_r580_query.*). The board serial number is zeroed; nothing else is changed.
+(tests/fixtures/nvidia_smi/h100_r580_query.*). Two more machines of the same kind: one under a bf16 matmul
+load holding 20 GiB (load-nvml-calls.json and nvidia-smi of the same seconds, h100_r580_load_*), one whose
+`gpusleuth node --save` bundle holds three more application faults, Xid 43 and Xid 13 as the driver prints
+them (faults-bundle). Board serial numbers are zeroed; nothing else is changed.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from click.testing import CliRunner
 
 from gpusleuth.analysis.engine import sniff
 from gpusleuth.cli import cli
+from gpusleuth.model.finding import Severity
 from gpusleuth.parsers import node_probe
 from gpusleuth.sources.nvml import read
 from tests.conftest import docs_from_text
@@ -110,3 +114,41 @@ def test_the_bundle_gpusleuth_node_saved_on_the_gpu_reads_back_whole(facts_of):
     (host,) = facts_of(bundle).get(HostFacts).nodes
     assert host.node == NODE and host.loaded("nvidia") and host.driver.version == "580.159.04"
     assert host.kernel.release == "6.18.44-fc-v657-gpu" and host.os.tag == "ubuntu24.04"
+
+
+def test_under_load_nvml_and_nvidia_smi_agree_on_the_process_and_the_power_cap(tmp_path, monkeypatch):
+    nvml = read(ReplayNvml(HERE / "load-nvml-calls.json")).gpus[0]
+    (proc,) = nvml.processes
+    assert (proc.pid, proc.name, proc.used_memory_mib, proc.gpu_instance_id, proc.compute_instance_id) == (463, "python3", 21482, None, None)
+    assert nvml.throttle_reasons == ("sw_power_cap",) and nvml.utilization_gpu_pct == 99
+    for name in ("h100_r580_load_table.txt", "h100_r580_load_query.xml"):
+        smi = _parsed(name)
+        assert [(p.pid, p.name, p.used_memory_mib) for p in smi.processes] == [(463, "python3", 21482)], name
+        assert (smi.uuid or nvml.uuid, smi.power_limit_w) == (nvml.uuid, nvml.power_limit_w), name
+    monkeypatch.setitem(sys.modules, "pynvml", ReplayNvml(HERE / "load-nvml-calls.json"))
+    root = fake_host(tmp_path, monkeypatch)
+    quiet = tmp_path / "quiet.txt"
+    quiet.write_text("".join((HERE / "dmesg-T.txt").read_text().splitlines(keepends=True)[:358]))
+    result = CliRunner().invoke(cli, ["node", "--node-name", NODE, "--host-root", str(root), "--kernel-log", str(quiet), "--format", "json"])
+    report = json.loads(result.stdout)
+    assert result.exit_code == 0 and report["verdict"] == "healthy"
+    # running at the power cap under full load is how a busy GPU runs: a note, not a problem
+    assert [(f["code"], f["severity"]) for f in report["findings"]] == [("HW015", "info")]
+
+
+def test_real_xid_43_and_13_are_the_workload_and_every_xid_line_is_accounted_for():
+    """A trap, a misaligned store and an illegal shared-memory access: Xid 43 alone for the trap, Xid 13 (warp
+    exception, ESR, channel) and then Xid 43 for the others. All application faults; the GPU stays usable."""
+    from gpusleuth.analysis.diagnose import diagnose
+    from gpusleuth.sources.loose import read_directory
+
+    bundle = HERE / "faults-bundle"
+    report = diagnose(read_directory(bundle))
+    serious = [f for f in report.findings if f.severity.weight >= Severity.ERROR.weight]
+    assert sorted((f.code, f.facts["xid"]) for f in serious) == [("WL001", 13), ("WL001", 43)], [(f.code, f.title) for f in serious]
+    assert all(f.layer.value == "workload" and f.node == NODE for f in serious)
+    xid43 = next(f for f in serious if f.facts["xid"] == 43)
+    assert "pids 715, 767" in xid43.explanation
+    cited = {e.line for f in report.findings for e in f.evidence if e.artifact == "kernel.log"}
+    xid_lines = {i for i, ln in enumerate((bundle / "kernel.log").read_text().splitlines(), 1) if "NVRM: Xid" in ln}
+    assert len(xid_lines) == 8 and xid_lines <= {e.line for f in serious for e in f.evidence if e.artifact == "kernel.log"} <= cited
