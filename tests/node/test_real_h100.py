@@ -148,7 +148,9 @@ def test_real_xid_43_and_13_are_the_workload_and_every_xid_line_is_accounted_for
     assert sorted((f.code, f.facts["xid"]) for f in serious) == [("WL001", 13), ("WL001", 43)], [(f.code, f.title) for f in serious]
     assert all(f.layer.value == "workload" and f.node == NODE for f in serious)
     xid43 = next(f for f in serious if f.facts["xid"] == 43)
-    assert "pids 715, 767" in xid43.explanation
+    assert "pids 715, 767" in xid43.explanation and xid43.facts["occurrences"] == 2
+    xid13 = next(f for f in serious if f.facts["xid"] == 13)  # two faults of three lines each, not six
+    assert xid13.facts["occurrences"] == 2 and "6 kernel log lines" in xid13.explanation
     cited = {e.line for f in report.findings for e in f.evidence if e.artifact == "kernel.log"}
     xid_lines = {i for i, ln in enumerate((bundle / "kernel.log").read_text().splitlines(), 1) if "NVRM: Xid" in ln}
     assert len(xid_lines) == 8 and xid_lines <= {e.line for f in serious for e in f.evidence if e.artifact == "kernel.log"} <= cited

@@ -129,12 +129,13 @@ def xid_hit(code: int, node: str | None, pci: str | None, group: list[tuple[XidB
     where = _where(node, pci, gpu)
     bursts = [b for b, _ in group]
     firsts = [e for _, e in group]
-    total = sum(1 for b in bursts for e in b.events if e.code == code)
+    lines = [e for b in bursts for e in b.events if e.code == code]
+    total = _occurrences(lines)
     follow_text, follow_ev, follow_codes = follow_on_summary(bursts, code)
     name = row.name if row else "unknown Xid"
-    lines = [e for b in bursts for e in b.events if e.code == code]
-    proc = _processes(lines)
+    about = [f"{len(lines)} kernel log lines" if len(lines) > total else "", _processes(lines)]
     times = "once" if total == 1 else f"{total} times in {len(bursts)} separate burst(s)"
+    proc = f" ({'; '.join(a for a in about if a)})" if any(about) else ""
     explanation = (
         f"Xid {code}, {name}: {row.meaning if row else 'not in the catalogue.'} Seen {times}{proc}.{follow_text} "
         f"Immediate action: {row.immediate_action if row else 'see the NVIDIA Xid catalogue.'}"
@@ -165,8 +166,22 @@ def xid_hit(code: int, node: str | None, pci: str | None, group: list[tuple[XidB
     )
 
 
+def _occurrences(events: list[XidEvent]) -> int:
+    """Faults, not lines: one Xid 13 prints its warp exception, ESR registers and channel as lines within the
+    same second, only one of them with the pid. A line starts a new fault when its time is more than a second
+    after the fault's first line, or it names another pid; without times every line counts."""
+    count, start, pid = 0, None, None
+    for e in events:
+        t = e.time.timestamp() if e.time is not None else e.elapsed
+        if t is None or start is None or t - start > 1.0 or (e.pid and pid and e.pid != pid):
+            count, start, pid = count + 1, t, e.pid
+        else:
+            pid = pid or e.pid
+    return count
+
+
 def _processes(events: list[XidEvent]) -> str:
-    """" (process python3, pids 715, 767)": who hit the Xid, when the lines say."""
+    """"process python3, pids 715, 767": who hit the Xid, when the lines say."""
     seen: dict[str, list[str]] = {}
     for e in events:
         if e.process and e.process != "<unknown>" and str(e.pid) not in seen.get(e.process, []):
@@ -175,7 +190,7 @@ def _processes(events: list[XidEvent]) -> str:
         return ""
     parts = [f"{name}, pid{'s' if len(pids) > 1 else ''} {', '.join(pids[:4])}{' and more' if len(pids) > 4 else ''}"
              for name, pids in list(seen.items())[:3]]
-    return f" (process{'es' if len(parts) > 1 else ''} {'; '.join(parts)})"
+    return f"process{'es' if len(parts) > 1 else ''} {'; '.join(parts)}"
 
 
 def xid_fixes(code: int, node: str | None, target: str, bursts: int) -> tuple[Fix, ...]:
