@@ -6,7 +6,7 @@ import pytest
 
 from gpusleuth.analysis.engine import Selection, ingest, run_checks
 from gpusleuth.checks.base import check
-from gpusleuth.errors import UnusableData
+from gpusleuth.errors import NotApplicable, UnusableData
 from gpusleuth.facts import Cluster, Facts
 from gpusleuth.model.finding import Hit, Severity
 from gpusleuth.model.k8s import Pod
@@ -55,10 +55,40 @@ def test_missing_input_skips_with_reason_and_unusable_data_is_named():
     def ok(cluster):
         return []
 
+    def not_mine(cluster):
+        raise NotApplicable("no driver pod on a GPU node")
+
     findings, outcomes = run_checks(Facts(), checks=[_mk("KD903", ok)])
     assert outcomes[0].status == "skipped" and "no Kubernetes objects" in outcomes[0].reason
-    _, outcomes = run_checks(_facts_with_pod(), checks=[_mk("KD904", unusable)])
+    assert outcomes[0].missing == "Cluster"  # the required input that was absent
+    _, outcomes = run_checks(_facts_with_pod(), checks=[_mk("KD904", unusable), _mk("KD905", not_mine)])
     assert outcomes[0].status == "skipped" and "data unusable" in outcomes[0].reason
+    assert outcomes[1].status == "skipped" and outcomes[1].missing is None  # the check's own reason, not an input
+
+
+def test_without_kubernetes_objects_what_only_a_cluster_holds_is_one_gap(tmp_path):
+    """A node's own files: one line for the cluster's inputs (not one per input), the node's own stay apart."""
+    from pathlib import Path
+
+    from gpusleuth.analysis.diagnose import diagnose
+    from gpusleuth.checks import all_checks
+    from gpusleuth.facts import scope
+    from gpusleuth.sources.loose import read_directory
+
+    required = {t.__name__ for c in all_checks() for _, t in c.requires}
+    assert scope.CLUSTER_ONLY <= required  # a renamed type cannot drop out unnoticed
+    report = diagnose(read_directory(Path(__file__).parents[1] / "node" / "h100" / "bundle"))
+    gaps = [str(g) for g in report.gaps]
+    (cluster,) = [g for g in gaps if "no Kubernetes objects" in g]
+    assert "Helm release and ClusterPolicy" in cluster and "gpusleuth collect" in cluster
+    assert not any("no GPU Operator Helm release" in g or "no RuntimeClass" in g for g in gaps), gaps
+    assert any("no CDI spec" in g for g in gaps)  # a node's own input: its own line
+    (tmp_path / "pods.txt").write_text(
+        "$ kubectl get pods -n gpu-operator -o wide\n"
+        "NAME                            READY   STATUS     RESTARTS   AGE   IP           NODE\n"
+        "nvidia-driver-daemonset-7xk2p   0/1     Init:0/1   0          12m   10.42.0.17   gpu-node-1\n")
+    gaps = [str(g) for g in diagnose(read_directory(tmp_path)).gaps]
+    assert any("no GPU Operator Helm release" in g for g in gaps), gaps  # with a cluster, each missing input is named
 
 
 def test_selection_by_code_prefix_and_layer():

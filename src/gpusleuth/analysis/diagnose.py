@@ -8,7 +8,7 @@ from typing import Callable
 from gpusleuth.analysis import fleet
 from gpusleuth.analysis.engine import Selection, ingest, run_checks
 from gpusleuth.analysis.rank import rank, verdict
-from gpusleuth.facts import Facts
+from gpusleuth.facts import Facts, scope
 from gpusleuth.gcpause import gc_paused
 from gpusleuth.model.finding import Gap, Severity
 from gpusleuth.model.report import Report
@@ -179,16 +179,23 @@ def _grouped(gaps: list[Gap]) -> list[Gap]:
 
 
 def _unseen(outcomes) -> list[Gap]:
-    """Checks skipped for want of an input, grouped by what was missing: silence there is not health."""
+    """Checks skipped for want of an input, grouped by what was missing: silence there is not health. Without
+    any Kubernetes object, everything only the cluster holds is missing too: one gap says so for all of it."""
+    skipped = [o for o in outcomes if o.status == "skipped" and o.reason]
+    no_cluster = next((o.reason for o in skipped if o.missing == scope.CLUSTER), None)
     by_reason: dict[str, list[str]] = {}
-    for o in outcomes:
-        if o.status == "skipped" and o.reason:
-            by_reason.setdefault(o.reason, []).append(o.code)
+    for o in skipped:
+        cluster_only = no_cluster is not None and o.missing in scope.CLUSTER_ONLY
+        by_reason.setdefault(f"{no_cluster}, nor anything else only a cluster holds{_CLUSTER_ONLY}" if cluster_only else o.reason, []).append(o.code)
     out = []
     for reason, codes in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
         shown = ", ".join(codes[:6]) + (f" and {len(codes) - 6} more" if len(codes) > 6 else "")
         out.append(Gap("input", f"{reason}: {len(codes)} check(s) could not run ({shown})"))
     return out
+
+
+_CLUSTER_ONLY = (" (the operators' Helm release and ClusterPolicy, ConfigMaps, RuntimeClasses, pod specs, a dcgm-exporter "
+                 "scrape; `gpusleuth collect` gathers them all)")
 
 
 def _views(facts: Facts) -> dict:

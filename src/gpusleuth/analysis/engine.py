@@ -338,10 +338,11 @@ def run_checks(
     for c in [c for c in chosen if c not in late] + late:
         if c is (late[0] if late else None):
             facts.add(Explained.from_findings(findings))
-        inputs = {}
+        inputs, needed = {}, None  # needed: the required input being fetched, whose absence is then the reason
         try:
-            for pname, typ in c.requires:
-                inputs[pname] = facts.get(typ)
+            for pname, needed in c.requires:
+                inputs[pname] = facts.get(needed)
+            needed = None  # from here on a NotApplicable is the check's own
             for pname, typ in c.optional:
                 try:
                     inputs[pname] = facts.get(typ)
@@ -349,7 +350,7 @@ def run_checks(
                     inputs[pname] = None
             hits = list(c(**inputs))
         except NotApplicable as exc:
-            outcomes.append(CheckOutcome(c.code, "skipped", str(exc)))
+            outcomes.append(CheckOutcome(c.code, "skipped", str(exc), needed.__name__ if needed is not None else None))
             continue
         except UnusableData as exc:
             outcomes.append(CheckOutcome(c.code, "skipped", f"data unusable: {exc}"))

@@ -60,6 +60,7 @@ class CheckOutcome:
     code: str
     status: str  # fired | passed | skipped | error
     reason: str | None = None
+    missing: str | None = None  # skipped for want of this input (the required type's name)
 
 
 @dataclass(frozen=True)
