@@ -309,3 +309,15 @@ def test_save_to_something_that_exists_is_refused_before_the_probe_reads_anythin
     code, out = run(["--save", str(taken)], Untouched(), tmp_path, KERNEL_QUIET, monkeypatch)
     assert code == 2 and out == ""
     assert (taken / "notes.txt").read_text() == "mine\n" and sorted(p.name for p in taken.iterdir()) == ["notes.txt"]
+
+
+def test_a_host_file_too_big_to_read_is_cut_and_said(tmp_path, monkeypatch):
+    """The probe's output is read as far as a probe pod's log is (live/probes.MAX_OUTPUT), then the read stops."""
+    from gpusleuth.live import probes
+
+    monkeypatch.setattr(probes, "MAX_OUTPUT", 64 * 1024)
+    big = {**HOST, "etc/containerd/config.toml": 'version = 2\n' + "# padding\n" * 20_000}
+    code, out = run(["--format", "json"], FakeNvml(h100_node(1)), tmp_path, KERNEL_QUIET, monkeypatch, host=big)
+    report = json.loads(out)
+    assert any("read only in part" in g for g in report["gaps"]), report["gaps"]
+    assert report["verdict"] == "healthy"  # what was read before the cut is still read

@@ -19,6 +19,7 @@ import json
 import os
 import socket
 import subprocess
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -86,6 +87,7 @@ HostReader = Callable[[], tuple[list[tuple[str, str, dict]], list[str]]]  # ([(a
 _KERNEL_SOURCES = (["dmesg", "-T"], ["journalctl", "-k", "-b", "--no-pager", "-o", "short-iso"])
 # Read another way: the kernel log (kernel.log, with times) and the GPUs (NVML).
 _HOST_SKIP = ("dmesg-nvidia.txt", "nvidia-smi-q-x.xml")
+_HOST_TIMEOUT_S = 120.0
 
 
 def read_kernel_log() -> tuple[str | None, list[str], str | None]:
@@ -107,11 +109,21 @@ def read_host(root: str = "") -> tuple[list[tuple[str, str, dict]], list[str]]:
     under `root` ("": this machine; a host root mounted into a pod, e.g. /host), as artifacts."""
     env = {**os.environ, "GPUSLEUTH_PROBE_ROOT": root.rstrip("/")}
     try:
-        done = subprocess.run(["sh", "-c", probes.script(skip=_HOST_SKIP)], capture_output=True, env=env, timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return [], [f"host files and commands could not be read ({exc})"]
-    output = probe_format.parse(done.stdout.decode("utf-8", "replace"))
-    gaps = [] if output.complete else ["the host files and commands were read only in part (the probe script stopped early)"]
+        proc = subprocess.Popen(["sh", "-c", probes.script(skip=_HOST_SKIP)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    except OSError as exc:
+        return [], [f"host files and commands could not be read ({exc.strerror or exc})"]
+    timer = threading.Timer(_HOST_TIMEOUT_S, proc.kill)  # a command that hangs (a stuck mount) ends the read
+    timer.start()
+    try:
+        data = proc.stdout.read(probes.MAX_OUTPUT)  # as much as a probe pod's log is read: a huge file ends it
+    finally:
+        timer.cancel()
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+    output = probe_format.parse(data.decode("utf-8", "replace"))
+    gaps = [] if output.complete else [f"the host files and commands were read only in part (the probe stopped after "
+                                       f"{len(data) >> 20} MiB or {_HOST_TIMEOUT_S:.0f} s); what it printed is kept"]
     return probes.artifacts(output, ""), gaps
 
 
