@@ -154,3 +154,18 @@ def test_real_xid_43_and_13_are_the_workload_and_every_xid_line_is_accounted_for
     cited = {e.line for f in report.findings for e in f.evidence if e.artifact == "kernel.log"}
     xid_lines = {i for i, ln in enumerate((bundle / "kernel.log").read_text().splitlines(), 1) if "NVRM: Xid" in ln}
     assert len(xid_lines) == 8 and xid_lines <= {e.line for f in serious for e in f.evidence if e.artifact == "kernel.log"} <= cited
+
+
+def test_unprivileged_on_the_gpu_reads_nvml_and_says_the_kernel_log_was_refused():
+    """`gpusleuth node --save` as uid 65534 on the H100 (unprivileged-bundle): NVML answers everything, the
+    kernel log answers nothing, and the report says which source refused and how."""
+    from gpusleuth.analysis.diagnose import diagnose
+    from gpusleuth.sources.loose import read_directory
+
+    bundle = HERE / "unprivileged-bundle"
+    assert not (bundle / "kernel.log").exists()
+    report = diagnose(read_directory(bundle))
+    refused = [str(g) for g in report.gaps if "kernel log not readable" in str(g)]
+    assert len(refused) == 1 and "dmesg: read kernel buffer failed: Operation not permitted" in refused[0]
+    assert "/dev/kmsg: Operation not permitted" in refused[0] and "run as root or in a privileged pod" in refused[0]
+    assert report.verdict == "healthy" and [f.code for f in report.findings] == ["HW015"]
