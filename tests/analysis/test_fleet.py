@@ -208,3 +208,20 @@ def test_one_node_is_judged_on_its_own_health_signs(mixed_fleets):
     assert one.extras["health"] and all(h["node"] in (None, healthy[0]) for h in one.extras["health"])
     sick = diagnose(open_source(path), node=sorted(failing)[0])
     assert sick.verdict == "broken" and all(h["node"] in (None, sorted(failing)[0]) for h in sick.extras["health"])
+
+
+def test_one_nodes_marker_tree_is_that_nodes_own(mixed_fleets):
+    """Markers are files on a node: --node used to merge every node's by path, so a node whose toolkit failed was
+    told its .driver-ctr-ready was never created because the driver pods of other nodes had failed."""
+    fleet = mixed_fleets["12 path"]
+    whole = mixed_fleets[12]
+    toolkit_node = next(f.node for f in whole.root_causes if f.code == "TK001")
+    driver_node = next(f.node for f in whole.root_causes if f.code == "KD001")
+    one = diagnose(open_source(fleet), node=toolkit_node)
+    tree = {m["path"]: m for m in one.extras["markers"]}
+    assert "nvidia-driver-daemonset is failed" not in tree.get("/run/nvidia/validations/.driver-ctr-ready", {}).get("status", "")
+    other = diagnose(open_source(fleet), node=driver_node)
+    assert "nvidia-driver-daemonset is failed" in {m["path"]: m for m in other.extras["markers"]}["/run/nvidia/validations/.driver-ctr-ready"]["status"]
+    plugin_node = next(f.node for f in whole.root_causes if f.code == "OP001")  # its driver and toolkit came up
+    plugin = diagnose(open_source(fleet), node=plugin_node)
+    assert not [m for m in plugin.extras["markers"] if m["status"].startswith("never created")], plugin.extras["markers"]

@@ -113,7 +113,7 @@ def _must_know(node: str, facts: Facts, views: dict, findings: list) -> None:
 
 
 def _focus_views(views: dict, node: str, facts: Facts) -> None:
-    """Components, timeline, phases and ordering of one node (and those whose node is unknown)."""
+    """Components, timeline, phases, ordering and marker tree of one node (and those whose node is unknown)."""
     from gpusleuth.facts.timeline import Timeline
     from gpusleuth.report.cascade import render_text
 
@@ -124,6 +124,10 @@ def _focus_views(views: dict, node: str, facts: Facts) -> None:
     if "timeline" in views:
         views["timeline"] = [e for e in views["timeline"] if mine(e)]
         views["phases"] = [p.describe() for p in facts.get(Timeline).phases if mine(p)]
+    if "markers" in views:
+        from gpusleuth.analysis.ordering import node_markers
+
+        views["markers"] = node_markers(facts, node)
     ordering = views.get("ordering")
     if isinstance(ordering, dict):
         views["ordering"] = {k: [x for x in v if not isinstance(x, dict) or x.get("node") in (None, node)] if isinstance(v, list) else v

@@ -350,11 +350,14 @@ def should_vs_happened(ordering: Ordering) -> list[dict]:
     return out
 
 
-def marker_tree(ordering: Ordering, operand_components=()) -> list[dict]:
+def marker_tree(ordering: Ordering, operand_components=(), node: str | None = None) -> list[dict]:
     """Which component produced, checked, or failed to check each readiness file (the marker tree).
 
     operand_components: Components from the operand graph, when built, for markers nobody created because
-    their producer is failed or blocked."""
+    their producer is failed or blocked. node: one node's tree (markers are files on a node; lines whose node
+    is unknown stay), not every node's markers merged by path."""
+    mine = (lambda x: True) if node is None else (lambda x: getattr(x, "node", None) in (None, node))  # noqa: E731
+    operand_components = [c for c in operand_components if mine(c)]
     tl = ordering.timeline
     specs, markers = operand_table()
     producer_container = {m["path"]: m.get("producer_container") for m in table("operands").get("marker", [])}
@@ -369,6 +372,8 @@ def marker_tree(ordering: Ordering, operand_components=()) -> list[dict]:
         return involved[path]
 
     for e in tl.entries:
+        if not mine(e):
+            continue
         for sig in tl.signatures_of(e):
             path = sig_marker.get(sig)
             if not path:
@@ -382,7 +387,7 @@ def marker_tree(ordering: Ordering, operand_components=()) -> list[dict]:
             elif any("wait" in t for t in tags):
                 node(path)["waited"].append(entry)
     for v in ordering.violations():
-        if v.rule.marker:
+        if v.rule.marker and mine(v):
             node(v.rule.marker)["not_checked_by"].append({"container": v.then.container, "component": tl.component_of(v.then),
                                                           "cite": f"{v.then.artifact}:{v.then.line}", "why": v.describe()})
     for c in operand_components:
@@ -403,7 +408,7 @@ def marker_tree(ordering: Ordering, operand_components=()) -> list[dict]:
     return list(involved.values())
 
 
-__all__ = ["Ordering", "Rule", "RuleResult", "Violation", "evaluate", "marker_tree", "rules", "should_vs_happened"]
+__all__ = ["Ordering", "Rule", "RuleResult", "Violation", "evaluate", "marker_tree", "node_markers", "rules", "should_vs_happened"]
 
 
 # ---- the report view --------------------------------------------------------------------------------------
@@ -427,19 +432,30 @@ def violation_dict(v: Violation) -> dict:
     }
 
 
-def timeline_view(facts: Facts) -> dict:
-    """Report extras: the merged timeline, the ordering results with their pictures, the marker tree."""
+def _ordering_and_components(facts: Facts) -> tuple[Ordering, list]:
     from gpusleuth.facts.operands import OperandGraph
 
-    tl = facts.get(Timeline)
     try:
         ordering = facts.get(Ordering)
     except NotApplicable:
-        ordering = Ordering([], tl)
+        ordering = Ordering([], facts.get(Timeline))
     try:
         components = facts.get(OperandGraph).components
     except NotApplicable:
         components = []
+    return ordering, components
+
+
+def node_markers(facts: Facts, node: str) -> list[dict]:
+    """One node's marker tree (`diagnose --node`, `timeline --node`)."""
+    ordering, components = _ordering_and_components(facts)
+    return marker_tree(ordering, components, node)
+
+
+def timeline_view(facts: Facts) -> dict:
+    """Report extras: the merged timeline, the ordering results with their pictures, the marker tree."""
+    tl = facts.get(Timeline)
+    ordering, components = _ordering_and_components(facts)
     return {
         "timeline": list(tl.entries),
         "timeline_notes": list(tl.notes),
