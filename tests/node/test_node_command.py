@@ -321,3 +321,19 @@ def test_a_host_file_too_big_to_read_is_cut_and_said(tmp_path, monkeypatch):
     report = json.loads(out)
     assert any("read only in part" in g for g in report["gaps"]), report["gaps"]
     assert report["verdict"] == "healthy"  # what was read before the cut is still read
+
+
+def test_credentials_in_host_files_never_reach_the_bundle_or_the_report(tmp_path, monkeypatch):
+    """The node reads containerd's config, where registry credentials live: redacted as `collect` redacts."""
+    config = ('version = 2\n[plugins."io.containerd.grpc.v1.cri".registry.configs."registry.example.com".auth]\n'
+              '  username = "robot$ci"\n  password = "hunter2-s3cr3t-Pa55"\n'
+              '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]\n  runtime_type = "io.containerd.runc.v2"\n')
+    saved = tmp_path / "b"
+    code, out = run(["--format", "json", "--save", str(saved)], FakeNvml(h100_node(1)), tmp_path, KERNEL_QUIET, monkeypatch,
+                    host={**HOST, "etc/containerd/config.toml": config})
+    assert "hunter2-s3cr3t-Pa55" not in out
+    written = (saved / "files/etc/containerd/config.toml").read_text()
+    assert "hunter2-s3cr3t-Pa55" not in written and 'runtime_type = "io.containerd.runc.v2"' in written
+    manifest = json.loads((saved / "manifest.json").read_text())
+    assert manifest["redaction"]["total"] >= 1
+    assert not any("hunter2" in p.read_text(errors="replace") for p in saved.rglob("*") if p.is_file())
