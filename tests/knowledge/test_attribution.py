@@ -6,11 +6,12 @@ import re
 
 import pytest
 
-from gpusleuth.facts.errors import error_level, rules, shape_of
+from gpusleuth.facts.errors import error_level, error_rows, rules, shape_of
 from gpusleuth.knowledge import table
 from gpusleuth.model.layers import Layer
 
-ROWS = [(kind, row) for kind in ("shape", "file", "error", "kernel", "retry", "noise", "success", "health") for row in table("attribution").get(kind, [])]
+ROWS = [(kind, row) for kind in ("shape", "file", "error", "kernel", "retry", "noise", "success", "health")
+        for row in (error_rows() if kind == "error" else table("attribution").get(kind, []))]
 
 
 @pytest.mark.parametrize("kind, row", ROWS, ids=[f"{k}-{i}" for i, (k, _) in enumerate(ROWS)])
@@ -31,6 +32,19 @@ def test_error_shapes_without_a_level_word():
     assert error_level("RuntimeError: CUDA error: no kernel image is available for execution on the device") == "error"
     assert error_level("Starting FS watcher.") is None
     assert error_level("the failed attempts were retried") is None
+
+
+def test_a_failed_calls_errno_message_ends_an_error_line():
+    """glibc's strerror text after ": " at the end of a line, in either case (Go prints it in lower case)."""
+    for line in ("/sys/module/firmware_class/parameters/path: Read-only file system",
+                 "Startup probe failed: Query Status returned error code: 14 - failed to connect to all addresses; last error: "
+                 "UNKNOWN: ipv6:%5B::%5D:50005: Address family not supported by protocol",
+                 "open /run/nvidia/validations/toolkit-ready: no such file or directory",
+                 "mount: /run/nvidia/driver: device or resource busy.", "ls: cannot access '/dev/nvidia0': No such file or directory"):
+        assert error_level(line) == "error", line
+    for line in ("The device is busy and the pipe is broken", "Operation now in progress",
+                 "level=info msg=\"Connection refused counter reset\"", "No such file or directory was expected here, and none was"):
+        assert error_level(line) is None, line
 
 
 def test_every_tracker_row_is_a_url():

@@ -118,6 +118,18 @@ class _Rules:
     health: tuple[tuple["re2._Regexp", str], ...]
 
 
+def error_rows() -> list[dict]:
+    """attribution.toml's [[error]] rows, the errno row's pattern made from knowledge/errno.toml: a line ending in
+    `: <strerror message>` (`open /dev/nvidiactl: Permission denied`, Go's lower-case `read-only file system`)."""
+    rows = []
+    for r in table("attribution").get("error", []):
+        if r.get("errno"):
+            words = "|".join(re.escape(m) for m in table("errno")["messages"])
+            r = {**r, "pattern": f"(?i)(?:^|:[ \\t]+)(?:{words})[)\"'\\].]*$"}
+        rows.append(r)
+    return rows
+
+
 def _joined(rows: list[dict]):
     """One RE2 pattern for all rows, ^ and $ at line boundaries: linear time over a whole log, whatever the rows."""
     return re2.compile("(?m)" + ("|".join(_scoped(r["pattern"]) for r in rows) or "[^\\s\\S]"))
@@ -133,8 +145,8 @@ def rules() -> _Rules:
     return _Rules(
         shapes=tuple((re.compile(r["pattern"]), r["component"], Layer(r["layer"])) for r in t.get("shape", [])),
         files=tuple((re.compile(r["pattern"]), r["component"], Layer(r["layer"])) for r in t.get("file", [])),
-        errors=tuple((re.compile(r["pattern"]), r["level"]) for r in t.get("error", [])),
-        errors_joined=_joined(t.get("error", [])),
+        errors=tuple((re.compile(r["pattern"]), r["level"]) for r in error_rows()),
+        errors_joined=_joined(error_rows()),
         kernel=_any(t.get("kernel", [])),
         retry=_any(t.get("retry", [])),
         noise=tuple((re.compile(r["pattern"]), r["reason"]) for r in t.get("noise", [])),
@@ -162,7 +174,8 @@ def error_level(text: str) -> str | None:
 # Words any error line holds; a log whose text holds none of them is skipped at C speed.
 _ERROR_WORDS = ("rror", "RROR", "ail", "AIL", "atal", "ATAL", "anic", "nable", "annot", "an't", "ould not", "ouldn't",
                 "xit", "Xid", "xception", "egmentation", "not found", "denied", "Killed", "NVRM")
-_ANY_ERROR_WORD = re2.compile("|".join(map(re.escape, _ERROR_WORDS)))  # one pass over a log's text, not one per word
+# one pass over a log's text, not one per word; a failed call's errno message is an error word too
+_ANY_ERROR_WORD = re2.compile("|".join(map(re.escape, _ERROR_WORDS)) + "|(?i:" + "|".join(map(re.escape, table("errno")["messages"])) + ")")
 _LAST = 3  # the last lines of a log: an error there is what the component said before it stopped
 
 

@@ -385,11 +385,11 @@ class _KeepScan:
 
 @cache
 def keep_scan() -> _KeepScan:
-    from gpusleuth.facts.errors import _scoped  # errors.py joins its table rows the same way
+    from gpusleuth.facts.errors import _scoped, error_rows  # errors.py joins its table rows the same way
 
     rows = table("attribution")
-    patterns = [s.pattern for s in signatures()[0]]
-    patterns += [r["pattern"] for part in ("error", "kernel", "retry", "success", "health") for r in rows.get(part, [])]
+    patterns = [s.pattern for s in signatures()[0]] + [r["pattern"] for r in error_rows()]
+    patterns += [r["pattern"] for part in ("kernel", "retry", "success", "health") for r in rows.get(part, [])]
     runtimes = table("runtimes")
     patterns += [r["pattern"] for part in ("handler_error", "toolkit_failure") for r in runtimes.get(part, [])]
     parts = [_scoped(relaxed(p)) for p in patterns] + [_scoped(p) for p in _LEVEL_WORDS]
