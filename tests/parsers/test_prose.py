@@ -140,3 +140,12 @@ def test_the_change_is_named_up_to_its_versions():
     assert changes == {"operator-update": "upgrading the GPU operator to 24.3.0",
                        "kernel-update": "we upgraded the kernel to 5.15.0-91-generic"}
     assert {d.event: d.when for d in p.described if d.id == "regression-after-change"} == {"operator-update": None, "kernel-update": "last night"}
+
+
+def test_every_example_is_read_by_its_own_row():
+    """A row's examples are the sentences it was written for: one of its own patterns must read each (as
+    knowledge/attribution.toml and runtimes.toml rows match their examples)."""
+    for kind in ("fact", "symptom"):
+        for row in table("phrases")[kind]:
+            for ex in row["examples"]:
+                assert any(re.search(p, ex["text"], re.I) for p in row["patterns"]), (row.get("id") or row["kind"], ex["text"])
