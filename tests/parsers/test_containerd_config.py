@@ -335,3 +335,23 @@ def test_rendered_k3s_rke2_config_says_who_generated_it():
     k3s = parse_config(doc_from_text(RKE2_GENERATED.replace("rke2", "k3s")))
     assert k3s.generated_by == "k3s"
     assert parse_config(doc_from_text(V2_CAT)).generated_by is None
+
+
+def test_a_config_quoted_between_a_tickets_sentences_is_read_from_its_first_table():
+    """A Markdown issue: sentences, a code block (its fences already blank lines), a sentence after. The config is the
+    block; the sentences around it are not invalid TOML."""
+    from gpusleuth.parsers.containerd_config import parse
+
+    text = ("The device plugin reports that it cannot initialize NVML on this node.\n\n"
+            "This is the config.toml that k3s generated on the node for us:\n\n"
+            "[plugins.cri.containerd.runtimes.runc]\n  runtime_type = \"io.containerd.runc.v2\"\n\n"
+            "[plugins.cri.containerd.runtimes.\"nvidia\"]\n  runtime_type = \"io.containerd.runc.v2\"\n"
+            "[plugins.cri.containerd.runtimes.\"nvidia\".options]\n  BinaryName = \"/usr/bin/nvidia-container-runtime\"\n\n"
+            "The pods show the default runtime in crictl, not the nvidia one.\n")
+    (cfg,) = parse.parse(doc_from_text(text, "issue.md"))
+    assert not [p for p in cfg.problems if p.kind == "syntax"], cfg.problems
+    assert cfg.runtimes["nvidia"].binary == "/usr/bin/nvidia-container-runtime"
+    assert cfg.runtimes["nvidia"].evidence.line == 8  # the file's own line numbers
+    commented = "# Use config version 2 to enable new configuration fields here.\nversion = 2\n# The default runtime stays runc for all the pods.\n[plugins.\"io.containerd.grpc.v1.cri\".containerd]\n  default_runtime_name = \"runc\"\n"
+    (whole,) = parse.parse(doc_from_text(commented, "config.toml"))
+    assert whole.version == 2 and not [p for p in whole.problems if p.kind == "syntax"]

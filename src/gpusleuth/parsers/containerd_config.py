@@ -351,6 +351,28 @@ def parse_config(doc: Document) -> ContainerdConfig:
     )
 
 
+_TOML_START = re.compile(r"^\s*(?:\[|version\s*=)")
+_TOML_LINE = re.compile(r"""^\s*(?:#|\[|[\w."'-]+\s*=)""")
+
+
+def quoted(doc: Document) -> Document:
+    """The config a ticket quotes between its sentences (its code fences are blank lines by now), from its first
+    table or version line to the next sentence, with its own line numbers; the whole document when no sentence
+    comes before that line (the file itself, or one that opens with comments)."""
+    from gpusleuth.parsers.prose import is_prose_line
+
+    lines = doc.lines
+    sentence = lambda ln: not _TOML_LINE.match(ln) and is_prose_line(ln)  # noqa: E731 - a comment, table or key is the file's
+    start = next((i for i, ln in enumerate(lines) if _TOML_START.match(ln)), None)
+    if start is None or not any(map(sentence, lines[:start])):
+        return doc
+    end = next((i for i in range(start, len(lines)) if sentence(lines[i])), len(lines))
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return Document(doc.artifact, tuple(lines[start:end]), doc.first_line + start, command=doc.command, path_hint=doc.path_hint,
+                    meta=doc.meta)
+
+
 @parser("containerd.config", "containerd config.toml (v1/v2/v3), drop-ins, k3s/RKE2 templates, config dump", sniff=sniff)
 def parse(doc: Document) -> Iterable[ContainerdConfig]:
-    yield parse_config(doc)
+    yield parse_config(quoted(doc))
