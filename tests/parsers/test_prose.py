@@ -149,3 +149,11 @@ def test_every_example_is_read_by_its_own_row():
         for row in table("phrases")[kind]:
             for ex in row["examples"]:
                 assert any(re.search(p, ex["text"], re.I) for p in row["patterns"]), (row.get("id") or row["kind"], ex["text"])
+
+
+def test_a_markdown_heading_is_a_sentence_and_a_root_prompt_is_not():
+    """An issue's title pasted as `# [Bug]: ...` was taken for a root prompt, so a one-line report read as nothing."""
+    assert prose.is_prose_line("# [Bug]: nvidia-container-toolkit exit 255 CrashLoopBackOff after ~18 minutes on AKS")
+    assert prose.is_prose_line("## Driver pods never become ready on the new node pool")
+    assert not prose.is_prose_line("# nvidia-smi -q -x > /tmp/smi.xml")
+    assert not prose.is_prose_line("# ./install.sh --with-nvidia-container-toolkit --no-reboot")

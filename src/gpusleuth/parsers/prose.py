@@ -131,7 +131,7 @@ def _trim_change(what: str) -> str:
 
 # A command line (what was typed, not said): a known program first, or flags, or a continuation backslash.
 _COMMAND_LINE = re.compile(
-    r"^\s*[$#>]\s+\S"  # a prompt
+    r"^\s*[$>]\s+\S|^\s*#\s+[a-z./~]"  # a prompt (a root prompt types a command; `# [Bug]: ...`, `# Title` are headings)
     r"|^\s*(?:sudo\s+)?(?:helm3?|kubectl|k|oc|crictl|ctr|nerdctl|docker|nvidia-smi|nvidia-ctk|systemctl|journalctl|lsmod|modprobe|"
     r"modinfo|mokutil|lspci|ls|cat|grep|containerd|microk8s|k3s|rke2|k0s|snap)(?=\s)(?=.*(?:\s-{1,2}[a-zA-Z]|\s/))"  # program + flag/path
     r"|^\s*(?:sudo\s+)?helm3?\s+(?:install|upgrade|template|repo|get)\s"
