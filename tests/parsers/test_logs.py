@@ -355,3 +355,19 @@ def test_must_gather_prefixed_kernel_lines_are_the_pods_log():
 
 def test_the_same_lines_without_a_pod_are_a_kernel_log():
     assert parse_log(doc_from_text(INSTALLER_QUOTING_DMESG, "paste.log")).kind == "kernel"
+
+
+def test_a_quote_a_ticket_wraps_over_two_lines_is_read_whole():
+    """Prose quotes the machine line it saw; a ticket's paragraph is wrapped, so the quote can go on over the next
+    line. The quoted message is a line of its own for error levels, citing the line the quote opens on."""
+    from gpusleuth.parsers.logs import parse_text
+
+    text = ("On the host nvidia-smi works, but in the container the toolkit debug log shows \"could not start\n"
+            "/sbin/ldconfig: process execution failed: no such file or directory\" right after it executes ldconfig.\n"
+            "\n"
+            "It says \"this quote never closes and the paragraph ends here\n")
+    log = parse_text(doc_from_text(text, "ticket.txt"))
+    quoted = [ln for ln in log.lines if ln.message.startswith("could not start")]
+    assert [(ln.line, ln.message) for ln in quoted] == [(1, "could not start /sbin/ldconfig: process execution failed: no such file or directory")]
+    assert not [ln for ln in log.lines if ln.message.startswith("this quote never closes")]
+    assert [ln.line for ln in log.lines if ln not in quoted] == [1, 2, 4]  # every line of the ticket, in order

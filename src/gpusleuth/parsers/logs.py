@@ -834,15 +834,37 @@ _INLINE_QUOTE = re.compile(r"`([^`]{16,})`|\"([^\"]{16,})\"")
 
 def _with_quotes(lines: tuple[LogLine, ...]) -> Iterator[LogLine]:
     """Each line, followed by the messages it quotes (prose that says: the pod fails with `Failed to ...`). The
-    quoted text is a line of its own for matching and error levels; it cites the sentence's line."""
-    for ln in lines:
-        yield ln
-        if "`" not in ln.message and '"' not in ln.message:
+    quoted text is a line of its own for matching and error levels; it cites the line the quote opens on. A
+    ticket wraps its paragraphs, so a quote may go on over the next lines of the paragraph: it is read whole."""
+    para: list[LogLine] = []
+    for ln in (*lines, None):
+        if ln is not None and ln.message.strip() and (not para or ln.line == para[-1].line + 1):
+            para.append(ln)
             continue
-        for m in _INLINE_QUOTE.finditer(ln.message):
-            quoted = (m.group(1) or m.group(2)).strip()
-            if quoted != ln.message.strip():
-                yield LogLine(ln.artifact, ln.line, ln.raw, quoted, None, None, _level_in(quoted), ln.pod, ln.container)
+        yield from _paragraph_quotes(para)
+        para = [] if ln is None or not ln.message.strip() else [ln]
+        if ln is not None and not ln.message.strip():
+            yield ln
+
+
+def _paragraph_quotes(para: list[LogLine]) -> Iterator[LogLine]:
+    if not any("`" in ln.message or '"' in ln.message for ln in para):
+        yield from para
+        return
+    text, starts = "", []
+    for ln in para:
+        starts.append(len(text))
+        text += ln.message.strip() + " "
+    quotes: dict[int, list[str]] = {}
+    for m in _INLINE_QUOTE.finditer(text):
+        quoted = (m.group(1) or m.group(2)).strip()
+        at = bisect.bisect_right(starts, m.start()) - 1
+        if quoted != para[at].message.strip():
+            quotes.setdefault(at, []).append(quoted)
+    for i, ln in enumerate(para):
+        yield ln
+        for quoted in quotes.get(i, ()):
+            yield LogLine(ln.artifact, ln.line, ln.raw, quoted, None, None, _level_in(quoted), ln.pod, ln.container)
 
 
 @parser("logs", "container, kernel and journal logs (must-gather, kubectl logs, CRI files, klog, logrus, JSON, MOFED, dmesg, journald)", sniff=sniff)
