@@ -188,3 +188,16 @@ def test_the_other_errors_of_a_crashing_pod_follow_from_its_finding_and_say_so()
     assert plugin.role is Role.INFO and "follow from another finding: OP001 is about pod nvidia-device-plugin-daemonset-8qx2n" in plugin.title
     assert "part of that failure" in plugin.explanation and "not failing now" not in plugin.explanation
     assert "do not mean a failure now" in driver.title and "running and ready" in driver.title
+
+
+def test_a_quoted_message_belongs_to_whom_the_sentences_before_it_name(tmp_path):
+    """A ticket quotes the error a pod printed: the sentences up to the quote name the pod (or program) whose it is,
+    so the unexplained failure is that component's and on its layer, not 'who printed it is not known'."""
+    (tmp_path / "ticket.txt").write_text(
+        "Installing the vGPU manager with GPU Operator v24.3.0 on Ubuntu 22.04 with a Tesla T4. The\n"
+        "nvidia-vgpu-manager-daemonset pod fails because it can't write the firmware path to\n"
+        "/sys/module/firmware_class/parameters/path: \"Read-only file system\". How do I get past this?\n")
+    report = diagnose(read_directory(tmp_path))
+    (f,) = [f for f in report.findings if f.code.endswith("900") and f.severity.weight >= Severity.ERROR.weight]
+    assert f.component == "nvidia-vgpu-manager-daemonset" and f.layer.value == "kernel-driver", (f.component, f.layer)
+    assert (f.evidence[0].artifact, f.evidence[0].line) == ("ticket.txt", 3)

@@ -23,7 +23,7 @@ from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.cluster import Cluster, pod_is_healthy
 from gpusleuth.facts.gpus import GpuInventory
 from gpusleuth.facts.logs import Logs, Signature, messages_text, signatures
-from gpusleuth.facts.operands import spec_for
+from gpusleuth.facts.operands import spec_for, spec_for_name
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import table
 from gpusleuth.knowledge.message_catalogue import Message, catalogue, compiled
@@ -184,9 +184,9 @@ def _operand(pod: str, namespace: str | None):
     return spec_for(Pod(pod, namespace))
 
 
-def _attribute(msg: str, log: ContainerLog, pod: str | None, found: tuple[Message, ...]) -> tuple[str | None, str | None, Layer | None]:
+def _attribute(msg: str, log: ContainerLog, pod: str | None, found: tuple[Message, ...], said_by: str = "") -> tuple[str | None, str | None, Layer | None]:
     """(component, how it is known, layer) of an error line: its pod, the catalogue, a program name, its
-    wording, the log it is in, the file's name — the strongest sign first."""
+    wording, the sentences that quote it (`said_by`), the log it is in, the file's name — the strongest sign first."""
     spec = _operand(pod, log.namespace) if pod else None
     if spec is not None:
         return spec.name, "pod", found[0].layer if found and found[0].component.layer != spec.layer else spec.layer
@@ -200,6 +200,8 @@ def _attribute(msg: str, log: ContainerLog, pod: str | None, found: tuple[Messag
         return prog, "program", cat.component(prog).layer
     if (shape := shape_of(msg)) is not None:
         return shape[0], "shape", shape[1]
+    if said_by and (named := _named_in(said_by)) is not None:
+        return named
     if found:
         return None, "catalogue", found[0].layer
     if log.kind == "kernel":
@@ -213,6 +215,23 @@ def _attribute(msg: str, log: ContainerLog, pod: str | None, found: tuple[Messag
     if log.container:
         return log.container, "log", None
     return None, None, None
+
+
+_POD_WORD = re.compile(r"\b[a-z0-9][a-z0-9.]*(?:-[a-z0-9]+)+\b")
+
+
+def _named_in(sentences: str) -> tuple[str, str, Layer] | None:
+    """Who the sentences quoting a message say printed it ("the nvidia-vgpu-manager-daemonset pod fails with
+    ..."): an operand named by its pod, else a program, else a component's wording."""
+    for word in _POD_WORD.findall(sentences):
+        if (spec := spec_for_name(word)) is not None:
+            return spec.name, "sentence", spec.layer
+    cat = catalogue()
+    if (prog := cat.by_program(sentences)) is not None:
+        return prog, "sentence", cat.component(prog).layer
+    if (shape := shape_of(sentences)) is not None:
+        return shape[0], "sentence", shape[1]
+    return None
 
 
 _SEVERE = {"critical": 0, "error": 1}
@@ -280,13 +299,16 @@ def _log_errors(log: ContainerLog, ctx: "_Context", out: list[ErrorLine]) -> Non
     recovered_after = _recovered_after(log, picked)
     retries = [bisect_right(starts, pos) - 1 for pos in match_starts(r.retry.joined, text)] if recovered_after is not None else []
     said: dict[tuple, tuple] = {}  # (pod, message) -> what the catalogue, attribution and noise table say: loops repeat lines
+    raw_of = {x.line: x.raw for x in lines if x.message == x.raw.strip()} if log.kind == "text" else {}  # a ticket's sentences
     for i, ln, level in picked:
         pod = ln.pod or log.pod
         p = ctx.pods.get(pod) if pod else None
         key = (pod, ln.message)
         if key not in said:
             found = tuple(cat.match(ln.message))
-            said[key] = (found, *_attribute(ln.message, log, pod, found), _noise(ln.message, found), bool(r.retry.search(ln.message)))
+            # a message a ticket quotes: the sentences up to the quote say whose it is
+            quoting = " ".join(raw_of.get(k, "") for k in range(ln.line - 3, ln.line + 1)) if raw_of and ln.message != ln.raw.strip() else ""
+            said[key] = (found, *_attribute(ln.message, log, pod, found, quoting), _noise(ln.message, found), bool(r.retry.search(ln.message)))
         found, component, how, layer, noise, retry = said[key]
         # the table's own rule: the higher severity, then the row listed first (the specific before the generic)
         sig = min((x for x in ctx.known.get((ln.artifact, ln.line), ()) if x.severity in _SEVERE and x.layer),
