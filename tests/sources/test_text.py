@@ -85,3 +85,8 @@ def test_a_paste_opening_with_the_bare_command_is_tied_to_it():
     assert doc.command.startswith("k logs -n gpu-operator") and doc.first_line == 2 and doc.lines[0] == "+ modprobe nvidia"
     lines, _ = normalise("I1121 11:51:06.123456 1 main.go:154] kubectl logs is mentioned later\nkubectl get pods\n")
     assert split_documents("x.log", lines)[0].command is None  # only the first line, and only as a command
+    lines, _ = normalise("cat /sys/fs/cgroup/devices/devices.list\n...\nc 195:* m\n")  # `cat` of a host file, no prompt
+    (doc,) = split_documents("paste.txt", lines)
+    assert (doc.command, doc.path_hint, doc.first_line) == ("cat /sys/fs/cgroup/devices/devices.list", "/sys/fs/cgroup/devices/devices.list", 2)
+    lines, _ = normalise("cat the file and see for yourself\nline two\n")
+    assert split_documents("x.txt", lines)[0].command is None  # `cat` of an absolute path only

@@ -39,9 +39,10 @@ _PROMPT_MARKS = {c: re.compile(re.escape(c) + r"[^\S\n]") for c in "#$%>"}
 _APPLIED_WITH = re.compile(
     r"^(?:helm\s+(?:upgrade|install|template)|(?:kubectl|k|oc)\s+(?:apply|create|replace|patch|edit|delete|label|annotate|scale|rollout|set))\b"
 )
-# A paste that opens with the command itself, no prompt (`k logs -n gpu-operator nvidia-driver-…`): only a
-# reading kubectl verb on the first non-blank line counts, so a log or config is never cut by accident.
-_BARE_FIRST = re.compile(r"^\s*(?P<cmd>(?:kubectl|k|oc)\s+(?:get|describe|logs|events|top)\b.*)$")
+# A paste that opens with the command itself, no prompt (`k logs -n gpu-operator nvidia-driver-…`, `cat /etc/...`):
+# only a reading kubectl verb or a `cat` of an absolute path on the first non-blank line counts, so a log or config
+# is never cut by accident.
+_BARE_FIRST = re.compile(r"^\s*(?P<cmd>(?:kubectl|k|oc)\s+(?:get|describe|logs|events|top)\b.*|(?:sudo\s+)?cat\s+/[^\s|;&>]+)\s*$")
 # a helm command whose --set flags are the values it installs with (read by parsers/helm.py parse_set_flags)
 _SETS_VALUES = re.compile(r"^(?:microk8s\s+)?helm3?\s+(?:upgrade|install|template)\b.*\s--set(?:-string|-json)?[=\s]")
 _CAT = re.compile(r"^(?:sudo\s+)?(?:cat|less|more|tail(?:\s+-\S+)*|head(?:\s+-\S+)*)\s+(?P<path>/[^\s|;&>]+)")
@@ -608,7 +609,8 @@ def split_documents(artifact: str, lines: list[str], meta: dict | None = None) -
         cuts.append((i, cmd, cat.group("path") if cat else None))
     first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
     if first is not None and (not cuts or cuts[0][0] > first) and (bare := _BARE_FIRST.match(lines[first])):
-        cuts.insert(0, (first, bare.group("cmd").strip(), None))
+        cmd = bare.group("cmd").strip()
+        cuts.insert(0, (first, cmd, cat.group("path") if (cat := _CAT.match(cmd)) else None))
     meta = meta or {}
     if not cuts:
         return [Document(artifact, frozen(lines), 1, meta=meta)]
