@@ -447,3 +447,14 @@ def test_security_modules_reach_the_node_in_host_facts(facts_of):
     facts = facts_of({"getenforce.txt": "$ getenforce\nEnforcing\n"})
     [node] = facts.get(HostFacts).nodes
     assert node.security["selinux"].mode == "enforcing"
+
+
+def test_device_cgroup_rules_and_what_is_not_one():
+    from gpusleuth.parsers.host_facts import parse_device_cgroup
+
+    doc = _probe("c 1:3 rwm\nc 195:* m\na *:* rwm\n", "devices.list", "cat /sys/fs/cgroup/devices/devices.list")
+    assert _kind(doc) == "host.device-cgroup"
+    (rules,) = parse_device_cgroup.parse(doc)
+    assert [(r.kind, r.major, r.minor, r.access) for r in rules.rules] == [("c", "1", "3", "rwm"), ("c", "195", "*", "m"), ("a", "*", "*", "rwm")]
+    assert rules.allows_all() and rules.rules[1].evidence.line == 2
+    assert _kind(_probe("c 195:* m\nsome other line of a log\n", "log.txt")) != "host.device-cgroup"  # one rule among other lines

@@ -12,6 +12,7 @@ from gpusleuth.checks.base import check
 from gpusleuth.checks.classes import clip, named_groups
 from gpusleuth.facts import Cluster, Configuration, GpuInventory, Logs, RuntimeSetup
 from gpusleuth.facts.configs import CdiSpecs
+from gpusleuth.facts.host import DeviceCgroups
 from gpusleuth.facts.configuration import truthy
 from gpusleuth.facts.logs import Match
 from gpusleuth.model.evidence import Evidence
@@ -180,6 +181,62 @@ def cdi_spec_stale(specs: CdiSpecs, inventory: GpuInventory | None = None, logs:
             component="nvidia-container-toolkit",
             confidence=0.85,
             facts={"spec": spec.where, "spec_driver": versions, "running_driver": sorted(running)},
+        )
+
+
+# ------------------------------------------------------------------------------------------------ TK102
+
+NVIDIA_MAJOR = "195"  # /dev/nvidia0..N, /dev/nvidiactl, /dev/nvidia-modeset (the driver registers major 195)
+
+
+@check("TK102", "nvidia-devices-revoked-in-device-cgroup")
+def nvidia_devices_revoked(cgroups: DeviceCgroups) -> Iterable[Hit]:
+    """A container's device cgroup no longer lets it read or write the NVIDIA devices (c 195:* m instead of rwm).
+
+    What it does: Reads cgroup v1 devices.list pasted from inside a GPU container and finds the rules for
+    the NVIDIA character devices (major 195): present, but without read and write access (`c 195:* m`).
+    Silent when the list allows every device (`a *:* rwm`, a privileged container).
+    Why it matters: the NVIDIA container hook gives the container the GPU device nodes behind runc's back;
+    with the systemd cgroup driver, a `systemctl daemon-reload` (or anything that makes systemd re-apply the
+    container scope's unit) rewrites the device rules from what runc told systemd, which lacks those nodes
+    unless /dev/char links for them exist. The running container then gets "Failed to initialize NVML:
+    Unknown Error" while nvidia-smi works on the host, until the container is recreated.
+    How to fix: recreate the affected containers (delete the pods); then create the /dev/char links runc
+    needs (`nvidia-ctk system create-dev-char-symlinks --create-all`, NVIDIA Container Toolkit 1.12 or later,
+    and a udev rule that runs it when the driver loads), or run the runtime with the cgroupfs driver.
+    References: https://github.com/NVIDIA/nvidia-docker/issues/1730; https://github.com/NVIDIA/nvidia-container-toolkit/issues/1227
+    """
+    for rules in cgroups.lists:
+        if rules.allows_all():
+            continue
+        nvidia = [r for r in rules.rules if r.kind in ("c", "a") and r.major in (NVIDIA_MAJOR, "*")]
+        if not nvidia or any({"r", "w"} <= set(r.access) for r in nvidia):
+            continue
+        shown = ", ".join(f"{r.kind} {r.major}:{r.minor} {r.access}" for r in nvidia[:3])
+        where = f" on {rules.node}" if rules.node else ""
+        yield Hit(
+            title=f"The container's device cgroup{where} no longer lets it open the NVIDIA devices ({shown})",
+            explanation=(f"The device rules list the NVIDIA character devices (major {NVIDIA_MAJOR}) with access '{nvidia[0].access}' only: "
+                         "the container may create the nodes but not read or write them, so every NVML and CUDA call in it fails "
+                         "(\"Failed to initialize NVML: Unknown Error\") while the host's nvidia-smi works. The NVIDIA hook had granted "
+                         "rwm when the container started; rules like these are what systemd writes back when it re-applies the "
+                         "container's scope (a `systemctl daemon-reload` with the systemd cgroup driver) and runc found no /dev/char "
+                         "links for the NVIDIA nodes."),
+            severity=Severity.ERROR,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(r.evidence for r in nvidia[:3])),
+            fixes=(
+                Fix(FixKind.IMMEDIATE, "Recreate the containers that lost their GPUs (delete their pods): a new container is given the "
+                    "NVIDIA devices again."),
+                Fix(FixKind.PERMANENT, "On each GPU node, create the /dev/char links runc needs to keep the NVIDIA devices when systemd "
+                    "re-applies a scope (NVIDIA Container Toolkit 1.12 or later), and keep them with a udev rule that runs the same "
+                    "command when the driver loads; or run the container runtime (and the kubelet) with the cgroupfs cgroup driver.",
+                    ("nvidia-ctk system create-dev-char-symlinks --create-all",)),
+            ),
+            node=rules.node,
+            component="nvidia-container-toolkit",
+            confidence=0.8,
+            facts={"rules": [f"{r.kind} {r.major}:{r.minor} {r.access}" for r in nvidia], "partial": rules.partial},
         )
 
 

@@ -17,6 +17,7 @@ from gpusleuth.facts.gpus import GpuInventory, only_node
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.host import (
+    DeviceCgroupRules,
     DriverVersion,
     KernelCmdline,
     KernelRelease,
@@ -225,3 +226,18 @@ def build_host_facts(facts: Facts) -> HostFacts:
 
 _ATTR = {KernelRelease: "kernel", OsRelease: "os", Uptime: "uptime", KernelCmdline: "cmdline", SecureBoot: "secure_boot",
          DriverVersion: "driver", MofedVersion: "mofed"}
+
+
+@dataclass(frozen=True)
+class DeviceCgroups:
+    """Every cgroup v1 devices.list in the artifacts: what each container (or unit) may open."""
+
+    lists: tuple[DeviceCgroupRules, ...]
+
+
+@combiner(DeviceCgroups)
+def build_device_cgroups(facts: Facts) -> DeviceCgroups:
+    lists = facts.all(DeviceCgroupRules)
+    if not lists:
+        raise NotApplicable("no device cgroup rules (cat /sys/fs/cgroup/devices/devices.list in the container) in the artifacts")
+    return DeviceCgroups(tuple(lists))

@@ -160,6 +160,30 @@ class SecureBoot:
 
 
 @dataclass(frozen=True, slots=True)
+class DeviceRule:
+    """One line of a cgroup v1 devices.list: `c 195:* rwm` (type a/b/c, major:minor with * for any, access)."""
+
+    kind: str
+    major: str
+    minor: str
+    access: str
+    evidence: Evidence
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceCgroupRules:
+    """A container's (or a unit's) cgroup v1 devices.list: the device nodes it may open (r, w) or create (m)."""
+
+    rules: tuple[DeviceRule, ...]
+    evidence: Evidence
+    node: str | None = None
+    partial: bool = False  # the paste elides lines (`...`): what is not listed may still be allowed
+
+    def allows_all(self) -> bool:
+        return any(r.kind == "a" and r.major == r.minor == "*" and {"r", "w"} <= set(r.access) for r in self.rules)
+
+
+@dataclass(frozen=True, slots=True)
 class DriverVersion:
     """The NVIDIA kernel module the kernel runs: /proc/driver/nvidia/version (NVRM and GCC lines) or
     /sys/module/nvidia/version."""

@@ -38,6 +38,7 @@ PARSERS: tuple[Parser, ...] = (
     host_facts.parse_uptime,
     host_facts.parse_cmdline,
     host_facts.parse_secure_boot,
+    host_facts.parse_device_cgroup,
     host_facts.parse_driver_version,
     host_facts.parse_kernel_release,
     host_facts.parse_mofed,

@@ -45,6 +45,7 @@ BEATEN_BY_STAMPED_LOGS = frozenset({
     "host.uptime",  # SURE only for the /proc/uptime host path; else <= LIKELY
     "host.cmdline",  # SURE only for the /proc/cmdline host path; else <= LIKELY
     "host.secure-boot",  # lines starting with "SecureBoot", "This system", "EFI", or a mokutil command
+    "host.device-cgroup",  # rule lines start with a, b or c; SURE only for a devices.list host path (none here)
     "host.nvidia-version",  # a line starting with "NVRM version" or a /sys/module/nvidia/version host path
     "host.uname",  # SURE: a line starting with "Linux" or a uname command; else <= LIKELY
     "host.mofed-version",  # a line starting with MLNX_OFED/OFED or a /sys/module host path; else <= WEAK

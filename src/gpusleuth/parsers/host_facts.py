@@ -1,6 +1,6 @@
 """What a node's host prints about itself: `lsmod` / /proc/modules, `modinfo nvidia`, `uname`, /etc/os-release,
-/proc/uptime, /proc/cmdline, `mokutil --sb-state`, /proc/driver/nvidia/version, /sys/module/*/version and
-`ofed_info -s`. Node probes collect them (knowledge/live.toml [probe]), nvidia-bug-report.log carries some,
+/proc/uptime, /proc/cmdline, `mokutil --sb-state`, /proc/driver/nvidia/version, /sys/module/*/version,
+`ofed_info -s`, and a container's cgroup v1 devices.list. Node probes collect them (knowledge/live.toml [probe]), nvidia-bug-report.log carries some,
 users paste them.
 
 Samples (as the tools print them):
@@ -17,6 +17,7 @@ Samples (as the tools print them):
     GCC version:  gcc version 11.4.0 (Ubuntu 11.4.0-1ubuntu1~22.04.2)
     SecureBoot enabled
     MLNX_OFED_LINUX-24.10-1.1.4.0:
+    c 195:* m                                                     devices.list: the NVIDIA devices may be created, not opened
 
 Each output is recognised by its content first; the command (`doc.command`, with `sudo`, `chroot DIR` and
 `kubectl exec|debug ... --` taken off) and the host path (`doc.path_hint`) confirm it. The node comes from the
@@ -37,6 +38,8 @@ from gpusleuth.errors import UnusableData
 from gpusleuth.model.document import Document
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.host import (
+    DeviceCgroupRules,
+    DeviceRule,
     DriverVersion,
     KernelCmdline,
     KernelRelease,
@@ -541,6 +544,38 @@ def parse_cmdline(doc: Document) -> Iterable[KernelCmdline]:
     for i, ln in _lines(doc):
         yield KernelCmdline(tuple(_split(ln.strip())), doc.evidence(i), _node(doc))
         return
+
+
+# ---------------------------------------------------------------------------------------------- devices.list
+
+_DEVICE_RULE = re.compile(r"^(?P<kind>[abc]) (?P<major>\d+|\*):(?P<minor>\d+|\*) (?P<access>[rwm]{1,3})$")
+_ELIDED = re.compile(r"^(?:\.{3}|…|\[\.\.\.\])$")
+
+
+def sniff_device_cgroup(doc: Document) -> int:
+    """cgroup v1 devices.list (`cat /sys/fs/cgroup/devices/devices.list`): nothing else prints `c 195:* rwm`."""
+    path = host_path(doc) or ""
+    lines = [ln for ln in _head(doc, 20) if ln and not _ELIDED.match(ln)]
+    rules = sum(1 for ln in lines if _DEVICE_RULE.match(ln))
+    if not rules:
+        return NO
+    if path.endswith(("devices.list", "devices.allow")):
+        return SURE
+    return LIKELY if rules == len(lines) and rules >= 2 else NO
+
+
+@parser("host.device-cgroup", "cgroup v1 devices.list: the device nodes a container may read, write or create", sniff=sniff_device_cgroup)
+def parse_device_cgroup(doc: Document) -> Iterable[DeviceCgroupRules]:
+    rules, partial = [], False
+    for i, ln in _lines(doc):
+        text = ln.strip()
+        if m := _DEVICE_RULE.match(text):
+            rules.append(DeviceRule(m.group("kind"), m.group("major"), m.group("minor"), m.group("access"), doc.evidence(i)))
+        elif _ELIDED.match(text):
+            partial = True
+    if not rules:
+        raise UnusableData("no device rules (`c 195:* rwm`) in this output")
+    yield DeviceCgroupRules(tuple(rules), _about(doc, f"{len(rules)} device rule(s)"), _node(doc), partial)
 
 
 _SB = re.compile(r"^SecureBoot (?P<state>enabled|disabled)\s*$")
