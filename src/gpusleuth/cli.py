@@ -581,7 +581,7 @@ def node(fmt: str, output: str | None, save_dir: str | None, kernel_log: str | N
         try:
             refuse_existing(save_dir)
         except FileExistsError as exc:
-            _fail(f"cannot write {save_dir}: {exc}")
+            _fail(str(exc))  # names the path and why
 
     def from_file() -> tuple[str | None, list[str], str | None]:
         try:
