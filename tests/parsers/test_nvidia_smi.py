@@ -224,3 +224,38 @@ def test_pci_forms():
     assert normalise_pci("0000:9a:00.0") == "00000000:9A:00.0"
     assert normalise_pci("00000000:18:00.0") == "00000000:18:00.0"
     assert short_pci("00000000:9A:00.0") == "0000:9a:00"
+
+
+def test_query_gpu_csv_as_a_real_h100_printed_it():
+    """`nvidia-smi --query-gpu=... --format=csv` on an H100 (R580) under load: units in the header and the values."""
+    r = report("h100_r580_query_gpu.csv")
+    assert (r.source, r.driver_version) == ("nvidia-smi --query-gpu", "580.159.04")
+    (g,) = r.gpus
+    assert (g.name, g.uuid, g.pci_bus_id) == ("NVIDIA H100 80GB HBM3", "GPU-4141c293-3b27-2e4c-38dd-99859aa72d83", "00000000:00:06.0")
+    assert (g.temperature_c, g.utilization_gpu_pct, g.memory_used_mib, g.memory_total_mib) == (58, 98, 21491, 81559)
+    assert (g.power_draw_w, g.power_limit_w, g.performance_state, g.persistence_mode) == (692.73, 700.0, "P0", True)
+    assert g.ecc.volatile_dbe == 0 and g.throttle_reasons == ("sw_power_cap",) and g.evidence["gpu"].line == 2
+
+
+def test_query_gpu_csv_without_header_or_units_takes_its_fields_from_the_command():
+    text = ("$ nvidia-smi --query-gpu=index,name,pci.bus_id,memory.used,ecc.errors.uncorrected.volatile.total,remapped_rows.pending "
+            "--format=csv,noheader,nounits\n"
+            "0, NVIDIA A100-SXM4-80GB, 00000000:07:00.0, 3, 0, No\n"
+            "1, NVIDIA A100-SXM4-80GB, 00000000:0F:00.0, 81000, 2, Yes\n"
+            "2, NVIDIA A100-SXM4-80GB, 00000000:47:00.0, [Unknown Error], [N/A], [Not Supported]\n")
+    docs = docs_from_text(text, "smi.txt")
+    _, p = sniff(docs[-1])
+    (r,) = p.parse(docs[-1])
+    assert [g.pci_bus_id for g in r.gpus] == ["00000000:07:00.0", "00000000:0F:00.0", "00000000:47:00.0"]
+    assert (r.gpus[1].memory_used_mib, r.gpus[1].ecc.volatile_dbe, r.gpus[1].remap_pending) == (81000, 2, True)
+    assert r.gpus[2].memory_used_mib is None and r.gpus[2].field_errors == (("memory_used_mib", "Unknown Error"),)
+
+
+def test_a_csv_of_something_else_is_not_nvidia_smi():
+    assert report_or_none("name, value, unit\nfoo, 1, MiB\n") is None
+
+
+def report_or_none(text: str):
+    doc = docs_from_text(text, "x.csv")[-1]
+    score, p = sniff(doc)
+    return None if p is None or p.kind != "nvidia-smi.csv" else p

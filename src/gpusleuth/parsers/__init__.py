@@ -20,6 +20,7 @@ PARSERS: tuple[Parser, ...] = (
     nvidia_smi.parse_list,
     nvidia_smi.parse_query,
     nvidia_smi.parse_xml,
+    nvidia_smi.parse_csv,
     prometheus.parse,
     node_probe.parse,
     gpu_sharing.parse,

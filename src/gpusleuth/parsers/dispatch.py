@@ -30,6 +30,7 @@ from gpusleuth.parsers.node_probe import SCHEMA
 # Scores: SURE = 90, LIKELY = 60, WEAK = 20. The log sniffer's answer on a stamped log is SURE - 10 = 80.
 BEATEN_BY_STAMPED_LOGS = frozenset({
     "nvidia-smi.list",  # SURE only when the first non-error head line starts with "GPU <n>: "
+    "nvidia-smi.csv",  # SURE: a --query-gpu command (never a kubectl logs one) or a first line of field names (letters)
     "gpu-sharing.config",  # reads keys of lines whose first character is a letter
     "containerd.config",  # SURE: a `containerd config dump` command or a `[plugins...` header at a line's start; else <= LIKELY
     "crio.config",  # SURE: a `[crio...]` header at a line's start; else WEAK

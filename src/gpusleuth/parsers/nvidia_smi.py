@@ -1,6 +1,6 @@
-"""nvidia-smi in the four forms people paste: the default table, `-L`, `-q` and `-q -x`.
+"""nvidia-smi in the five forms people paste: the default table, `-L`, `-q`, `-q -x` and `--query-gpu` CSV.
 
-All four become one ``NvidiaSmiReport`` with ``GpuDevice``s, so checks never care which form they got.
+All five become one ``NvidiaSmiReport`` with ``GpuDevice``s, so checks never care which form they got.
 The forms drift between driver branches and this parser takes every variant it knows:
 
 * table: the narrow layout (R418-R525), the wide one (R530+) and the wider Bus-Id column (R550+);
@@ -764,3 +764,108 @@ def _xml_processes(g: ET.Element) -> tuple[GpuProcess, ...] | None:
         )
         for p in el.findall("process_info")
     )
+
+
+# ---------------------------------------------------------------------------------------- --query-gpu CSV
+
+# `nvidia-smi --query-gpu=FIELDS --format=csv[,noheader][,nounits]`: the field names of `--help-query-gpu` (and their
+# aliases), each to the GpuDevice attribute it fills and how its value reads. Values carry units unless `nounits`
+# ("98 %", "21491 MiB", "692.73 W"), and say "[N/A]" or "[Not Supported]" where the GPU has no such value.
+_HEX = lambda v: int(v, 16) if v and re.match(r"^\s*0x[0-9a-fA-F]+\s*$", v) else None  # noqa: E731
+_CSV_FIELDS: dict[str, tuple[str, object]] = {
+    "index": ("index", _int), "name": ("name", str), "gpu_name": ("name", str), "uuid": ("uuid", str), "gpu_uuid": ("uuid", str),
+    "pci.bus_id": ("pci_bus_id", normalise_pci), "gpu_bus_id": ("pci_bus_id", normalise_pci),
+    "driver_version": ("driver_version", str), "persistence_mode": ("persistence_mode", _yes),
+    "temperature.gpu": ("temperature_c", _int), "utilization.gpu": ("utilization_gpu_pct", _int),
+    "memory.total": ("memory_total_mib", _int), "memory.used": ("memory_used_mib", _int),
+    "power.draw": ("power_draw_w", _num), "power.draw.instant": ("power_draw_w", _num), "power.draw.average": ("power_draw_w", _num),
+    "power.limit": ("power_limit_w", _num), "enforced.power.limit": ("power_limit_w", _num), "pstate": ("performance_state", str),
+    "ecc.mode.current": ("ecc_enabled", _yes), "ecc.mode.pending": ("ecc_pending", _yes),
+    "ecc.errors.corrected.volatile.total": ("ecc:volatile_sbe", _int), "ecc.errors.uncorrected.volatile.total": ("ecc:volatile_dbe", _int),
+    "ecc.errors.corrected.aggregate.total": ("ecc:aggregate_sbe", _int), "ecc.errors.uncorrected.aggregate.total": ("ecc:aggregate_dbe", _int),
+    "retired_pages.single_bit_ecc.count": ("retired_pages_sbe", _int), "retired_pages.sbe": ("retired_pages_sbe", _int),
+    "retired_pages.double_bit.count": ("retired_pages_dbe", _int), "retired_pages.dbe": ("retired_pages_dbe", _int),
+    "retired_pages.pending": ("retired_pages_pending", _yes),
+    "remapped_rows.correctable": ("remap_correctable", _int), "remapped_rows.uncorrectable": ("remap_uncorrectable", _int),
+    "remapped_rows.pending": ("remap_pending", _yes), "remapped_rows.failure": ("remap_failure", _yes),
+    "clocks_event_reasons.active": ("throttle_mask", _HEX), "clocks_throttle_reasons.active": ("throttle_mask", _HEX),
+    "pcie.link.gen.current": ("pcie_gen_current", _int), "pcie.link.gen.gpucurrent": ("pcie_gen_current", _int),
+    "pcie.link.gen.max": ("pcie_gen_max", _int), "pcie.link.gen.gpumax": ("pcie_gen_max", _int),
+    "pcie.link.width.current": ("pcie_width_current", _int), "pcie.link.width.max": ("pcie_width_max", _int),
+    "mig.mode.current": ("mig_current", _yes), "mig.mode.pending": ("mig_pending", _yes),
+}
+_QUERY_FLAG = re.compile(r"--query-gpu[= ](?P<fields>[\w.,]+)")
+_UNIT = re.compile(r"\s*\[[^\]]*\]\s*$")  # "utilization.gpu [%]": the header names the unit the values are in
+
+
+def _csv_header(line: str) -> list[str] | None:
+    """The field names of a `--format=csv` header line, when at least two are nvidia-smi's and one is dotted or a uuid."""
+    names = [_UNIT.sub("", c).strip().lower() for c in line.split(",")]
+    known = [n for n in names if n in _CSV_FIELDS]
+    return names if len(known) >= 2 and any("." in n or n.endswith("uuid") for n in known) else None
+
+
+def _csv_fields(doc: Document) -> tuple[list[str] | None, int]:
+    """(field names, index of the first data line): from the header, else from the command's --query-gpu."""
+    for i, ln in enumerate(doc.lines[:5]):
+        if ln.strip():
+            if (names := _csv_header(ln)) is not None:
+                return names, i + 1
+            break
+    m = _QUERY_FLAG.search(doc.command or "")
+    return ([f.lower() for f in m.group("fields").split(",")] if m else None), 0
+
+
+def _sniff_csv(doc: Document) -> int:
+    if "--query-gpu" in (doc.command or ""):
+        return SURE
+    first = next((ln for ln in doc.head(5) if ln.strip()), "")
+    return SURE if "," in first and _csv_header(first) is not None else NO
+
+
+@parser("nvidia-smi.csv", "nvidia-smi --query-gpu=... --format=csv (with or without header and units)", sniff=_sniff_csv)
+def parse_csv(doc: Document) -> Iterable[NvidiaSmiReport]:
+    import csv
+
+    names, start = _csv_fields(doc)
+    if not names:
+        raise UnusableData("no --query-gpu field names: neither a CSV header nor the command that printed it")
+    gpus: list[GpuDevice] = []
+    for i in range(start, len(doc.lines)):
+        line = doc.lines[i]
+        if not line.strip() or _error_line(line):
+            continue
+        cells = next(csv.reader([line], skipinitialspace=True))
+        if len(cells) != len(names):
+            continue
+        values: dict = {}
+        ecc: dict = {}
+        errs = []
+        for name, cell in zip(names, cells):
+            spec = _CSV_FIELDS.get(name)
+            if spec is None or _missing(cell) or cell.strip().lower() == "[not supported]":
+                continue
+            if _error_value(cell):
+                errs.append((spec[0], cell.strip("[] ")))
+                continue
+            attr, read = spec
+            value = read(cell.strip())
+            if value is None:
+                continue
+            if attr.startswith("ecc:"):
+                ecc[attr[4:]] = value
+            else:
+                values[attr] = value
+        if "throttle_mask" in values:
+            values["throttle_reasons"] = clock_reasons.decode(values["throttle_mask"])
+        ev = doc.evidence(i)
+        gpus.append(GpuDevice(
+            **{"index": len(gpus), **values}, ecc=EccCounts(**ecc), field_errors=tuple(errs), node=doc.meta.get("node"),
+            source="nvidia-smi --query-gpu", artifact=doc.artifact, line=doc.lineno(i), evidence={"gpu": ev},
+        ))
+    if not gpus and not _errors(doc):
+        raise UnusableData("a --query-gpu header without a GPU row")
+    driver = next((g.driver_version for g in gpus if g.driver_version), None)
+    yield NvidiaSmiReport(source="nvidia-smi --query-gpu", artifact=doc.artifact, driver_version=driver, node=doc.meta.get("node"),
+                          attached_gpus=len(gpus) or None, gpus=tuple(gpus), errors=tuple(_errors(doc)), line=doc.first_line,
+                          evidence=gpus[0].evidence["gpu"] if gpus else doc.evidence(0))
