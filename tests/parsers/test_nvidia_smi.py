@@ -259,3 +259,12 @@ def report_or_none(text: str):
     doc = docs_from_text(text, "x.csv")[-1]
     score, p = sniff(doc)
     return None if p is None or p.kind != "nvidia-smi.csv" else p
+
+
+def test_query_of_some_sections_under_load():
+    """`nvidia-smi -q -d PERFORMANCE,CLOCK,POWER,TEMPERATURE` on an H100 (R580) at its power cap: the event
+    reasons' counters (time spent, in us) are not reasons that are active."""
+    (g,) = report("h100_r580_query_d_perf.txt").gpus
+    assert g.throttle_reasons == ("sw_power_cap",) and g.performance_state == "P0"
+    assert (g.power_draw_w, g.power_limit_w, g.temperature_c, g.temp_tlimit_margin_c) == (692.75, 700.0, 58, 26)
+    assert g.name is None and g.memory_total_mib is None  # sections it was not asked for are absent, not zero
