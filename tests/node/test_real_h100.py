@@ -169,3 +169,16 @@ def test_unprivileged_on_the_gpu_reads_nvml_and_says_the_kernel_log_was_refused(
     assert len(refused) == 1 and "dmesg: read kernel buffer failed: Operation not permitted" in refused[0]
     assert "/dev/kmsg: Operation not permitted" in refused[0] and "run as root or in a privileged pod" in refused[0]
     assert report.verdict == "healthy" and [f.code for f in report.findings] == ["HW015"]
+
+
+def test_an_h200_read_three_ways_agrees():
+    """An H200 (driver 580.159.04) under load: NVML replayed, `nvidia-smi -L` and `--query-gpu ... noheader,nounits` with
+    the command that printed it (tests/node/h200/, tests/fixtures/nvidia_smi/h200_r580_*)."""
+    nvml = read(ReplayNvml(Path(__file__).parent / "h200" / "load-nvml-calls.json")).gpus[0]
+    csv_gpu, listed = _parsed("h200_r580_query_gpu_noheader.txt"), _parsed("h200_r580_list.txt")
+    assert nvml.name == csv_gpu.name == listed.name == "NVIDIA H200"
+    assert nvml.uuid == csv_gpu.uuid == listed.uuid and nvml.pci_bus_id == csv_gpu.pci_bus_id == "00000000:00:06.0"
+    assert (nvml.memory_total_mib, nvml.power_limit_w, nvml.performance_state) == (csv_gpu.memory_total_mib, csv_gpu.power_limit_w,
+                                                                                   csv_gpu.performance_state) == (143771, 700.0, "P0")
+    assert nvml.throttle_reasons == csv_gpu.throttle_reasons == ("sw_power_cap",) and csv_gpu.remap_pending is False
+    assert [(p.name, p.used_memory_mib) for p in nvml.processes] == [("python3", 21482)]
