@@ -253,6 +253,7 @@ def test_query_gpu_csv_without_header_or_units_takes_its_fields_from_the_command
 
 def test_a_csv_of_something_else_is_not_nvidia_smi():
     assert report_or_none("name, value, unit\nfoo, 1, MiB\n") is None
+    assert report_or_none("name, uuid, namespace\ngpu-operator, 5f1e0c4a-21d3-4b7e-a0c2-9d8e7f6a5b41, default\n") is None
 
 
 def report_or_none(text: str):

@@ -799,10 +799,11 @@ _UNIT = re.compile(r"\s*\[[^\]]*\]\s*$")  # "utilization.gpu [%]": the header na
 
 
 def _csv_header(line: str) -> list[str] | None:
-    """The field names of a `--format=csv` header line, when at least two are nvidia-smi's and one is dotted or a uuid."""
+    """The field names of a `--format=csv` header line, when at least two are nvidia-smi's and one is a dotted
+    query name (pci.bus_id, memory.used) or they are index and uuid: `name, uuid` alone is any export."""
     names = [_UNIT.sub("", c).strip().lower() for c in line.split(",")]
-    known = [n for n in names if n in _CSV_FIELDS]
-    return names if len(known) >= 2 and any("." in n or n.endswith("uuid") for n in known) else None
+    known = {n for n in names if n in _CSV_FIELDS}
+    return names if len(known) >= 2 and (any("." in n for n in known) or {"index", "uuid"} <= known) else None
 
 
 def _csv_fields(doc: Document) -> tuple[list[str] | None, int]:
