@@ -15,7 +15,7 @@ from gpusleuth.checks.gpu_common import cordon_drain, diag_before_trust, reboot_
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.gpus import GpuInventory, KernelEvents
 from gpusleuth.facts.configuration import Configuration
-from gpusleuth.facts.host import HostFacts
+from gpusleuth.facts.host import HostFacts, LibraryListings
 from gpusleuth.knowledge import versions
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.layers import Layer
@@ -370,3 +370,56 @@ def stated_nvml_symptom(prose: Prose | None = None) -> Iterable[Hit]:
     References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
     """
     yield from stated_hits(prose, Layer.USERSPACE_DRIVER)
+
+
+@check("UD012", "two-driver-library-versions")
+def two_driver_library_versions(listings: LibraryListings, inventory: GpuInventory | None = None) -> Iterable[Hit]:
+    """One library directory holds two versions of a driver library (libnvidia-ml.so.470.129.06 beside .525.105.17).
+
+    What it does: Reads `ls -l` listings that show libnvidia-ml or libcuda files and finds a directory with
+    more than one driver version of the same library; says which one the soname link (libnvidia-ml.so.1)
+    points at and, when the artifacts show the driver the node runs, whether that is the one.
+    Why it matters: the container toolkit mounts the libraries of the node's driver into the container;
+    a second copy comes from the image (a driver or CUDA compat package installed in it). The loader takes
+    whatever libnvidia-ml.so.1 / libcuda.so.1 points at, and if that is not the loaded kernel module's
+    version, NVML fails with "Driver/library version mismatch" and CUDA with a driver/runtime error, in that
+    image only, while nvidia-smi on the host works.
+    How to fix: remove the driver libraries from the image (do not install nvidia driver, utils or compat
+    packages in it; let the toolkit inject the node's), or make the soname link point at the node's version;
+    then rebuild and redeploy the image.
+    References: https://github.com/NVIDIA/libnvidia-container/issues/213; https://github.com/NVIDIA/libnvidia-container/issues/266
+    """
+    running = {ng.driver_version: ng.driver_evidence for ng in (inventory.nodes if inventory else []) if ng.driver_version}
+    for listing in listings.listings:
+        versions = [v for v, _ in listing.versions]
+        if len(set(versions)) < 2:
+            continue
+        driver = next((v for v in versions if v in running), None)
+        link = listing.link_version
+        wrong = driver is not None and link is not None and link != driver
+        linked = f"; {listing.lib}.so.1 points at {link}" if link else ""
+        said = (f" The node runs driver {driver} ({running[driver].cite()})" + (", so the link picks the image's copy." if wrong else
+                                                                                 ", which the link picks: the other copy waits for the next ldconfig.")
+                if driver and link else "")
+        yield Hit(
+            title=f"Two versions of {listing.lib} in one directory ({', '.join(versions)}){linked}",
+            explanation=(f"The listing shows {listing.lib} at {' and '.join(versions)}. One is the node's driver, mounted by the container "
+                         f"toolkit; the other came with the image. Programs load whatever {listing.lib}.so.1 points at, and a library "
+                         "that is not the loaded kernel module's version fails (NVML: \"Driver/library version mismatch\")."
+                         + said),
+            severity=Severity.ERROR if wrong or driver is None else Severity.WARNING,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys([*((listing.link_evidence,) if listing.link_evidence else ()), *(ev for _, ev in listing.versions),
+                                          *((running[driver],) if driver else ())])),
+            fixes=(
+                Fix(FixKind.IMMEDIATE, f"In the container, see which {listing.lib} the loader takes and which version the node's driver is.",
+                    (f"ldconfig -p | grep {listing.lib}", "cat /proc/driver/nvidia/version")),
+                Fix(FixKind.PERMANENT, "Rebuild the image without the NVIDIA driver libraries (no driver, utils or compat packages in it): "
+                    "the container toolkit mounts the node's own at run time."),
+            ),
+            node=listing.node,
+            component=listing.lib,
+            layer=Layer.WORKLOAD,
+            confidence=0.85 if wrong else 0.6,
+            facts={"versions": versions, "link": link, "driver": driver},
+        )

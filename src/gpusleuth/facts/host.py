@@ -29,7 +29,7 @@ from gpusleuth.model.host import (
     SecureBoot,
     Uptime,
 )
-from gpusleuth.model.runtime import HostPath
+from gpusleuth.model.runtime import DriverLibraries, HostPath
 from gpusleuth.parsers.host_facts import SecurityModule
 
 HOST_TYPES = (KernelRelease, ModuleList, ModuleInfo, OsRelease, Uptime, KernelCmdline, SecureBoot, DriverVersion, MofedVersion, ReadyMarker,
@@ -241,3 +241,18 @@ def build_device_cgroups(facts: Facts) -> DeviceCgroups:
     if not lists:
         raise NotApplicable("no device cgroup rules (cat /sys/fs/cgroup/devices/devices.list in the container) in the artifacts")
     return DeviceCgroups(tuple(lists))
+
+
+@dataclass(frozen=True)
+class LibraryListings:
+    """Every directory listing in the artifacts that shows a driver library's files (libnvidia-ml, libcuda)."""
+
+    listings: tuple[DriverLibraries, ...]
+
+
+@combiner(LibraryListings)
+def build_library_listings(facts: Facts) -> LibraryListings:
+    listings = facts.all(DriverLibraries)
+    if not listings:
+        raise NotApplicable("no listing of the driver libraries (ls -l of the library directory, libnvidia-ml.so.*) in the artifacts")
+    return LibraryListings(tuple(listings))

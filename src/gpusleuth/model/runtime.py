@@ -143,6 +143,18 @@ class HostPath:
 
 
 @dataclass(frozen=True)
+class DriverLibraries:
+    """One directory listing's copies of a driver library (`ls -l` of /usr/lib/x86_64-linux-gnu, in a container or
+    on a host): each versioned file and what the soname link (libnvidia-ml.so.1) points at."""
+
+    lib: str  # libnvidia-ml | libcuda
+    versions: tuple[tuple[str, Evidence], ...]  # (470.129.06, the line listing libnvidia-ml.so.470.129.06)
+    link_version: str | None = None
+    link_evidence: Evidence | None = None
+    node: str | None = None
+
+
+@dataclass(frozen=True)
 class HelmRelease:
     """A Helm release as `helm list`, `helm get values` or its release Secret shows it.
 

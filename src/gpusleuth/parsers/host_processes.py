@@ -29,6 +29,7 @@ from gpusleuth.model.runtime import (
     ContainerdConfig,
     ContainerdInstance,
     ContainerdVersion,
+    DriverLibraries,
     HostPath,
     KubeletRuntime,
     RuntimeHandler,
@@ -51,10 +52,13 @@ _UNIT_ROW = re.compile(r"^\s*[●*]?\s*(?P<unit>[\w@.:-]*containerd[\w@.:-]*\.se
 _NOT_DAEMON = re.compile(r"(?:^\s*[$#%>]\s|(?:^|[\s/])(?:e?grep|pgrep|pkill|pidof|systemctl|journalctl|crictl|ctr|snap|which|man)\s)")
 _VERSION = re.compile(r"^\s*containerd\s+\S+\s+v?(?P<v>\d+\.\d+\.\d+[\w.+~-]*)")
 _CANNOT = re.compile(r"^(?:ls|stat|test|file): cannot (?:access|stat|statx) ['‘\"]?(?P<path>/[^'’\"]+)['’\"]?: No such file or directory")
-_ENTRY = re.compile(r"^[-lcsbdp][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+[\d,]+\s+\w{3}\s+\d+\s+[\d:]+\s+(?P<name>[^/\s].*)$")
+_ENTRY = re.compile(r"^[-lcsbdp][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+[\d,.]+[KMGTP]?\s+\w{3}\s+\d+\s+[\d:]+\s+(?P<name>[^/\s].*)$")
 _TOTAL = re.compile(r"^total \d+[KMG]?\s*$")
 _LS_DIR = re.compile(r"^ls\s+(?:-\S+\s+)*(?P<dir>/\S*?)/?$")
-_LISTED = re.compile(r"^[-lcsbdp][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+[\d,]+\s+\w{3}\s+\d+\s+[\d:]+\s+(?P<path>/\S+)")
+_LISTED = re.compile(r"^[-lcsbdp][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+[\d,.]+[KMGTP]?\s+\w{3}\s+\d+\s+[\d:]+\s+(?P<path>/\S+)")
+# a driver library's versioned file and its soname link: libnvidia-ml.so.525.105.17, libnvidia-ml.so.1 -> libnvidia-ml.so.525.105.17
+_DRIVER_LIB = re.compile(r"(?:^|/)(?P<lib>libnvidia-ml|libcuda)\.so\.(?P<version>\d{3}\.\d{2,3}(?:\.\d{2,3})?)$")
+_SONAME_LINK = re.compile(r"(?:^|/)(?P<lib>libnvidia-ml|libcuda)\.so\.1 -> (?:\S*/)?(?P=lib)\.so\.(?P<version>\d{3}\.\d{2,3}(?:\.\d{2,3})?)$")
 
 
 @cache
@@ -307,9 +311,28 @@ def _probe_line(ln: str) -> bool:
     return bool(_CANNOT.match(ln) or _LISTED.match(ln) or _ENTRY.match(ln))
 
 
+def _driver_libraries(doc: Document, node: str | None) -> Iterable[DriverLibraries]:
+    """The driver library copies an `ls -l` lists, per library: a second version beside the driver's is a finding."""
+    found: dict[str, dict] = {}
+    for i, ln in enumerate(doc.lines):
+        m = _ENTRY.match(ln) or _LISTED.match(ln)
+        if not m:
+            continue
+        name = (m.groupdict().get("name") or m.groupdict().get("path") or "").strip()
+        if link := _SONAME_LINK.search(name):
+            found.setdefault(link.group("lib"), {"versions": {}})["link"] = (link.group("version"), doc.evidence(i))
+        elif lib := _DRIVER_LIB.search(name):
+            found.setdefault(lib.group("lib"), {"versions": {}})["versions"].setdefault(lib.group("version"), doc.evidence(i))
+    for lib, f in found.items():
+        if f["versions"]:
+            link = f.get("link") or (None, None)
+            yield DriverLibraries(lib, tuple(f["versions"].items()), link[0], link[1], node)
+
+
 @parser("host.file-probe", "`ls -l` / `stat` of files and `ls -l DIR` listings: whether paths exist on the node", sniff=sniff_probe)
-def parse_probe(doc: Document) -> Iterable[HostPath]:
+def parse_probe(doc: Document) -> Iterable[HostPath | DriverLibraries]:
     node = doc.meta.get("node") or None
+    yield from _driver_libraries(doc, node)
     listing = _LS_DIR.match(doc.command or "")
     if listing:
         names = [(i, m.group("name").split(" -> ")[0]) for i, ln in enumerate(doc.lines) if (m := _ENTRY.match(ln))]
