@@ -142,11 +142,12 @@ def _any(rows: list[dict]) -> _AnyOf:
 @cache
 def rules() -> _Rules:
     t = table("attribution")
+    errors = error_rows()
     return _Rules(
         shapes=tuple((re.compile(r["pattern"]), r["component"], Layer(r["layer"])) for r in t.get("shape", [])),
         files=tuple((re.compile(r["pattern"]), r["component"], Layer(r["layer"])) for r in t.get("file", [])),
-        errors=tuple((re.compile(r["pattern"]), r["level"]) for r in error_rows()),
-        errors_joined=_joined(error_rows()),
+        errors=tuple((re.compile(r["pattern"]), r["level"]) for r in errors),
+        errors_joined=_joined(errors),
         kernel=_any(t.get("kernel", [])),
         retry=_any(t.get("retry", [])),
         noise=tuple((re.compile(r["pattern"]), r["reason"]) for r in t.get("noise", [])),
