@@ -836,15 +836,17 @@ def _with_quotes(lines: tuple[LogLine, ...]) -> Iterator[LogLine]:
     """Each line, followed by the messages it quotes (prose that says: the pod fails with `Failed to ...`). The
     quoted text is a line of its own for matching and error levels; it cites the line the quote opens on. A
     ticket wraps its paragraphs, so a quote may go on over the next lines of the paragraph: it is read whole."""
-    para: list[LogLine] = []
-    for ln in (*lines, None):
-        if ln is not None and ln.message.strip() and (not para or ln.line == para[-1].line + 1):
-            para.append(ln)
-            continue
-        yield from _paragraph_quotes(para)
-        para = [] if ln is None or not ln.message.strip() else [ln]
-        if ln is not None and not ln.message.strip():
+    para: list[LogLine] = []  # consecutive non-blank lines
+    for ln in lines:
+        blank = not ln.message.strip()
+        if para and (blank or ln.line != para[-1].line + 1):
+            yield from _paragraph_quotes(para)
+            para = []
+        if blank:
             yield ln
+        else:
+            para.append(ln)
+    yield from _paragraph_quotes(para)
 
 
 def _paragraph_quotes(para: list[LogLine]) -> Iterator[LogLine]:
