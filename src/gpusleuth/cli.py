@@ -574,8 +574,8 @@ def node(fmt: str, output: str | None, save_dir: str | None, kernel_log: str | N
     from pathlib import Path
 
     from gpusleuth.analysis.diagnose import diagnose as run
-    from gpusleuth.live.bundle import refuse_existing
-    from gpusleuth.sources.node import kernel_only, no_host, probe, read_host, read_kernel_log, save, source
+    from gpusleuth.live.bundle import refuse_existing, write_bundle
+    from gpusleuth.sources.node import kernel_only, no_host, probe, read_host, read_kernel_log, source
 
     if save_dir:
         try:
@@ -620,7 +620,7 @@ def node(fmt: str, output: str | None, save_dir: str | None, kernel_log: str | N
     report = run(src)
     if save_dir:
         try:
-            written = save(collection, Path(save_dir))
+            written = write_bundle(collection, save_dir)  # the bundle `diagnose` reads back
         except OSError as exc:
             _fail(f"cannot write {save_dir}: {exc.strerror or exc}")
         click.echo(f"gpusleuth: saved {len(collection.artifacts)} artifact(s) to {written}", err=True)

@@ -21,12 +21,10 @@ import socket
 import subprocess
 import threading
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, Callable
 
 from gpusleuth import __version__
 from gpusleuth.live import probe_format, probes
-from gpusleuth.live.bundle import write_bundle
 from gpusleuth.live.collect import SCHEMA, Artifact, Collection
 from gpusleuth.live.redact import Redactor
 from gpusleuth.model.gpu import GpuError, error_kind
@@ -208,8 +206,3 @@ def source(collection: Collection, description: str) -> Source:
     """The collection as a source, read exactly as `gpusleuth diagnose` reads the saved bundle."""
     return read_artifacts(description, "node", ((a.name, a.data) for a in collection.artifacts),
                           {"manifest.json": json.dumps(collection.manifest).encode()})
-
-
-def save(collection: Collection, directory: Path) -> Path:
-    """Write the collection as a bundle (a directory, or a .tar.gz) that `gpusleuth diagnose` reads back."""
-    return write_bundle(collection, directory)
