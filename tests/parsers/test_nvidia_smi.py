@@ -269,3 +269,10 @@ def test_query_of_some_sections_under_load():
     assert g.throttle_reasons == ("sw_power_cap",) and g.performance_state == "P0"
     assert (g.power_draw_w, g.power_limit_w, g.temperature_c, g.temp_tlimit_margin_c) == (692.75, 700.0, 58, 26)
     assert g.name is None and g.memory_total_mib is None  # sections it was not asked for are absent, not zero
+
+
+def test_a_query_gpu_csv_cut_inside_its_row_says_so():
+    doc = docs_from_text("index, name, uuid, pci.bus_id, memory.used [MiB]\n0, NVIDIA H1", "smi.csv")[-1]
+    _, p = sniff(doc)
+    with pytest.raises(UnusableData, match="cut short"):
+        list(p.parse(doc))

@@ -832,12 +832,14 @@ def parse_csv(doc: Document) -> Iterable[NvidiaSmiReport]:
     if not names:
         raise UnusableData("no --query-gpu field names: neither a CSV header nor the command that printed it")
     gpus: list[GpuDevice] = []
+    short = 0
     for i in range(start, len(doc.lines)):
         line = doc.lines[i]
         if not line.strip() or _error_line(line):
             continue
         cells = next(csv.reader([line], skipinitialspace=True))
         if len(cells) != len(names):
+            short += 1  # a row cut short (or run on): not this GPU's values
             continue
         values: dict = {}
         ecc: dict = {}
@@ -865,7 +867,8 @@ def parse_csv(doc: Document) -> Iterable[NvidiaSmiReport]:
             source="nvidia-smi --query-gpu", artifact=doc.artifact, line=doc.lineno(i), evidence={"gpu": ev},
         ))
     if not gpus and not _errors(doc):
-        raise UnusableData("a --query-gpu header without a GPU row")
+        raise UnusableData(f"no complete GPU row under the --query-gpu fields ({short} row(s) with another number of values: cut short?)"
+                           if short else "a --query-gpu header without a GPU row")
     driver = next((g.driver_version for g in gpus if g.driver_version), None)
     yield NvidiaSmiReport(source="nvidia-smi --query-gpu", artifact=doc.artifact, driver_version=driver, node=doc.meta.get("node"),
                           attached_gpus=len(gpus) or None, gpus=tuple(gpus), errors=tuple(_errors(doc)), line=doc.first_line,
