@@ -170,6 +170,36 @@ def test_writes_get_a_kubernetes_status_405_on_any_path(small_cluster):
                            "code": 405, "message": "gpusleuth serve is read-only: it serves a snapshot"}
 
 
+def test_a_write_body_is_read_so_the_next_request_on_the_connection_is_answered(small_cluster):
+    """kubectl's DELETE carries DeleteOptions: left unread, those bytes were parsed as a second request."""
+    import http.client
+
+    body = b'{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"}'
+    with serving(small_cluster) as srv:
+        conn = http.client.HTTPConnection(srv.url.split("//")[1], timeout=5)
+        conn.request("DELETE", "/api/v1/namespaces/ml-team/pods/train-0000", body=body, headers={"Content-Type": "application/json"})
+        first = conn.getresponse()
+        assert first.status == 405 and json.loads(first.read())["reason"] == "MethodNotAllowed"
+        conn.request("GET", "/api/v1/nodes/gpu-node-0000")
+        second = conn.getresponse()
+        assert second.status == 200 and json.loads(second.read())["metadata"]["name"] == "gpu-node-0000"
+        conn.close()
+
+
+def test_a_write_body_too_big_to_read_ends_the_connection(small_cluster):
+    import http.client
+
+    from gpusleuth.serve.server import MAX_BODY
+
+    with serving(small_cluster) as srv:
+        conn = http.client.HTTPConnection(srv.url.split("//")[1], timeout=5)
+        conn.request("POST", "/api/v1/namespaces", body=b"x" * (MAX_BODY + 10))
+        resp = conn.getresponse()
+        assert resp.status == 405 and resp.getheader("Connection") == "close"
+        resp.read()
+        conn.close()
+
+
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
 def test_kubectl_writes_print_one_clean_error(small_cluster, tmp_path):
     manifest = tmp_path / "ns.yaml"

@@ -167,10 +167,7 @@ class Handler(BaseHTTPRequestHandler):
         path = url.path.rstrip("/") or "/"
         query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
         record = f"{path}?{url.query}" if url.query else path
-        body = b""
-        if method in ("POST", "PUT", "PATCH"):
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(min(length, MAX_BODY))
+        body = self._body()
         fault = self.app.faults.match(method, path, url.query)
         if fault is not None:
             if fault.delay:
@@ -196,13 +193,26 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self._send(status, json.dumps(payload).encode(), "application/json")
 
+    def _body(self) -> bytes:
+        """The request body, read whatever the method: kubectl's DELETE carries DeleteOptions, and a body left
+        unread on a kept-alive connection is parsed as the next request (a stray 400 kubectl logs as noise).
+        A body we do not read in full (too large, chunked, unparseable length) ends the connection instead."""
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if length < 0 or length > MAX_BODY or "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            self.close_connection = True
+            return self.rfile.read(MAX_BODY) if length > MAX_BODY else b""
+        return self.rfile.read(length) if length else b""
+
     def _send(self, status: int, data: bytes, ctype: str, headers: dict | None = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(data)))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
-        if self.server.waiting():  # other connections wait for a worker: let this client reconnect
+        if self.close_connection or self.server.waiting():  # a body left unread, or others wait for a worker
             self.send_header("Connection", "close")
         self.end_headers()
         if self.command != "HEAD":
