@@ -49,6 +49,6 @@ def test_fallback_report_names_failing_component_with_a_line_nobody_has_a_signat
     p = pod("nvidia-mig-manager-qk2vw", status="CrashLoopBackOff", ready="0/1", restarts=4)
     report = analyse(facts_from({"mig.log": log}, p), {"description": "test"})
     [root] = report.root_causes
-    assert root.code == "OP001" and root.component == "nvidia-mig-manager" and root.layer.value == "device-plugin"
+    assert root.code == "OP001" and root.component == "nvidia-mig-manager" and root.layer.value == "operator"
     assert root.role == Role.ROOT_CAUSE and root.confidence <= 0.5
     assert "mig.log:3" in cites(root) and "frobnicator quorum lost" in root.title
