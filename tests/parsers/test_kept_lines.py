@@ -250,6 +250,15 @@ def test_a_continuation_line_comes_with_the_line_it_continues():
     assert "improperly configured kernel sources" in msg and "Kernel module load error" in msg
 
 
+def test_a_bare_stamp_is_kept_with_the_message_below_it():
+    lines = [INFO.format(m=i % 10, s=i % 60, i=i) for i in range(30_000)]
+    lines[15_000:15_002] = ["ERRO[0003]", "frobnicator quorum lost on partition table 7"]
+    whole = {ln.line: ln.message for ln in parse_log(Document("mig.log", tuple(lines)), whole=True).lines}
+    kept = parse_log(Document("mig.log", tuple(lines)))
+    assert kept.total_lines == 30_000
+    assert {ln.line: ln.message for ln in kept.lines}[15_001] == whole[15_001] == "frobnicator quorum lost on partition table 7"
+
+
 def test_a_container_only_left_out_lines_name_is_not_hidden():
     a = "[pod/nvidia-device-plugin-daemonset-v46gq/nvidia-device-plugin] "
     b = "[pod/nvidia-device-plugin-daemonset-v46gq/config-manager] "

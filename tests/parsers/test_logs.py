@@ -238,6 +238,21 @@ def test_continuation_does_not_cross_containers_or_blank_lines():
     assert len(lines) == 3
 
 
+def test_a_bare_stamp_takes_the_line_below_as_its_message():
+    """logrus prints `ERRO[0003]` alone when the message starts with a newline: the message is the next line."""
+    text = ("ERRO[0003]\nThe following GPUs could not be reset:\n  GPU 00000000:01:00.0: In use by another client\n"
+            "FATA[0008] Error applying MIG configuration with hooks: error resetting all GPUs: exit status 255\n")
+    head, gpu, fatal = lines_of(text)
+    assert (head.line, head.level, head.message) == (1, "error", "The following GPUs could not be reset:")
+    assert head.raw == "ERRO[0003] The following GPUs could not be reset:" and head.elapsed == 3.0
+    assert gpu.line == 3 and fatal.message.startswith("Error applying MIG configuration")
+
+
+def test_a_stamped_line_with_a_message_does_not_take_an_unindented_line_below():
+    head, nxt = lines_of("ERRO[0003] could not reset\nThe following GPUs could not be reset:\n")
+    assert head.message == "could not reset" and nxt.line == 2
+
+
 @pytest.mark.parametrize(
     "text, artifact",
     [

@@ -330,7 +330,20 @@ def _folds(lines: tuple[str, ...], i: int) -> bool:
     above = lines[i - 1] if i > 0 else ""
     if above.startswith("[pod/"):
         above = above.partition("] ")[2]
-    return _CRI_PARTIAL.match(above) is not None
+    return _CRI_PARTIAL.match(above) is not None or (bool(text.strip()) and _bare_stamp(above))
+
+
+def _bare_stamp(text: str) -> bool:
+    """A stamp (and level) with no message, as logrus prints `ERRO[0003]` before a multi-line message: the message
+    is the line below, which the parser folds in whatever its indent."""
+    fmt, m = _match(text, None)
+    if fmt is None:
+        return False
+    if fmt.id in _OUTER:
+        rest = text[m.end():]
+        inner, im = _match(rest, None)
+        return not rest.strip() if inner is None or inner.id in _OUTER else not _body(inner, im, rest)[0].strip()
+    return not _body(fmt, m, text)[0].strip()
 
 
 def _whole(lines: tuple[str, ...], rows: set[int]) -> set[int]:
@@ -676,14 +689,19 @@ def _parse_log(doc: Document, rows: list[int] | None = None) -> ContainerLog:
                 break
         if fmt is None:
             # set -x traces, installer text and continuation lines: no stamp of their own
-            if (text.startswith(_INDENT) or text[0] == "\t") and prev_i == i - 1 and not partial and folded < MAX_FOLDED_LINES:
+            if prev_i == i - 1 and not partial and folded < MAX_FOLDED_LINES and (
+                    text.startswith(_INDENT) or text[0] == "\t" or (not folded and not out[-1].message.strip())):
                 head = out[-1]
                 if head.pod == pod and head.container == ctr and len(head.message) < MAX_FOLDED_CHARS and not head.message.startswith("+"):
                     more = text.strip()
                     if (sub := _SUBSYSTEM.match(head.message)) and more.startswith(sub.group()):
                         more = more[sub.end():]  # the kernel repeats `NVRM: ` on each wrapped line; the message is one sentence
-                    out[-1] = LogLine(artifact, head.line, head.raw, f"{head.message.rstrip()} {more}", head.time,
-                                      head.time_format, head.level, pod, ctr, head.elapsed)
+                    if head.message.strip():
+                        out[-1] = LogLine(artifact, head.line, head.raw, f"{head.message.rstrip()} {more}", head.time,
+                                          head.time_format, head.level, pod, ctr, head.elapsed)
+                    else:  # a bare stamp: its record reads, and is cited, with the message it was printed with
+                        out[-1] = LogLine(artifact, head.line, f"{head.raw.rstrip()} {more}", more, head.time,
+                                          head.time_format, head.level, pod, ctr, head.elapsed)
                     prev_i, folded = i, folded + 1
                     continue
             append(LogLine(artifact, first + i, raw, text, None, None, level_in(text), pod, ctr))
