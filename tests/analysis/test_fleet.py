@@ -222,6 +222,6 @@ def test_one_nodes_marker_tree_is_that_nodes_own(mixed_fleets):
     assert "nvidia-driver-daemonset is failed" not in tree.get("/run/nvidia/validations/.driver-ctr-ready", {}).get("status", "")
     other = diagnose(open_source(fleet), node=driver_node)
     assert "nvidia-driver-daemonset is failed" in {m["path"]: m for m in other.extras["markers"]}["/run/nvidia/validations/.driver-ctr-ready"]["status"]
-    plugin_node = next(f.node for f in whole.root_causes if f.code == "OP001")  # its driver and toolkit came up
+    plugin_node = next(f.node for f in whole.root_causes if f.code == "RT111")  # its driver and toolkit came up
     plugin = diagnose(open_source(fleet), node=plugin_node)
     assert not [m for m in plugin.extras["markers"] if m["status"].startswith("never created")], plugin.extras["markers"]

@@ -20,6 +20,7 @@ from gpusleuth.knowledge.config_schemas import load as load_schema
 from gpusleuth.parsers.containerd_config import _knowledge as _runc_knowledge
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.configuration import Configuration, truthy
+from gpusleuth.facts.logs import Logs
 from gpusleuth.facts.runtime import HandlerError, HandlerErrors, Instance, RuntimeSetup
 from gpusleuth.knowledge import table
 from gpusleuth.model.evidence import Evidence
@@ -1058,4 +1059,72 @@ def crio_runtime_key_not_read(setup: RuntimeSetup) -> Iterable[Hit]:
             facts={"config": cfg.where, "runtimes": sorted({n for _, _, n in problems if n}),
                    "problems": [{"kind": p.kind, "path": p.dotted, "closest": p.closest,
                                  "belongs": dotted(p.belongs) if p.belongs else None} for p in ps]},
+        )
+
+
+SIG_NVML_MISSING = "device-plugin.nvml-library-missing"  # knowledge/signatures.toml rows RT111 reads
+SIG_RUNTIME_HINT = "device-plugin.toolkit-hint"
+
+
+@check("RT111", "nvml-not-injected-into-operand")
+def nvml_not_injected(logs: Logs, cluster: Cluster | None = None, platform: Platform | None = None) -> Iterable[Hit]:
+    """The device plugin (or GFD) cannot load libnvidia-ml.so.1: its container was started without the NVIDIA runtime.
+
+    What it does: Finds the device plugin's `could not load NVML library` and NVML's `ERROR_LIBRARY_NOT_FOUND`
+    in the logs of the operands that get the driver library from the runtime (the device plugin, GFD), one
+    finding per pod, with the plugin's own hint line (`did you set the docker default runtime to nvidia?`).
+    Stays silent for a pod whose spec asks for a RuntimeClass: the runtime was requested there, and a library
+    missing under it is a driver that is not installed or not ready (DP001 and the driver checks report that).
+    The DRA kubelet plugin, which loads NVML from the driver root it mounts, is not read here.
+    Why it matters: these images carry no driver; the NVIDIA container runtime (or a CDI spec) mounts the library
+    in. When the container engine the kubelet really talks to starts them with plain runc (nvidia not its default
+    runtime and no RuntimeClass on the pod, or the nvidia runtime set in docker's daemon.json or another containerd
+    than the kubelet's, as on k3s, RKE2 and microk8s), the plugin advertises no GPUs and every GPU pod stays
+    Pending while nvidia-smi on the host works.
+    How to fix: make nvidia the default runtime of the engine the kubelet uses (`crictl info` on the node shows
+    it; k3s, RKE2 and microk8s render their own containerd config from a template), or give the operand pods
+    `runtimeClassName: nvidia`; then delete the pod so that it starts again under the NVIDIA runtime. Where the
+    platform is known (k3s, RKE2, microk8s, OpenShift...), the finding names its containerd template and socket.
+    References: https://github.com/NVIDIA/k8s-device-plugin/issues/182; https://github.com/NVIDIA/k8s-device-plugin/issues/444; https://github.com/NVIDIA/k8s-device-plugin#prerequisites
+    """
+    hints = logs.matches(SIG_RUNTIME_HINT)
+    by_pod: dict = {}
+    for m in logs.matches(SIG_NVML_MISSING):
+        if m.log.kind in ("kernel", "journal"):
+            continue
+        by_pod.setdefault((m.log.namespace, m.line.pod or m.log.pod, m.line.artifact if not (m.line.pod or m.log.pod) else None), []).append(m)
+    for (namespace, pod_name, _), ms in by_pod.items():
+        pod = cluster.pod(pod_name) if cluster is not None and pod_name else None
+        if pod is not None and pod.runtime_class:
+            continue
+        namespace = namespace or (pod.namespace if pod else None)
+        node = (pod.node if pod else None) or ms[-1].log.node
+        last = ms[-1].line
+        hint = [h.line for h in hints if h.log is ms[-1].log and h.line.line > last.line][:1]
+        component = "gpu-feature-discovery" if (pod_name or "").startswith("gpu-feature-discovery") else "nvidia-device-plugin-daemonset"
+        where = f"pod {pod_name}" + (f" on node {node}" if node else "") if pod_name else last.artifact
+        unknown = " (its spec is not in the artifacts, so whether it asks for a RuntimeClass is not known)" if pod is None else ""
+        commands = [f"kubectl debug node/{node} -it --image=busybox -- chroot /host sh -c 'crictl info | grep -i defaultRuntimeName'"] if node else []
+        if pod_name and namespace:
+            commands.append(f"kubectl get pod {pod_name} -n {namespace} -o jsonpath='{{.spec.runtimeClassName}}'")
+        fixes = [Fix(FixKind.IMMEDIATE, "See which runtime the node's container engine starts pods with"
+                     + (", and that the pod names no RuntimeClass." if pod_name else "."), tuple(commands))]
+        fixes.append(Fix(FixKind.PERMANENT, "Configure nvidia in the containerd the kubelet uses (as its default runtime, or as a RuntimeClass the "
+                         "operand pods name), restart that containerd, then start the pod again under it.",
+                         (f"kubectl delete pod {pod_name} -n {namespace}",) if pod_name and namespace else ()))
+        yield Hit(
+            title=f"NVML is not in the {component}'s container: it was not started with the NVIDIA runtime",
+            explanation=(f"{where}: \"{last.message.strip()[:200]}\". The image has no driver library of its own; the NVIDIA container "
+                         f"runtime mounts it. The pod names no RuntimeClass{unknown}, so the container engine the kubelet uses started it with "
+                         "its default runtime, which is not nvidia; less often the toolkit looks for the driver where it is not installed."
+                         + (f" The plugin itself asks: \"{hint[0].message.strip()[:160]}\"" if hint else "") + platform_note(platform)),
+            severity=Severity.CRITICAL,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys([*(x.line.evidence() for x in ms[-2:]), *(h.evidence() for h in hint),
+                                          *([pod.evidence] if pod is not None and pod.evidence else [])])),
+            fixes=(*fixes, *platform_fixes(platform)),
+            node=node,
+            component=component,
+            confidence=0.8 if pod is not None else 0.65,
+            facts={"pod": pod_name, "namespace": namespace, "runtime_class": None if pod is not None else "unknown"},
         )
