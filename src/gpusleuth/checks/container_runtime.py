@@ -719,6 +719,73 @@ def containerd_config_unreadable(setup: RuntimeSetup) -> Iterable[Hit]:
         )
 
 
+# The plugin ids under which containerd serves the CRI API (1.x: grpc.v1.cri, `cri` in a version 1 file; 2.x: the
+# runtime and images plugins the CRI service is built from).
+_CRI_PLUGINS = ("cri", "io.containerd.grpc.v1.cri", "io.containerd.cri.v1.runtime", "io.containerd.cri.v1.images")
+
+
+@check("RT010", "containerd-cri-plugin-disabled")
+def containerd_cri_plugin_disabled(setup: RuntimeSetup) -> Iterable[Hit]:
+    """A containerd config disables the CRI plugin: the kubelet cannot run any pod through that containerd.
+
+    What it does: Reads `disabled_plugins` of every containerd config given and reports one that names the CRI
+    plugin (`cri`, `io.containerd.grpc.v1.cri`, or containerd 2's `io.containerd.cri.v1.*`). A short id in a
+    version 2 or 3 file is worse: containerd rejects the file (`invalid disabled plugin URI "cri" expect
+    io.containerd.x.vx`) and does not start. It also says when the file imports itself. Stays silent for a
+    file the artifacts show is not the config of the containerd the kubelet uses (Docker's own containerd).
+    Why it matters: the kubelet talks to containerd only through CRI. Docker's containerd package ships
+    `disabled_plugins = ["cri"]`, and a config rebuilt from another containerd (the container toolkit writing
+    back `containerd config dump` on k0s-like setups) can carry it over: every pod on the node then fails with
+    `unknown service runtime.v1.RuntimeService` or the node goes NotReady, GPU or not.
+    How to fix: remove the CRI plugin from `disabled_plugins` in the file the kubelet's containerd reads and
+    restart containerd; if the NVIDIA container toolkit wrote the file from `containerd config dump`, make it
+    edit the file instead (toolkit env RUNTIME_CONFIG_SOURCE=file=<path>).
+    References: https://github.com/NVIDIA/gpu-operator/issues/1323; https://github.com/containerd/containerd/blob/main/docs/PLUGINS.md
+    """
+    used = setup.kubelet_instance.config if setup.kubelet_instance else None
+    for cfg in setup.configs:
+        if cfg.live or cfg.template:
+            continue
+        cri = [d for d in cfg.disabled_plugins if d in _CRI_PLUGINS]
+        if not cri or (used is not None and used is not cfg and cfg.path and used.path and cfg.path != used.path):
+            continue
+        short = cfg.version >= 2 and any("." not in d for d in cri)
+        if short:
+            what = (f"a version {cfg.version} file may not name a plugin by its short id: containerd rejects it "
+                    f"(invalid disabled plugin URI \"{cri[0]}\" expect io.containerd.x.vx) and does not start")
+        else:
+            what = "containerd starts without its CRI plugin, so the kubelet's calls fail (unknown service runtime.v1.RuntimeService)"
+        selfish = bool(cfg.path and any(fnmatch.fnmatch(cfg.path, g) for g in cfg.imports))
+        configured = bool(cfg.cri_settings or cfg.runtimes)
+        explanation = (f"{cfg.where} sets disabled_plugins = {list(cfg.disabled_plugins)}: {what}. The kubelet runs pods only through "
+                       "CRI, so no pod (GPU or not) can start on a node whose containerd reads this file.")
+        if configured:
+            explanation += (" The same file configures the CRI plugin (its runtimes" + (f", default {cfg.default_runtime!r}" if cfg.default_runtime else "")
+                            + "), which a disabled plugin never reads: the file looks rebuilt from another containerd's config (a `containerd config "
+                            "dump` written back, as the NVIDIA container toolkit does on some distributions) rather than written for this one.")
+        if selfish:
+            explanation += f" It also imports itself ({cfg.path} is in its own imports)."
+        path = cfg.path or "the config file the kubelet's containerd reads (its --config, else /etc/containerd/config.toml)"
+        commands = ((f"sudo grep -n disabled_plugins {cfg.path}", f"sudo containerd --config {cfg.path} config dump >/dev/null && echo OK",
+                     "sudo systemctl restart containerd") if cfg.path else ("ps -o args= -C containerd",))
+        yield Hit(
+            title=f"{cfg.where} disables containerd's CRI plugin ({', '.join(cri)}): the kubelet cannot run pods through it",
+            explanation=explanation,
+            severity=Severity.CRITICAL if used is cfg or configured else Severity.ERROR,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(e for e in (cfg.disabled_plugins_evidence, cfg.imports_evidence if selfish else None,
+                                       cfg.default_runtime_evidence, cfg.version_evidence if short else None) if e),
+            fixes=(Fix(FixKind.IMMEDIATE, f"Remove {', '.join(repr(c) for c in cri)} from disabled_plugins in {path}, check that the file loads, and restart containerd.",
+                       commands),
+                   Fix(FixKind.PERMANENT, "If the NVIDIA container toolkit (GPU Operator) rewrote this file from `containerd config dump`, make it edit "
+                       "the file instead: set the toolkit's RUNTIME_CONFIG_SOURCE to file=<the path of this config>, then restart the toolkit pod.", ())),
+            node=setup.node,
+            component="containerd",
+            confidence=0.85 if used is cfg or configured else 0.6,
+            facts={"config": cfg.where, "disabled_plugins": list(cfg.disabled_plugins), "rejected_at_start": short, "imports_itself": selfish},
+        )
+
+
 @check("RT009", "containerd-config-keys-misread")
 def containerd_config_keys_misread(setup: RuntimeSetup) -> Iterable[Hit]:
     """A containerd config sets an option under a spelling containerd drops or folds into another one.

@@ -66,6 +66,8 @@ class ContainerdConfig(EngineConfig):
     ignored_runtimes: dict[str, RuntimeHandler] = field(default_factory=dict)  # under a key the version ignores
     imports: tuple[str, ...] = ()
     imports_evidence: Evidence | None = None
+    disabled_plugins: tuple[str, ...] = ()  # top-level disabled_plugins, as written
+    disabled_plugins_evidence: Evidence | None = None
     enable_cdi: bool | None = None  # None: not set in this file
     enable_cdi_evidence: Evidence | None = None
     cdi_spec_dirs: tuple[str, ...] = ()

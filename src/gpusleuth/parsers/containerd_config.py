@@ -38,6 +38,7 @@ _PLUGIN_HEADER = re.compile(r"""^\s*\[+\s*plugins\s*\.\s*(?:"io\.containerd\.|'i
 _VERSION_LINE = re.compile(r"^\s*version\s*=\s*\d+\s*(?:#.*)?$")
 _CONTAINERD_KEYS = re.compile(r"^\s*(?:imports\s*=|\[grpc\]|\[plugins\]|\[proxy_plugins|oom_score\s*=|\[debug\]|\[metrics\])")
 _CONTAINERD_KEY_WORDS = ("imports", "[grpc]", "[plugins]", "[proxy_plugins", "oom_score", "[debug]", "[metrics]")  # one in each
+_DISABLED_LINE = re.compile(r"^\s*disabled_plugins\s*=\s*\[")  # containerd's alone: Docker's package ships a file of only this line
 _DUMP = re.compile(r"^containerd\b.*\bconfig\s+(?P<what>dump|default)\b")
 _FLAG_CONFIG = re.compile(r"(?:--config[= ]|-c\s+)(?P<path>\S+)")
 _COMMENT_PATH = re.compile(r"^\s*#+\s*(?P<path>/[\w./-]+\.\w+)\s*$")
@@ -90,6 +91,8 @@ def sniff(doc: Document) -> int:
         return NO
     if "plugins" in blob and any(map(_PLUGIN_HEADER.match, head)):
         return SURE
+    if "disabled_plugins" in blob and any(map(_DISABLED_LINE.match, head)):
+        return LIKELY
     versioned = "version" in blob and any(map(_VERSION_LINE.match, head))
     hint = (doc.path_hint or doc.artifact).lower()
     hinted = "containerd" in hint and hint.endswith((".toml", ".tmpl"))
@@ -307,6 +310,7 @@ def parse_config(doc: Document) -> ContainerdConfig:
         default = "default_runtime"
     cdi = section.get("enable_cdi")
     imports = data.get("imports") if isinstance(data.get("imports"), list) else []
+    disabled = data.get("disabled_plugins") if isinstance(data.get("disabled_plugins"), list) else []
     address = _get(data, "grpc", "address")
     settings = {".".join(path): _ev(doc, sc.line(*base, *path)) for path, _ in islice(_flatten(section), 300)}
     host, source = host_path_of(doc)
@@ -338,6 +342,8 @@ def parse_config(doc: Document) -> ContainerdConfig:
         ignored_runtimes=ignored,
         imports=tuple(str(i) for i in imports),
         imports_evidence=_ev(doc, sc.line("imports")) if imports else None,
+        disabled_plugins=tuple(str(d) for d in disabled),
+        disabled_plugins_evidence=_ev(doc, sc.line("disabled_plugins")) if disabled else None,
         enable_cdi=cdi if isinstance(cdi, bool) else None,
         enable_cdi_evidence=_ev(doc, sc.line(*base, "enable_cdi")) if isinstance(cdi, bool) else None,
         cdi_spec_dirs=tuple(str(d) for d in section.get("cdi_spec_dirs")) if isinstance(section.get("cdi_spec_dirs"), list) else (),
