@@ -700,9 +700,13 @@ def explain(code: str) -> None:
     """One check's documentation: what it does, why it matters, how to fix."""
     from gpusleuth.checks import get_check
 
+    from gpusleuth.checks import MOVED
+
     c = get_check(code)
     if c is None:
         _fail(f"no check with code or name {code!r} (see `gpusleuth checks`)")
+    if (moved := MOVED.get(code.upper())) is not None:
+        click.echo(f"{code.upper()} is now {c.code}: {moved[1]}.\n")
     click.echo(f"{c.code} {c.name} (layer: {c.layer.value})\n\n{c.summary}\n")
     for head, body in (("What it does", c.what), ("Why it matters", c.why), ("How to fix", c.fix)):
         click.echo(f"{head}:\n  {body}\n")

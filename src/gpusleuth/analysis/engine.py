@@ -320,8 +320,10 @@ class Selection:
     ignore: tuple[str, ...] = ()
 
     def wants(self, c: Check) -> bool:
+        from gpusleuth.checks import resolve
+
         def hit(pats: tuple[str, ...]) -> bool:
-            return any(c.code.startswith(p.upper()) or c.name == p.lower() or c.layer.value == p.lower() for p in pats)
+            return any(c.code.startswith(resolve(p).upper()) or c.name == p.lower() or c.layer.value == p.lower() for p in pats)
 
         return (not self.select or hit(self.select)) and not hit(self.ignore)
 

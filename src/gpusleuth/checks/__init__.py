@@ -50,9 +50,23 @@ def all_checks() -> list[Check]:
     return sorted(found.values(), key=lambda c: (c.layer.rank, c.code))
 
 
+# Codes are stable: a check that moves to another layer gets a code of that layer, and its old code keeps
+# selecting, ignoring and explaining it (as ruff's rule redirects do). old code -> (new code, why it moved).
+MOVED = {
+    "UD101": ("RT112", "a container losing its GPU after a systemd reload is the device cgroup runc rewrites: a runtime fault "
+                       "seen through NVML, not an NVML one"),
+}
+
+
+def resolve(code: str) -> str:
+    """The current code of a code or prefix the user typed (an old code is redirected; anything else as typed)."""
+    moved = MOVED.get(code.upper())
+    return moved[0] if moved else code
+
+
 def get_check(code: str) -> Check | None:
-    code = code.upper()
+    code = resolve(code).upper()
     return next((c for c in all_checks() if c.code == code or c.name == code.lower()), None)
 
 
-__all__ = ["Check", "all_checks", "check", "get_check"]
+__all__ = ["MOVED", "Check", "all_checks", "check", "get_check", "resolve"]

@@ -11,7 +11,7 @@ import re
 import sys
 from pathlib import Path
 
-from gpusleuth.checks import Check, all_checks
+from gpusleuth.checks import MOVED, Check, all_checks
 from gpusleuth.knowledge import table
 from gpusleuth.model.layers import Layer
 
@@ -172,6 +172,8 @@ def generate() -> dict[str, str]:
     checks = all_checks()
     files = {f"{c.code}.md": page(c) for c in checks}
     files["README.md"] = index(checks)
+    for old, (new, why) in MOVED.items():  # a link to an old code's page still lands somewhere that says where it went
+        files[f"{old}.md"] = f"# {old}: now [{new}]({new}.md)\n\n{old} moved to {new}: {why}. `--select {old}`, `--ignore {old}` and `gpusleuth explain {old}` still mean {new}.\n"
     return files
 
 
