@@ -139,3 +139,18 @@ def test_the_same_gap_on_many_artifacts_reads_as_one_line():
     merged = next(g for g in out if "lsmod" in g.why)
     assert "1000 artifacts: nodes/n0/lsmod, nodes/n1/lsmod, nodes/n2/lsmod and 997 more" in merged.why
     assert Gap("artifact", "binary file", "core.dump") in out
+
+
+def test_an_artifact_its_parser_finds_unusable_is_still_read_for_what_it_says(tmp_path):
+    """A MIG config pasted with the command around it and the program's FATA line after it: the config parser
+    rejects the whole (YAML error), and the FATA line was lost with it ("nothing gpusleuth can read")."""
+    from gpusleuth.analysis.diagnose import diagnose
+    from gpusleuth.sources import open_source
+
+    (tmp_path / "terminal.txt").write_text(
+        "~~~ shell\ncat <<EOF | nvidia-mig-parted apply -f -\nversion: v1\nmig-configs:\n  all-1g.5gb:\n  - devices: 7\n"
+        "    mig-enabled: true\n    mig-devices:\n      1g.5gb: 7\nEOF\n~~~\n\nError:\n~~~\n"
+        "FATA[0000] Error parsing config file: unmarshal error: error unmarshaling JSON: while decoding JSON: invalid string input for 'devices': 7\n~~~\n")
+    report = diagnose(open_source(str(tmp_path)))
+    assert report.verdict != "no-verdict" and any(e.cite() == "terminal.txt:15" for f in report.findings for e in f.evidence)
+    assert any("YAML error" in g.why and "read as prose instead" in g.why for g in report.gaps)

@@ -225,8 +225,8 @@ def _ingest_one(doc: Document, facts: Facts, chosen: tuple[int, Parser | None] |
         doc = replace(doc, lines=tuple(doc.lines))  # parsers index lines one by one, which a tuple does at C speed
     try:
         objs = list(p.parse(doc))
-    except UnusableData as exc:
-        facts.gaps.append(Gap("artifact", f"{p.kind}: {exc}", where))
+    except UnusableData as exc:  # looked like p's input but is not: what it says is still read, as text
+        _read_as_text(doc, facts, where, f"{p.kind}: {exc}; read as prose instead")
         return []
     except Exception as exc:  # noqa: BLE001 - the exception model: a parser bug is a gap, not a crash
         facts.errors.append(f"parser {p.kind} on {where}: {type(exc).__name__}: {exc}")
@@ -264,13 +264,14 @@ def _read_prose_lines(doc: Document, facts: Facts, weak: bool) -> None:
         facts.add(text)
 
 
-def _read_as_text(doc: Document, facts: Facts, where: str) -> None:
-    """Open world: a document nothing recognises is prose. Its sentences can state versions, the platform and
-    symptoms (parsers/prose.py), and its lines can still hold the one error line that matters (parse_text).
-    It counts as recognised, of kind "prose", so that only empty or binary input reads as nothing at all."""
+def _read_as_text(doc: Document, facts: Facts, where: str, why: str | None = None) -> None:
+    """Open world: a document nothing recognises, or that its parser found unusable (`why`), is prose. Its
+    sentences can state versions, the platform and symptoms (parsers/prose.py), and its lines can still hold the
+    one error line that matters (parse_text). It counts as recognised, of kind "prose", so that only empty or
+    binary input reads as nothing at all."""
     what = f"output of `{doc.command}`" if doc.command else "content"
-    facts.gaps.append(Gap("artifact", f"{what} not recognised as any known artifact; read as prose only (stated facts and "
-                                      "symptoms, error lines and known messages)", where))
+    facts.gaps.append(Gap("artifact", why or f"{what} not recognised as any known artifact; read as prose only (stated facts and "
+                                             "symptoms, error lines and known messages)", where))
     try:
         log = parse_text(doc)
     except Exception as exc:  # noqa: BLE001 - the exception model: a parser bug is a gap, not a crash
