@@ -389,7 +389,19 @@ def evaluate(fc: FailureClass, logs: Logs | None, cluster: Cluster | None, host:
             if p is not None and pod_is_healthy(p):
                 continue
         groups[s.group(fc.per_node)].append(s)
+    _fold_podless(groups)
     return [_hit(fc, group, cluster, _context_of(group, around)) for group in groups.values()]
+
+
+def _fold_podless(groups: dict[tuple, list[Seen]]) -> None:
+    """A line whose pod is unknown (a ticket's title quoting it) on a node where the class fired for exactly one pod
+    is that pod's failure, not a second finding with the same id."""
+    pods_on: dict = defaultdict(list)
+    for key, group in groups.items():
+        if key[0] == "pod" and group[0].node:
+            pods_on[group[0].node].append(key)
+    for key in [k for k in groups if k[0] == "node" and len(pods_on.get(k[1], ())) == 1]:
+        groups[pods_on[key[1]][0]].extend(groups.pop(key))
 
 
 def _without_context(s: Seen, cluster: Cluster | None) -> bool:
