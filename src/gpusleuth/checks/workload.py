@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Iterable
 
 from gpusleuth.checks.base import check
@@ -13,6 +14,7 @@ from gpusleuth.facts.sharing import SharingConfigs
 from gpusleuth.checks.gpu_common import xid_groups, xid_hit
 from gpusleuth.facts.gpus import GpuInventory, KernelEvents
 from gpusleuth.facts.metrics import GpuMetrics
+from gpusleuth.knowledge import table
 from gpusleuth.knowledge import xid as xid_table
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 
@@ -310,3 +312,59 @@ def shared_resource_name(cluster: Cluster) -> Iterable[Hit]:
                 node=nodes[0].name if len(nodes) == 1 else None, component=pod.name, confidence=0.8,
                 facts={"pod": pod.name, "requested": res, "offered": sorted(offered)},
             )
+
+
+SIG_INVALID = "k8s.object-invalid"  # knowledge/signatures.toml; explained by knowledge/api_validation.toml
+_rx = cache(re.compile)
+
+
+@cache
+def _validation() -> tuple[frozenset[str], tuple[tuple[re.Pattern, dict], ...]]:
+    t = table("api_validation")
+    return frozenset(t["stack_kinds"]), tuple((re.compile(r["detail"]), r) for r in t["rule"])
+
+
+@check("WL111", "object-rejected-by-api-validation")
+def object_rejected(logs: Logs) -> Iterable[Hit]:
+    """The API server refused a workload object (`Job "x" is invalid: ...: Invalid value: ...`): nothing was created.
+
+    What it does: Finds apimachinery's field errors (`<Kind> "<name>" is invalid: <field>: <type>: ...`, the
+    ErrorType strings of k8s.io/apimachinery) in what kubectl, a controller or an event printed, one finding per
+    object, and explains the field error from knowledge/api_validation.toml when a rule knows it (a GPU request
+    that differs from its limit, a fractional GPU count). Objects the GPU stack owns (ClusterPolicy,
+    NicClusterPolicy, RuntimeClass ...) are left to their operators' checks.
+    Why it matters: a rejected object never reaches a node, so every GPU, driver and plugin check is green while
+    the job "does not start"; the answer is in the object's spec, not in the cluster.
+    How to fix: change the field the error names (for GPUs: only `resources.limits nvidia.com/gpu`, a whole
+    number) and apply the object again.
+    References: https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/; https://github.com/NVIDIA/k8s-device-plugin/issues/154
+    """
+    stack, rules = _validation()
+    seen: dict[tuple, list] = {}
+    for m in logs.matches(SIG_INVALID):
+        g = _rx(m.signature.pattern).search(m.line.message)
+        if g is None or g.group("kind") in stack:
+            continue
+        seen.setdefault((g.group("kind"), g.group("name")), []).append((m, g))
+    for (kind, name), found in seen.items():
+        m, g = found[-1]
+        detail = m.line.message[g.end():].lstrip(": ")
+        rule = next(((r, d) for rx, r in rules if (d := rx.search(detail))), None)
+        field = g.group("field")
+        if rule is not None:
+            row, d = rule
+            means, fix = row["means"].format(**d.groupdict()), row["fix"].format(**d.groupdict())
+        else:
+            means, fix = f"the API server's validation refused {field} ({g.group('type')})", f"Change {field} as the error says and apply the {kind} again."
+        yield Hit(
+            title=f"The API server rejected {kind} {name}: {field}: {clip(detail, 90)}",
+            explanation=(f"\"{clip(m.line.message.strip(), 240)}\" ({m.line.evidence().cite()}): {means}. The {kind} was not created, so no pod "
+                         "reached a node: the GPU stack is not involved."),
+            severity=Severity.ERROR,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(x.line.evidence() for x, _ in found[-3:])),
+            fixes=(Fix(FixKind.IMMEDIATE, fix, ()),),
+            component=name,
+            confidence=0.9 if rule is not None else 0.75,
+            facts={"kind": kind, "name": name, "field": field, "type": g.group("type"), "rule": rule[0]["detail"] if rule else None},
+        )
