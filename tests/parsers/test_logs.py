@@ -238,6 +238,19 @@ def test_continuation_does_not_cross_containers_or_blank_lines():
     assert len(lines) == 3
 
 
+def test_a_quote_that_quotes_names_is_read_whole():
+    """A reporter quotes a message that itself quotes names: the flat reading paired the first two marks."""
+    from gpusleuth.parsers.logs import parse_text
+
+    text = ('kubectl refuses it: "The Job "multi-gpu-test-0" is invalid: spec.template.spec.containers[0].resources.requests:\n'
+            'Invalid value: "1": must be equal to nvidia.com/gpu limit". Kubernetes 1.15.2.\n')
+    msgs = [ln.message for ln in parse_text(doc_from_text(text, "words.txt")).lines]
+    assert ('The Job "multi-gpu-test-0" is invalid: spec.template.spec.containers[0].resources.requests: Invalid value: "1": '
+            "must be equal to nvidia.com/gpu limit") in msgs
+    plain = [ln.message for ln in parse_text(doc_from_text('it fails with "could not load NVML library" and "exit status 1" here\n', "w.txt")).lines]
+    assert plain.count("could not load NVML library") == 1  # a flat quote is read once, as before
+
+
 def test_a_bare_stamp_takes_the_line_below_as_its_message():
     """logrus prints `ERRO[0003]` alone when the message starts with a newline: the message is the next line."""
     text = ("ERRO[0003]\nThe following GPUs could not be reset:\n  GPU 00000000:01:00.0: In use by another client\n"

@@ -850,6 +850,31 @@ def parse_text(doc: Document) -> ContainerLog:
 _INLINE_QUOTE = re.compile(r"`([^`]{16,})`|\"([^\"]{16,})\"")
 
 
+_OPENS = re.compile(r'(?:^|(?<=[\s(\[:]))"(?=\w)')  # a double quote that can only open: after a space, before a word
+_CLOSES = re.compile(r'(?<=\S)"(?=[\s.,;:!?)\]]|$)')  # one that can only close: after text, before a space or a stop
+
+
+def _nested_quotes(text: str) -> Iterator[tuple[int, str]]:
+    """(offset, text) of each outermost double quote that holds quotes of its own, as a reporter quotes a message
+    that quotes names: `fails with "The Job "x" is invalid: ...: Invalid value: "1": must be ..."`. The flat reading
+    pairs the first two marks and cuts the message. A mark that can both open and close is left alone."""
+    if text.count('"') < 4:
+        return
+    marks = sorted([(m.start(), 1) for m in _OPENS.finditer(text)] + [(m.start(), -1) for m in _CLOSES.finditer(text)])
+    depth, start, inner = 0, 0, False
+    for at, step in marks:
+        if step > 0:
+            if depth == 0:
+                start, inner = at, False
+            else:
+                inner = True
+            depth += 1
+        elif depth:
+            depth -= 1
+            if depth == 0 and inner and at - start > 16:
+                yield start, text[start + 1:at].strip()
+
+
 def _with_quotes(lines: tuple[LogLine, ...]) -> Iterator[LogLine]:
     """Each line, followed by the messages it quotes (prose that says: the pod fails with `Failed to ...`). The
     quoted text is a line of its own for matching and error levels; it cites the line the quote opens on. A
@@ -876,10 +901,10 @@ def _paragraph_quotes(para: list[LogLine]) -> Iterator[LogLine]:
         starts.append(len(text))
         text += ln.message.strip() + " "
     quotes: dict[int, list[str]] = {}
-    for m in _INLINE_QUOTE.finditer(text):
-        quoted = (m.group(1) or m.group(2)).strip()
-        at = bisect.bisect_right(starts, m.start()) - 1
-        if quoted != para[at].message.strip():
+    spans = [(m.start(), (m.group(1) or m.group(2)).strip()) for m in _INLINE_QUOTE.finditer(text)]
+    for start, quoted in [*spans, *_nested_quotes(text)]:
+        at = bisect.bisect_right(starts, start) - 1
+        if quoted != para[at].message.strip() and quoted not in quotes.get(at, ()):
             quotes.setdefault(at, []).append(quoted)
     for i, ln in enumerate(para):
         yield ln
