@@ -399,3 +399,12 @@ def test_a_quote_a_ticket_wraps_over_two_lines_is_read_whole():
     assert [(ln.line, ln.message) for ln in quoted] == [(1, "could not start /sbin/ldconfig: process execution failed: no such file or directory")]
     assert not [ln for ln in log.lines if ln.message.startswith("this quote never closes")]
     assert [ln.line for ln in log.lines if ln not in quoted] == [1, 2, 4]  # every line of the ticket, in order
+
+
+def test_a_kubectl_command_other_than_logs_gives_its_namespace_and_nothing_else():
+    from gpusleuth.parsers.logs import _hints_of_command
+
+    assert _hints_of_command("kubectl create -f gpu-job.yaml -n ml-team") == {"namespace": "ml-team"}
+    assert _hints_of_command("kubectl --namespace=ml apply -f x.yaml") == {"namespace": "ml"}
+    assert _hints_of_command("kubectl exec trainer-0 -- nvidia-smi -n 3") == {}  # after `--`: the remote command's flags
+    assert _hints_of_command("kubectl get pods -A") == {}

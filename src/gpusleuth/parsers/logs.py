@@ -235,6 +235,19 @@ def _command_hints(cmd: str) -> dict:
     return dict(_hints_of_command(cmd))
 
 
+def _namespace_flag(argv: list[str]) -> str | None:
+    """kubectl's -n/--namespace, up to `--` (after it, the flags are the remote command's)."""
+    for i, a in enumerate(argv):
+        if a == "--":
+            return None
+        key, eq, val = a.partition("=")
+        if key in ("-n", "--namespace"):
+            return val if eq else (argv[i + 1] if i + 1 < len(argv) else None)
+        if a.startswith("-n") and len(a) > 2 and not a.startswith("--"):
+            return a[2:]
+    return None
+
+
 @lru_cache(maxsize=1024)
 def _hints_of_command(cmd: str) -> dict:
     """_command_hints, worked out once per command (the sniffer and the parser both ask); never changed."""
@@ -249,8 +262,10 @@ def _hints_of_command(cmd: str) -> dict:
         return {"kind": "kernel"}
     if prog == "journalctl":
         return {"kind": "journal"}
-    if prog not in _LOG_PROGRAMS or "logs" not in argv:
+    if prog not in _LOG_PROGRAMS:
         return {}
+    if "logs" not in argv:  # kubectl create/apply/get -n NS: what it prints is about that namespace
+        return {"namespace": ns} if (ns := _namespace_flag(argv)) else {}
     h: dict = {"kind": "container"}
     positional: list[str] = []
     args = argv[argv.index("logs") + 1:]
@@ -821,7 +836,7 @@ def sniff(doc: Document) -> int:
     """LIKELY when most lines have a log shape; higher when a `kubectl logs` command or must-gather's prefix
     says so; WEAK for free text with known signatures or a log-like name. Tables, describe output and configs
     have no log shape, so their own parsers win on them."""
-    if doc.command and _command_hints(doc.command):
+    if doc.command and "kind" in _command_hints(doc.command):  # a command that prints logs (a namespace alone says nothing)
         return SURE - 10
     sample = _sample(doc.lines)
     if not sample:
