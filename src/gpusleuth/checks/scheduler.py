@@ -11,7 +11,7 @@ from gpusleuth.checks.base import check
 from gpusleuth.checks.classes import clip
 from gpusleuth.facts import Cluster, GpuInventory
 from gpusleuth.facts.cluster import GPU_RESOURCE
-from gpusleuth.facts.logs import signatures
+from gpusleuth.facts.logs import Logs, signatures
 from gpusleuth.facts.operands import OperandGraph
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import ComponentState, Fix, FixKind, Hit, Role, Severity
@@ -423,4 +423,64 @@ def gpu_pod_spec_against_schema(specs: PodSpecs) -> Iterable[Hit]:
             component=ps.obj.name,
             confidence=0.75,
             facts={"object": ps.name, "problems": [{"kind": p.kind, "path": p.dotted, "belongs": dotted(p.belongs) if p.belongs else None} for p in problems]},
+        )
+
+
+# ------------------------------------------------------------------------------------------------ SC105
+
+SIG_OUT_OF = "k8s.pod-out-of-resource"  # knowledge/signatures.toml
+_OUT_OF = re.compile(r"\bOutOf(?P<resource>(?:[a-z0-9.-]+/)?[a-z][\w.-]*)")
+
+
+@check("SC105", "pod-rejected-by-kubelet-out-of-resource")
+def pod_out_of_resource(cluster: Cluster | None = None, logs: Logs | None = None) -> Iterable[Hit]:
+    """The kubelet refused a pod already bound to its node: status `OutOf<resource>` (OutOfnvidia.com/gpu).
+
+    What it does: Finds pods whose status (or a line pasted from a pod list or its events) reads
+    `OutOf<resource>`, one finding per pod, and tells the two ways a pod gets there: the resource is one no node
+    offers (the in-tree `alpha.kubernetes.io/nvidia-gpu` Kubernetes removed in 1.11), or the node had none of it
+    free when the kubelet admitted the pod, because the pod was bound without the scheduler (`spec.nodeName`) or the
+    node's allocatable shrank after scheduling (a device plugin re-registering, GPUs marked unhealthy).
+    Why it matters: unlike a Pending pod, such a pod has failed for good on that node: it never runs, and the
+    scheduler's "Insufficient" events that would explain it never appear.
+    How to fix: ask for the resource the device plugin advertises (`nvidia.com/gpu` in resources.limits) and let
+    the scheduler place the pod (a nodeSelector, not nodeName); delete the failed pod so that its owner makes another.
+    References: https://github.com/kubernetes/kubernetes/issues/96506; https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
+    """
+    found: dict[str, tuple[str, Evidence, Pod | None]] = {}
+    for p in (cluster.pods if cluster is not None else ()):
+        m = _OUT_OF.search(p.status or "")
+        if m and p.name and p.evidence is not None:
+            found.setdefault(p.name, (m.group("resource"), p.evidence, p))
+    for mt in (logs.matches(SIG_OUT_OF) if logs is not None else ()):
+        m = _OUT_OF.search(mt.line.message)
+        name = mt.line.pod or mt.log.pod or next((w for w in mt.line.message.split() if w in found), None)
+        key = name or mt.line.artifact
+        if m and key not in found:
+            found[key] = (m.group("resource"), mt.line.evidence(), cluster.pod(name) if cluster is not None and name else None)
+    for key, (resource, ev, pod) in found.items():
+        legacy = resource == _IN_TREE_GPU
+        name = pod.name if pod is not None else (key if key != ev.artifact else None)
+        where = f"pod {name}" if name else f"a pod ({key})"
+        why = (f"{resource} is Kubernetes' in-tree GPU resource, removed in 1.11: no node offers it any more (the NVIDIA device plugin "
+               f"advertises {GPU_RESOURCE}), so a pod bound to a node with it always fails there"
+               if legacy else
+               f"the node had no {resource} free when the kubelet admitted the pod: it was bound without the scheduler (spec.nodeName), "
+               "or the node's allocatable shrank after scheduling (a device plugin re-registering, GPUs marked unhealthy)")
+        yield Hit(
+            title=f"The kubelet refused {where}: OutOf{resource}" + (" (a GPU resource no node offers)" if legacy else ""),
+            explanation=f"{ev.cite()}: the pod's status is OutOf{resource}: {why}. The pod has failed on that node for good; it does not wait.",
+            severity=Severity.ERROR,
+            role=Role.ROOT_CAUSE,
+            evidence=(ev,),
+            fixes=((Fix(FixKind.PERMANENT, f"Ask for {GPU_RESOURCE} in resources.limits instead of {resource}, and place the pod with a "
+                        "nodeSelector rather than nodeName.", ()),) if legacy else ())
+                  + ((Fix(FixKind.IMMEDIATE, "Delete the failed pod (its owner makes another), after checking the node offers the resource.",
+                          ((f"kubectl get node {pod.node} -o jsonpath='{{.status.allocatable}}'",) if pod is not None and pod.node else ())
+                          + ((f"kubectl delete pod {name}" + (f" -n {pod.namespace}" if pod.namespace else ""),) if name else ())),)),
+            node=pod.node if pod is not None else None,
+            component=name or "workload",
+            confidence=0.85 if legacy else 0.6,
+            layer=Layer.WORKLOAD if legacy else None,  # a resource name nothing offers is the pod's own mistake
+            facts={"pod": name, "resource": resource, "legacy": legacy},
         )
