@@ -294,3 +294,18 @@ def test_a_values_fragment_at_any_indentation():
     [rel] = list(parse_values.parse(doc))
     assert rel.user_values["toolkit"]["env"][0]["value"] == "/run/k3s/containerd/containerd.sock"
     assert rel.key_lines["toolkit.env.0.value"] == 4
+
+
+def test_what_a_helm_install_printed_after_its_command_is_read_too():
+    """The error helm printed under the prompt line was taken for a continuation of the command and never read."""
+    from gpusleuth.model.runtime import HelmRelease
+    from gpusleuth.model.logs import ContainerLog
+    from gpusleuth.parsers.helm import parse_set_flags
+
+    doc = Document("install.txt", ('Error: INSTALLATION FAILED: Unable to continue with install: ClusterRoleBinding "gpu-operator" in namespace "" '
+                                   "exists and cannot be imported into the current release: invalid ownership metadata",), first_line=2,
+                   command="sudo helm install --wait --generate-name -n gpu-operator --set driver.enabled=false nvidia/gpu-operator")
+    release, = [o for o in parse_set_flags.parse(doc) if isinstance(o, HelmRelease)]
+    body, = [o for o in parse_set_flags.parse(doc) if isinstance(o, ContainerLog)]
+    assert release.user_values == {"driver": {"enabled": False}} and release.namespace == "gpu-operator"
+    assert [(ln.line, ln.message[:25]) for ln in body.lines] == [(2, "Error: INSTALLATION FAILE")]

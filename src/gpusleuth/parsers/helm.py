@@ -31,6 +31,7 @@ from typing import Iterable
 
 from gpusleuth.errors import UnusableData
 from gpusleuth.model.document import Document
+from gpusleuth.model.logs import ContainerLog
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.runtime import HelmRelease
 from gpusleuth.parsers.base import LIKELY, NO, SURE, WEAK, parser
@@ -440,6 +441,8 @@ def _command_lines(doc: Document) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     if doc.command and _HELM_CMD.match(doc.command):
         out.append((doc.first_line - 1, doc.command))
+        if not _goes_on(doc.command, doc.lines[0] if doc.lines else None):
+            return out  # the lines below are what the command printed
     for i, ln in enumerate(doc.lines):
         if not out and not _HELM_CMD.match(ln):
             if ln.strip():
@@ -448,9 +451,14 @@ def _command_lines(doc: Document) -> list[tuple[int, str]]:
         if out and not ln.strip():
             break
         out.append((doc.first_line + i, ln))
-        if not ln.rstrip().endswith("\\") and (i + 1 >= len(doc.lines) or not doc.lines[i + 1].lstrip().startswith("--")):
+        if not _goes_on(ln, doc.lines[i + 1] if i + 1 < len(doc.lines) else None):
             break
     return out
+
+
+def _goes_on(line: str, nxt: str | None) -> bool:
+    """Whether the command on `line` continues on the next line (a trailing backslash, or a next line of flags)."""
+    return line.rstrip().endswith("\\") or (nxt is not None and nxt.lstrip().startswith("--"))
 
 
 def sniff_set_flags(doc: Document) -> int:
@@ -607,6 +615,13 @@ def parse_set_flags(doc: Document) -> Iterable[HelmRelease]:
     if not values and not release:
         raise UnusableData("a helm command without --set flags")
     first = lines[0][0]
+    body = []
+    if lines[-1][0] < doc.first_line + len(doc.lines) - 1:
+        from gpusleuth.parsers.logs import parse_text  # here: the log parser is large, and most helm artifacts have no body
+
+        body = [ln for ln in parse_text(doc).lines if ln.line > lines[-1][0]]
+    if body:  # what helm printed after the command (`Error: INSTALLATION FAILED: ...`) is read as any paste's lines are
+        yield ContainerLog(doc.artifact, tuple(body), kind="text")
     yield HelmRelease(
         name=release,
         namespace=namespace,
