@@ -875,7 +875,8 @@ def _nested_quotes(text: str) -> Iterator[tuple[int, str]]:
     pairs the first two marks and cuts the message. A mark that can both open and close is left alone."""
     if text.count('"') < 4:
         return
-    marks = sorted([(m.start(), 1) for m in _OPENS.finditer(text)] + [(m.start(), -1) for m in _CLOSES.finditer(text)])
+    probe = text.replace('""', "\x00\x00")  # an empty quote (namespace "") neither opens nor closes
+    marks = sorted([(m.start(), 1) for m in _OPENS.finditer(probe)] + [(m.start(), -1) for m in _CLOSES.finditer(probe)])
     depth, start, inner = 0, 0, False
     for at, step in marks:
         if step > 0:
