@@ -201,3 +201,11 @@ def test_a_quoted_message_belongs_to_whom_the_sentences_before_it_name(tmp_path)
     (f,) = [f for f in report.findings if f.code.endswith("900") and f.severity.weight >= Severity.ERROR.weight]
     assert f.component == "nvidia-vgpu-manager-daemonset" and f.layer.value == "kernel-driver", (f.component, f.layer)
     assert (f.evidence[0].artifact, f.evidence[0].line) == ("ticket.txt", 3)
+
+
+def test_a_user_pod_the_kubelet_could_not_allocate_devices_for_is_a_device_plugin_matter(tmp_path):
+    """UnexpectedAdmissionError: the kubelet's device manager could not allocate the pod's devices (kubernetes#97131)."""
+    report = _diagnose(tmp_path, "bash$ kubectl get pods\nNAME          READY   STATUS                     RESTARTS   AGE\n"
+                                 "rojin-2q6ld   0/1     UnexpectedAdmissionError   0          4s\n")
+    [f] = report.root_causes
+    assert f.code == "DP900" and f.layer.value == "device-plugin" and "rojin-2q6ld" in f.title
