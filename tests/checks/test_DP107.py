@@ -31,3 +31,11 @@ def test_silent_when_the_watcher_fails_for_another_reason_or_starts():
     assert run("DP107", facts_from({"plugin.log": other})) == []
     ok = "2022/11/14 14:40:53 Starting FS watcher.\n2022/11/14 14:40:53 Starting OS watcher.\n2022/11/14 14:40:53 Registered device plugin with Kubelet\n"
     assert run("DP107", facts_from({"plugin.log": ok})) == []
+
+
+def test_a_node_name_masked_in_the_paste_fills_no_command():
+    """Reporters mask host names (`*****/10.0.0.1` in gpu-operator#441): a command with the mask in it names nothing."""
+    p = pod("nvidia-device-plugin-daemonset-vwxgt", node="*****************************", status="CrashLoopBackOff", ready="0/1")
+    [f] = run("DP107", facts_from({"plugin.log": LOG}, p))
+    assert f.fixes[0].commands == () and "masked in the artifacts" in f.fixes[0].description
+    assert f.fixes[1].commands == ("kubectl delete pod nvidia-device-plugin-daemonset-vwxgt -n gpu-operator",)
