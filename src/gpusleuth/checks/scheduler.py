@@ -12,6 +12,7 @@ from gpusleuth.checks.classes import clip
 from gpusleuth.facts import Cluster, GpuInventory
 from gpusleuth.facts.cluster import GPU_RESOURCE
 from gpusleuth.facts.logs import Logs, signatures
+from gpusleuth.parsers.k8s_common import to_int
 from gpusleuth.facts.operands import OperandGraph
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import ComponentState, Fix, FixKind, Hit, Role, Severity
@@ -483,4 +484,55 @@ def pod_out_of_resource(cluster: Cluster | None = None, logs: Logs | None = None
             confidence=0.85 if legacy else 0.6,
             layer=Layer.WORKLOAD if legacy else None,  # a resource name nothing offers is the pod's own mistake
             facts={"pod": name, "resource": resource, "legacy": legacy},
+        )
+
+
+# ------------------------------------------------------------------------------------------------ SC106
+
+
+def _gpu_count(c: dict) -> tuple[str, int] | None:
+    """(resource, count) of the first GPU resource a container's limits (else requests) name."""
+    res = c.get("resources") if isinstance(c.get("resources"), dict) else {}
+    for part in ("limits", "requests"):
+        for k, v in (res.get(part) or {}).items() if isinstance(res.get(part), dict) else ():
+            if str(k).startswith(_GPU_PREFIXES) and (n := to_int(v)):
+                return str(k), n
+    return None
+
+
+@check("SC106", "gpus-asked-by-several-containers")
+def gpus_in_several_containers(specs: PodSpecs) -> Iterable[Hit]:
+    """Several containers of one pod each ask for a GPU: the pod needs their sum on a single node.
+
+    What it does: for every GPU pod spec (a Pod, or a workload's pod template) in which two or more app containers
+    request a GPU resource, adds up what they ask for, names each container and its count, and cites their lines.
+    Why it matters: the device plugin gives GPUs to containers, not to pods, and never shares one between
+    containers; two containers with `nvidia.com/gpu: 1` each need two GPUs on one node. On nodes with one GPU each,
+    the pod stays Pending on `Insufficient nvidia.com/gpu` while every node shows a free GPU.
+    How to fix: let only the container that runs on the GPU request it, split the work into pods of one GPU each,
+    or place the pod on a node with enough GPUs; sharing one GPU between containers needs time-slicing, MPS or MIG.
+    References: https://github.com/NVIDIA/k8s-device-plugin/issues/71; https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
+    """
+    for ps in specs.specs:
+        asks = [(c.get("name", f"#{i}"), i, got) for i, c in enumerate(ps.spec.get("containers") or ())
+                if isinstance(c, dict) and (got := _gpu_count(c))]
+        if len(asks) < 2:
+            continue
+        total = sum(n for _, _, (_, n) in asks)
+        resource = asks[0][2][0]
+        each = ", ".join(f"{name} {n}" for name, _, (_, n) in asks)
+        yield Hit(
+            title=f"{ps.name} needs {total} {resource} on one node: {len(asks)} containers each ask for their own",
+            explanation=(f"Its containers ask for {resource}: {each}. GPUs are given to containers, not to the pod, and one GPU is never "
+                         f"shared between containers, so the pod fits only a node with {total} free; on nodes with fewer it stays Pending "
+                         f"on Insufficient {resource}, whatever each node has free."),
+            severity=Severity.WARNING,
+            role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys(ps.evidence((*ps.at, "containers", i, "resources", "limits", res), f"{name}: {res}: {n}")
+                                         for name, i, (res, n) in asks)),
+            fixes=(Fix(FixKind.PERMANENT, f"Let only the container that uses the GPU request {resource} (or split the pod, one GPU each); to "
+                       "share one GPU between containers, use time-slicing, MPS or MIG.", ()),),
+            component=ps.obj.name,
+            confidence=0.6,
+            facts={"object": ps.name, "gpus": total, "containers": [name for name, _, _ in asks]},
         )

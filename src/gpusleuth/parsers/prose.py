@@ -33,8 +33,8 @@ _MACHINE = re.compile(
     r"[\w./-]+:\s*$|[\w.-]+=\S+\s+[\w.-]+=|NAME\s{2,}|\S+\s{3,}\S+\s{3,}\S+|[│|+]-{3,}|Command '[^']+' not found|"
     r"[\w.-]+: (?:command not found|error while loading shared libraries))"
 )
-_YAML_KEY = re.compile(r"^\s*[\w.\-\"]+:\s+\S")
-_KEY_ONE_VALUE = re.compile(r"^[\w.\-\"]+:\s+(?:\S+|\"[^\"]*\"|'[^']*')\s*$")  # `value: /var/lib/...`: one key, one token
+_YAML_KEY = re.compile(r"^\s*[\w.\-\"/]+:\s+\S")  # keys may hold a slash: nvidia.com/gpu, app.kubernetes.io/name
+_KEY_ONE_VALUE = re.compile(r"^[\w.\-\"/]+:\s+(?:\S+|\"[^\"]*\"|'[^']*')\s*$")  # `value: /var/lib/...`: one key, one token
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
 _MAX_SENTENCE = 300
 MAX_LINES = 3000  # a ticket is read whole up to here; beyond it a document is a log, not something a person wrote
@@ -152,7 +152,8 @@ def is_prose_line(line: str) -> bool:
         return False
     bullet = _BULLET.match(s)
     body = s[bullet.end():] if bullet else s
-    if (_YAML_KEY.match(body) and len(_WORD.findall(body)) < 5) or _KEY_ONE_VALUE.match(body):
+    code = body.split(" #", 1)[0] if _YAML_KEY.match(body) else body  # `key: 1 # requesting 1 GPU`: the comment is not the line
+    if (_YAML_KEY.match(body) and len(_WORD.findall(code)) < 5) or _KEY_ONE_VALUE.match(code):
         return False  # `key: value`, also as a YAML list item (`- name: CONTAINERD_CONFIG`)
     words = _WORD.findall(body)
     if len(words) < (2 if bullet else 4):
