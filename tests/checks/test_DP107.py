@@ -34,8 +34,20 @@ def test_silent_when_the_watcher_fails_for_another_reason_or_starts():
 
 
 def test_a_node_name_masked_in_the_paste_fills_no_command():
-    """Reporters mask host names (`*****/10.0.0.1` in gpu-operator#441): a command with the mask in it names nothing."""
+    """Reporters mask host names (`*****/10.0.0.1` in gpu-operator#441): a command with the mask in it names nothing.
+    The engine leaves such commands out of every check's fixes (analysis/engine.py `_unmasked`)."""
     p = pod("nvidia-device-plugin-daemonset-vwxgt", node="*****************************", status="CrashLoopBackOff", ready="0/1")
     [f] = run("DP107", facts_from({"plugin.log": LOG}, p))
     assert f.fixes[0].commands == () and "masked in the artifacts" in f.fixes[0].description
     assert f.fixes[1].commands == ("kubectl delete pod nvidia-device-plugin-daemonset-vwxgt -n gpu-operator",)
+
+
+def test_a_masked_name_is_left_out_of_a_python_checks_commands_too():
+    from gpusleuth.analysis.engine import _unmasked
+    from gpusleuth.model.finding import Fix, FixKind
+
+    fixes = (Fix(FixKind.IMMEDIATE, "Look at the node.", ("kubectl debug node/***** -it --image=busybox", "kubectl get pods -A")),
+             Fix(FixKind.PERMANENT, "Fix it.", ("kubectl describe node xxxxx",)), Fix(FixKind.PERMANENT, "Keep.", ("helm list -A",)))
+    first, second, third = _unmasked(fixes)
+    assert first.commands == ("kubectl get pods -A",) and "masked" in first.description
+    assert second.commands == () and third == fixes[2]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Iterator
 
@@ -10,7 +11,7 @@ from gpusleuth.checks.accounting import Explained
 from gpusleuth.errors import NotApplicable, UnusableData
 from gpusleuth.facts import Facts, Recognised
 from gpusleuth.model.document import CONTINUED, CONTINUES, KEPT_AFTER_BUDGET, Document
-from gpusleuth.model.finding import Finding, Gap
+from gpusleuth.model.finding import Finding, Fix, Gap
 from gpusleuth.model.logs import ContainerLog
 from gpusleuth.model.report import CheckOutcome
 from gpusleuth.parsers import PARSERS
@@ -313,6 +314,24 @@ def _read_fragments(doc: Document, facts: Facts) -> None:
         facts.recognised.append(Recognised(block.artifact, block.first_line, block.first_line + len(block.lines) - 1, p.kind, len(objs)))
 
 
+# A name the reporter masked before pasting (`node/*****`, `xxxxx`): a command that holds one names nothing that exists.
+_MASKED = re.compile(r"\*{3,}|(?<![\w-])[xX]{4,}(?![\w-])")
+
+
+def _unmasked(fixes: tuple[Fix, ...]) -> tuple[Fix, ...]:
+    """Every check's fixes without the commands filled from a masked name: left out, and the fix says so."""
+    if not any(_MASKED.search(c) for f in fixes for c in f.commands):
+        return fixes
+    out = []
+    for f in fixes:
+        kept = tuple(c for c in f.commands if not _MASKED.search(c))
+        if len(kept) < len(f.commands):
+            f = replace(f, commands=kept, description=f"{f.description} (A command is left out: a name it needs is masked in the "
+                                                      "artifacts; fill it in.)")
+        out.append(f)
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class Selection:
     """Codes (or layer prefixes like "KD") the user selected or ignored; empty select means all."""
@@ -375,7 +394,7 @@ def run_checks(
                     node=h.node,
                     component=h.component,
                     evidence=h.evidence,
-                    fixes=h.fixes,
+                    fixes=_unmasked(h.fixes),
                     caused_by=h.caused_by,
                     confidence=h.confidence,
                     facts=h.facts,

@@ -323,13 +323,7 @@ def clip(text: str, limit: int) -> str:
     return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "…"
 
 
-# A name the reporter masked before pasting (`*****`, `xxxx`, `<node>`, `REDACTED`): it names nothing a command can use.
-_MASKED = re.compile(r"\*{3,}|^[xX]{3,}$|^<[\w -]+>$|^\[?(?:redacted|masked|hidden)\]?$", re.IGNORECASE)
-
-
 def _render_fixes(templates: Iterable[FixTemplate], ctx: dict) -> tuple[Fix, ...]:
-    masked = {k for k, v in ctx.items() if isinstance(v, str) and _MASKED.search(v)}
-    ctx = {k: v for k, v in ctx.items() if k not in masked}  # a masked name is an unknown one
     out = []
     for t in templates:
         commands, unfilled = [], set()
@@ -342,8 +336,7 @@ def _render_fixes(templates: Iterable[FixTemplate], ctx: dict) -> tuple[Fix, ...
         desc = _fill(t.description, ctx, strict=False) or t.description
         if unfilled:
             names = ", ".join(_WHAT_IS.get(p, p) for p in sorted(unfilled))
-            why = "it is masked in the artifacts" if unfilled <= masked else "the artifacts do not show it"
-            desc += f" (Commands that need {names} are left out: {why}; fill it in.)"
+            desc += f" (Commands that need {names} are left out: the artifacts do not show it; fill it in.)"
         snippet = _fill(t.snippet, ctx, strict=False) if t.snippet else None
         out.append(Fix(t.kind, desc, tuple(commands), snippet, t.snippet_language))
     return tuple(out)
