@@ -23,6 +23,9 @@ from gpusleuth.checks.gpu_common import (
     xid_hit,
 )
 from gpusleuth.facts.gpus import GpuInventory, KernelEvents, NodeGpus
+from gpusleuth.facts.logs import Logs
+from gpusleuth.facts.prose import Prose
+from gpusleuth.knowledge.cuda_errors import capability_of
 from gpusleuth.knowledge import clock_reasons
 from gpusleuth.knowledge import xid as xid_table
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
@@ -470,3 +473,55 @@ def fabric_not_ready(inventory: GpuInventory) -> Iterable[Hit]:
                        ("systemctl status nvidia-fabricmanager", "journalctl -u nvidia-fabricmanager --no-pager | tail -50", "nv-fabricmanager --version")),),
             confidence=0.85, facts={"gpus": [g.index for g in bad], "states": states},
         )
+
+
+DCP_MIN_CC = (7, 0)  # DCGM's profiling (DCP) metrics: Volta and newer data-center GPUs
+SIG_DCGM_MODULE = "dcgm-exporter.module-not-loaded"  # knowledge/signatures.toml
+
+
+@check("HW020", "profiling-metrics-unsupported-on-gpu")
+def profiling_unsupported(logs: Logs, inventory: GpuInventory | None = None, prose: Prose | None = None) -> Iterable[Hit]:
+    """DCGM's profiling metrics (DCGM_FI_PROF_*) are off because the GPU is older than Volta: nothing to fix in software.
+
+    What it does: when dcgm-exporter (or DCGM) says its profiling module is not loaded (`Not collecting DCP
+    metrics: This request is serviced by a module of DCGM that is not currently loaded`) and the node's GPU model
+    is known (nvidia-smi, NVML, GFD's gpu.product label, or a model the ticket names), looks the model up in the
+    compute-capability table: below 7.0 (Maxwell, Pascal) the GPU has no profiling counters DCGM can read.
+    Why it matters: DCGM_FI_PROF_GR_ENGINE_ACTIVE, SM activity and tensor-pipe metrics are simply absent on such
+    GPUs while DCGM_FI_DEV_GPU_UTIL works; upgrading DCGM or the exporter, or restarting nv-hostengine, does not
+    bring them back.
+    How to fix: use the DCGM_FI_DEV_* fields (GPU utilisation, memory) on these nodes, and take the profiling
+    fields out of their exporter's metric list to stop the noise; profiling metrics need a Volta or newer GPU.
+    References: https://github.com/NVIDIA/dcgm-exporter/issues/395; https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/feature-overview.html#profiling
+    """
+    ms = logs.matches(SIG_DCGM_MODULE)
+    if not ms:
+        return
+    models: list[tuple[str, object, str | None]] = []  # (model, evidence, node)
+    for ng in (inventory.nodes if inventory is not None else ()):
+        if ng.product and ng.product_evidence is not None:
+            models.append((ng.product, ng.product_evidence, ng.node))
+    if not models and prose is not None:
+        models = [(st.value, st.evidence, None) for st in prose.stated_of("gpu")]
+    for model, ev, node in models:
+        cap = capability_of(model)
+        if cap is None or tuple(int(x) for x in cap.cc.split(".")) >= DCP_MIN_CC:
+            continue
+        line = ms[-1].line
+        yield Hit(
+            title=f"Profiling metrics are not available on {model} ({cap.arch}, compute capability {cap.cc}): DCGM needs Volta or newer",
+            explanation=(f"{line.evidence().cite()}: \"{line.message.strip()[:200]}\". The GPU is {model}{' on ' + node if node else ''} "
+                         f"({ev.cite()}), a {cap.arch} part: DCGM's profiling module only runs on Volta (7.0) and newer data-center GPUs, "
+                         "so the DCGM_FI_PROF_* fields stay empty whatever the DCGM or exporter version. The device-level fields "
+                         "(DCGM_FI_DEV_*) still work."),
+            severity=Severity.WARNING,
+            role=Role.ROOT_CAUSE,
+            evidence=(line.evidence(), ev),
+            fixes=(Fix(FixKind.PERMANENT, "Use DCGM_FI_DEV_GPU_UTIL and the other DCGM_FI_DEV_* fields on these nodes, and remove the "
+                       "DCGM_FI_PROF_* fields from their exporter's metrics CSV.", ()),),
+            node=node,
+            component="nvidia-dcgm-exporter",
+            confidence=0.8 if node else 0.6,
+            facts={"model": model, "compute_capability": cap.cc, "arch": cap.arch},
+        )
+        return
