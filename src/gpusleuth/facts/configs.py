@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.model.configs import CdiSpec
 
@@ -19,7 +18,4 @@ class CdiSpecs:
 
 @combiner(CdiSpecs)
 def build_cdi_specs(facts: Facts) -> CdiSpecs:
-    specs = facts.all(CdiSpec)
-    if not specs:
-        raise NotApplicable("no CDI spec (/etc/cdi, /var/run/cdi) in the artifacts")
-    return CdiSpecs(specs)
+    return CdiSpecs(facts.present(CdiSpec, "no CDI spec (/etc/cdi, /var/run/cdi) in the artifacts"))

@@ -237,10 +237,8 @@ class DeviceCgroups:
 
 @combiner(DeviceCgroups)
 def build_device_cgroups(facts: Facts) -> DeviceCgroups:
-    lists = facts.all(DeviceCgroupRules)
-    if not lists:
-        raise NotApplicable("no device cgroup rules (cat /sys/fs/cgroup/devices/devices.list in the container) in the artifacts")
-    return DeviceCgroups(tuple(lists))
+    return DeviceCgroups(tuple(facts.present(DeviceCgroupRules, "no device cgroup rules (cat /sys/fs/cgroup/devices/devices.list in the "
+                                                                 "container) in the artifacts")))
 
 
 @dataclass(frozen=True)
@@ -252,7 +250,5 @@ class LibraryListings:
 
 @combiner(LibraryListings)
 def build_library_listings(facts: Facts) -> LibraryListings:
-    listings = facts.all(DriverLibraries)
-    if not listings:
-        raise NotApplicable("no listing of the driver libraries (ls -l of the library directory, libnvidia-ml.so.*) in the artifacts")
-    return LibraryListings(tuple(listings))
+    return LibraryListings(tuple(facts.present(DriverLibraries, "no listing of the driver libraries (ls -l of the library directory, "
+                                                                "libnvidia-ml.so.*) in the artifacts")))

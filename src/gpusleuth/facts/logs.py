@@ -26,7 +26,6 @@ from typing import Iterable, Iterator, Sequence
 import re2
 
 from gpusleuth import parallel
-from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import table
 from gpusleuth.knowledge.message_catalogue import catalogue, compiled
@@ -207,9 +206,7 @@ def messages_text(log: ContainerLog) -> str:
 
 @combiner(Logs)
 def build_logs(facts: Facts) -> Logs:
-    logs = facts.all(ContainerLog)
-    if not logs:
-        raise NotApplicable("no container or kernel logs in the artifacts")
+    logs = facts.present(ContainerLog, "no container or kernel logs in the artifacts")
     sigs, matcher = signatures()
     by_id: dict[str, list[Match]] = defaultdict(list)
     by_tag: dict[str, list[Match]] = defaultdict(list)

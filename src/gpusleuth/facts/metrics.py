@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpusleuth.errors import NotApplicable
 from gpusleuth.facts.store import Facts, combiner
 from gpusleuth.knowledge import clock_reasons
 from gpusleuth.model.gpu import EccCounts, GpuDevice, GpuMetricSample, XidEvent, short_pci
@@ -99,7 +98,4 @@ def _opt_int(v: float | None) -> int | None:
 
 @combiner(GpuMetrics)
 def build_metrics(facts: Facts) -> GpuMetrics:
-    samples = facts.all(GpuMetricSample)
-    if not samples:
-        raise NotApplicable("no dcgm-exporter scrape in the artifacts")
-    return GpuMetrics(samples)
+    return GpuMetrics(facts.present(GpuMetricSample, "no dcgm-exporter scrape in the artifacts"))

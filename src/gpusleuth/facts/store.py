@@ -72,6 +72,14 @@ class Facts:
                 out.extend(objs)
         return out
 
+    def present(self, cls: type[T], missing: str) -> list[T]:
+        """Every parsed object of this type, for a combiner that has nothing to combine without them: NotApplicable
+        with `missing` (the gap the report lists) when there is none."""
+        objs = self.all(cls)
+        if not objs:
+            raise NotApplicable(missing)
+        return objs
+
     def get(self, cls: type[T]) -> T:
         """A combined view; raises NotApplicable when there is nothing to combine."""
         if cls in self._combined:
