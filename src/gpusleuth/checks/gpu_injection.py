@@ -3,9 +3,7 @@ runtime, CDI, no GPU requested) apart from "the driver really is too old", from 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from functools import cache
 from typing import Iterable
 
 from gpusleuth.checks.base import check
@@ -13,7 +11,7 @@ from gpusleuth.checks.classes import clip
 from gpusleuth.checks.cuda_runtime import needs_of
 from gpusleuth.facts import Cluster, Configuration, GpuInventory, Logs, RuntimeSetup
 from gpusleuth.facts.configuration import truthy
-from gpusleuth.facts.logs import Match, signatures
+from gpusleuth.facts.logs import Match, signature_pattern
 from gpusleuth.facts.operands import spec_for
 from gpusleuth.knowledge import versions
 from gpusleuth.model.evidence import Evidence
@@ -180,7 +178,7 @@ def _driver_missing(logs: Logs, cluster: Cluster) -> Iterable[tuple[Pod, str, Ev
         if pod is not None:
             seen.add((pod.namespace, pod.name))
             yield pod, m.line.message, m.line.evidence()
-    rx = _pattern(SIGNATURE)
+    rx = signature_pattern(SIGNATURE)
     for e in cluster.events:
         name = e.object.rsplit("/", 1)[-1] if e.object and e.object.lower().startswith("pod/") else None
         pod = cluster.pod(name) if name else None
@@ -193,9 +191,6 @@ def _driver_missing(logs: Logs, cluster: Cluster) -> Iterable[tuple[Pod, str, Ev
 SIGNATURE = "workload.driver-not-in-container"
 
 
-@cache
-def _pattern(sid: str) -> re.Pattern:
-    return re.compile(next(s.pattern for s in signatures()[0] if s.id == sid))
 
 
 @check("WL102", "gpu-pod-started-without-nvidia-runtime")

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from functools import cache
 from typing import Iterable
 
 from gpusleuth.checks.base import check
 from gpusleuth.checks.classes import clip
 from gpusleuth.facts import Cluster, GpuInventory
 from gpusleuth.facts.cluster import GPU_RESOURCE
-from gpusleuth.facts.logs import Logs, signatures
+from gpusleuth.facts.logs import Logs, signature_pattern
 from gpusleuth.parsers.k8s_common import to_int
 from gpusleuth.facts.operands import OperandGraph
 from gpusleuth.model.evidence import Evidence
@@ -139,12 +138,6 @@ def _pending_hit(cluster: Cluster, ns: str | None, name: str | None, evs: list[E
 _TAINT_ITEM = re.compile(r"\{(?P<key>[^:}]+):\s*(?P<value>[^}]*)\}")
 
 
-@cache
-def _rx(sig_id: str) -> re.Pattern:
-    sig = next(s for s in signatures()[0] if s.id == sig_id)
-    return re.compile(sig.pattern)
-
-
 def _wants_gpu(p: Pod) -> bool:
     return (p.gpu_request or 0) > 0 or any(k.startswith("nvidia.com/") for k in p.resource_requests)
 
@@ -155,7 +148,7 @@ def _gpu_node(n: Node) -> bool:
 
 
 def _failed_scheduling(cluster: Cluster, sig_id: str) -> Iterable[tuple[Pod, Event]]:
-    rx = _rx(sig_id)
+    rx = signature_pattern(sig_id)
     seen: set[str] = set()
     for e in reversed(cluster.events):
         if e.reason != "FailedScheduling" and "nodes are available" not in e.message:
@@ -429,8 +422,7 @@ def gpu_pod_spec_against_schema(specs: PodSpecs) -> Iterable[Hit]:
 
 # ------------------------------------------------------------------------------------------------ SC105
 
-SIG_OUT_OF = "k8s.pod-out-of-resource"  # knowledge/signatures.toml
-_OUT_OF = re.compile(r"\bOutOf(?P<resource>(?:[a-z0-9.-]+/)?[a-z][\w.-]*)")
+SIG_OUT_OF = "k8s.pod-out-of-resource"  # knowledge/signatures.toml: its pattern also reads a pod's status
 
 
 @check("SC105", "pod-rejected-by-kubelet-out-of-resource")
@@ -448,13 +440,14 @@ def pod_out_of_resource(cluster: Cluster | None = None, logs: Logs | None = None
     the scheduler place the pod (a nodeSelector, not nodeName); delete the failed pod so that its owner makes another.
     References: https://github.com/kubernetes/kubernetes/issues/96506; https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
     """
+    out_of = signature_pattern(SIG_OUT_OF)
     found: dict[str, tuple[str, Evidence, Pod | None]] = {}
     for p in (cluster.pods if cluster is not None else ()):
-        m = _OUT_OF.search(p.status or "")
+        m = out_of.search(p.status or "")
         if m and p.name and p.evidence is not None:
             found.setdefault(p.name, (m.group("resource"), p.evidence, p))
     for mt in (logs.matches(SIG_OUT_OF) if logs is not None else ()):
-        m = _OUT_OF.search(mt.line.message)
+        m = out_of.search(mt.line.message)
         name = mt.line.pod or mt.log.pod or next((w for w in mt.line.message.split() if w in found), None)
         key = name or mt.line.artifact
         if m and key not in found:

@@ -9,7 +9,7 @@ from typing import Iterable
 from gpusleuth.checks.base import check
 from gpusleuth.checks.classes import clip
 from gpusleuth.facts.cluster import Cluster
-from gpusleuth.facts.logs import Logs
+from gpusleuth.facts.logs import Logs, signature_pattern
 from gpusleuth.facts.sharing import SharingConfigs
 from gpusleuth.checks.gpu_common import xid_groups, xid_hit
 from gpusleuth.facts.gpus import GpuInventory, KernelEvents
@@ -315,7 +315,6 @@ def shared_resource_name(cluster: Cluster) -> Iterable[Hit]:
 
 
 SIG_INVALID = "k8s.object-invalid"  # knowledge/signatures.toml; explained by knowledge/api_validation.toml
-_rx = cache(re.compile)
 
 
 @cache
@@ -342,7 +341,7 @@ def object_rejected(logs: Logs) -> Iterable[Hit]:
     stack, rules = _validation()
     seen: dict[tuple, list] = {}
     for m in logs.matches(SIG_INVALID):
-        g = _rx(m.signature.pattern).search(m.line.message)
+        g = signature_pattern(SIG_INVALID).search(m.line.message)
         if g is None or g.group("kind") in stack:
             continue
         seen.setdefault((g.group("kind"), g.group("name")), []).append((m, g))

@@ -17,6 +17,7 @@ facts/errors.py can match become LogLines.
 from __future__ import annotations
 
 import os
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cache
@@ -69,6 +70,12 @@ def signatures() -> tuple[tuple[Signature, ...], "re2.Set"]:
         matcher.Add(s.pattern)
     matcher.Compile()
     return sigs, matcher
+
+
+@cache
+def signature_pattern(sig_id: str) -> re.Pattern:
+    """One signature's pattern, compiled for a check that reads its named groups (or matches it on a pod status)."""
+    return re.compile(next(s.pattern for s in signatures()[0] if s.id == sig_id))
 
 
 USE_HYPERSCAN = True  # when the wheel is installed; bench/bench_scan.py and the tests turn it off to compare
