@@ -371,10 +371,11 @@ def _pod_errors(cluster: Cluster, out: list[ErrorLine]) -> None:
         status = p.status or p.phase or ""
         spec = spec_for(p)
         comp = spec.name if spec else p.name
-        # a pod of no known operand: its status's own words may name the layer (UnexpectedAdmissionError: device allocation)
-        layer = spec.layer if spec else (shaped[1] if (shaped := shape_of(status)) else None)
+        bad = _BAD_STATUS.search(status) is not None
+        # a failing pod of no known operand: its status's own words may name the layer (UnexpectedAdmissionError: device allocation)
+        layer = spec.layer if spec else (shaped[1] if bad and (shaped := shape_of(status)) else None)
         ev = p.evidence or Evidence("pods", None, f"{p.name} {status}")
-        if _BAD_STATUS.search(status):
+        if bad:
             out.append(ErrorLine(ev, f"pod {p.name} is {status}", "error", "status", comp, "pod", layer, p.name, p.namespace, node=p.node, last=True))
         elif status == "Pending":
             out.append(ErrorLine(ev, f"pod {p.name} is Pending", "warning", "status", comp, "pod", layer or Layer.SCHEDULER, p.name,
