@@ -26,6 +26,7 @@ from gpusleuth.facts.gpus import GpuInventory, KernelEvents, NodeGpus
 from gpusleuth.facts.logs import Logs
 from gpusleuth.facts.prose import Prose
 from gpusleuth.knowledge.cuda_errors import capability_of
+from gpusleuth.knowledge.versions import vtuple
 from gpusleuth.knowledge import clock_reasons
 from gpusleuth.knowledge import xid as xid_table
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
@@ -505,7 +506,7 @@ def profiling_unsupported(logs: Logs, inventory: GpuInventory | None = None, pro
         models = [(st.value, st.evidence, None) for st in prose.stated_of("gpu")]
     for model, ev, node in models:
         cap = capability_of(model)
-        if cap is None or tuple(int(x) for x in cap.cc.split(".")) >= DCP_MIN_CC:
+        if cap is None or vtuple(cap.cc) >= DCP_MIN_CC:
             continue
         line = ms[-1].line
         yield Hit(

@@ -35,6 +35,7 @@ from gpusleuth.model.logs import ContainerLog
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.runtime import HelmRelease
 from gpusleuth.parsers.base import LIKELY, NO, SURE, WEAK, parser
+from gpusleuth.parsers.logs import parse_text
 from gpusleuth.parsers.yamlsafe import compose_one, node_paths, safe_load_all
 from gpusleuth.sources.text import ByteLines
 
@@ -615,11 +616,7 @@ def parse_set_flags(doc: Document) -> Iterable[HelmRelease]:
     if not values and not release:
         raise UnusableData("a helm command without --set flags")
     first = lines[0][0]
-    body = []
-    if lines[-1][0] < doc.first_line + len(doc.lines) - 1:
-        from gpusleuth.parsers.logs import parse_text  # here: the log parser is large, and most helm artifacts have no body
-
-        body = [ln for ln in parse_text(doc).lines if ln.line > lines[-1][0]]
+    body = [ln for ln in parse_text(doc).lines if ln.line > lines[-1][0]] if lines[-1][0] < doc.first_line + len(doc.lines) - 1 else []
     if body:  # what helm printed after the command (`Error: INSTALLATION FAILED: ...`) is read as any paste's lines are
         yield ContainerLog(doc.artifact, tuple(body), kind="text")
     yield HelmRelease(

@@ -152,8 +152,9 @@ def is_prose_line(line: str) -> bool:
         return False
     bullet = _BULLET.match(s)
     body = s[bullet.end():] if bullet else s
-    code = body.split(" #", 1)[0] if _YAML_KEY.match(body) else body  # `key: 1 # requesting 1 GPU`: the comment is not the line
-    if (_YAML_KEY.match(body) and len(_WORD.findall(code)) < 5) or _KEY_ONE_VALUE.match(code):
+    keyed = _YAML_KEY.match(body) is not None
+    code = body.split(" #", 1)[0] if keyed else body  # `key: 1 # requesting 1 GPU`: the comment is not the line
+    if (keyed and len(_WORD.findall(code)) < 5) or _KEY_ONE_VALUE.match(code):
         return False  # `key: value`, also as a YAML list item (`- name: CONTAINERD_CONFIG`)
     words = _WORD.findall(body)
     if len(words) < (2 if bullet else 4):
