@@ -18,3 +18,17 @@ def test_silent_when_cdi_injection_works():
     ok = JOURNAL.replace('level=error msg="RunPodSandbox for &PodSandboxMetadata{Name:cuda-vectoradd,Uid:8a0c,Namespace:default,} failed" error="failed to inject CDI devices: unresolvable CDI devices nvidia.com/gpu=all"',
                          'level=info msg="RunPodSandbox for &PodSandboxMetadata{Name:cuda-vectoradd,Uid:8a0c,Namespace:default,} returns sandbox id \\"4f1c\\""')
     assert run("TK104", facts_from({"containerd.log": ok})) == []
+
+
+def test_the_device_name_stops_where_the_name_ends():
+    """Go wraps the error (`...=all: unknown`), kubelet lists several names, pastes add quotes and backticks."""
+    lines = {
+        'error="failed to inject CDI devices: unresolvable CDI devices nvidia.com/gpu=all"': "nvidia.com/gpu=all",
+        "failed to inject CDI devices: unresolvable CDI devices management.nvidia.com/gpu=all: unknown": "management.nvidia.com/gpu=all",
+        "`failed to inject CDI devices: unresolvable CDI devices management.nvidia.com/gpu=all` (~729 restarts)": "management.nvidia.com/gpu=all",
+        "unresolvable CDI devices management.nvidia.com/gpu=0, management.nvidia.com/gpu=1": "management.nvidia.com/gpu=0",
+        "(unresolvable CDI devices k8s.gpu.nvidia.com/device=gpu-1)": "k8s.gpu.nvidia.com/device=gpu-1",
+    }
+    for line, device in lines.items():
+        [f] = run("TK104", facts_from({"events.txt": f"Warning  Failed  10s  kubelet  Error: {line}\n"}))
+        assert f"CDI device {device} cannot be resolved" in f.title, (line, f.title)
