@@ -67,7 +67,7 @@ def _normalise_line_by_line(raw: str) -> tuple[list[str], list[str]]:
     quoted = nonblank and sum(1 for ln in nonblank if text._QUOTE.match(ln)) >= 0.6 * len(nonblank)
     out, cut = [], 0
     for ln in lines:
-        if quoted:
+        if quoted or (text._QUOTE.match(ln) and not text._is_gt_prompt(ln)):  # a quote among prose, not a `>` prompt
             ln = text._QUOTE.sub("", ln, count=1)
         if text._FENCE.match(ln):
             ln = ""

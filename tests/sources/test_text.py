@@ -33,10 +33,15 @@ def test_markdown_quotes_crlf_and_fences_are_undone_without_moving_lines():
     assert lines == ["", "NAME   READY", "pod-a  1/1", ""]
 
 
-def test_quote_prefix_only_stripped_when_most_lines_are_quoted():
-    text = "plain line\n> one quote\nanother plain\nmore plain\n"
+def test_a_quote_among_prose_is_undone_but_a_gt_prompt_is_kept():
+    """A comment quoting a log's lines between its sentences: the lines are read without the marker. A lone
+    `> kubectl ...` among plain lines is a `>` prompt before a command, and stays one."""
+    text = ("I see it too.\n\nFrom the toolkit log:\n\n"
+            "> E0105 19:55:43.488469 1 nvc_ldcache.c:384] could not start /sbin/ldconfig\n\nconfig has the default.\n"
+            "> kubectl get pods -n gpu-operator\n> sudo nvidia-smi\n")
     lines, _ = normalise(text)
-    assert lines[1] == "> one quote"
+    assert lines[4] == "E0105 19:55:43.488469 1 nvc_ldcache.c:384] could not start /sbin/ldconfig"
+    assert lines[7:] == ["> kubectl get pods -n gpu-operator", "> sudo nvidia-smi"]
 
 
 def test_toml_comment_is_not_a_prompt():

@@ -315,6 +315,21 @@ def _not_text(text: str, codec: str) -> str | None:
     return None
 
 
+class FencedLines(list):
+    """Lines of a Markdown paste whose code fences were blanked, and where each fenced block closed (line indexes):
+    a command pasted inside a block has its output end there, and what follows is the paste's own text."""
+
+    closing_fences: tuple[int, ...] = ()
+
+
+def _is_gt_prompt(line: str) -> bool:
+    """`> kubectl get pods`: a `>` prompt before a command gpusleuth knows, not a Markdown quote."""
+    words = _QUOTE.sub("", line, count=1).split(None, 2)
+    if words and words[0] == "sudo":
+        words = words[1:]
+    return bool(words) and words[0].rsplit("/", 1)[-1] in _KNOWN_PROGRAMS
+
+
 def normalise(text: str) -> tuple[list[str], list[str]]:
     """Lines with CRLF, Markdown quoting and code fences undone; and notes on what was cut.
 
@@ -330,8 +345,12 @@ def normalise(text: str) -> tuple[list[str], list[str]]:
         nonblank = sum(1 for ln in lines if ln.strip())
         if sum(1 for ln in lines if _QUOTE.match(ln)) >= 0.6 * nonblank:
             lines = [_QUOTE.sub("", ln, count=1) for ln in lines]
+        else:  # a comment quoting a few log lines among its prose; `> kubectl ...` is a prompt, kept as written
+            lines = [_QUOTE.sub("", ln, count=1) if _QUOTE.match(ln) and not _is_gt_prompt(ln) else ln for ln in lines]
     if ("`" in text and "```" in text) or ("~" in text and "~~~" in text):  # one character first: a memchr scan
-        lines = ["" if _FENCE.match(ln) else ln for ln in lines]
+        fences = [i for i, ln in enumerate(lines) if _FENCE.match(ln)]
+        lines = FencedLines("" if _FENCE.match(ln) else ln for ln in lines)
+        lines.closing_fences = tuple(fences[1::2])
     if max(map(len, lines), default=0) > MAX_LINE:
         cut = sum(1 for ln in lines if len(ln) > MAX_LINE and not _json_line(ln))
         lines = [ln if len(ln) <= MAX_LINE or _json_line(ln) else ln[:MAX_LINE] for ln in lines]
@@ -617,10 +636,14 @@ def split_documents(artifact: str, lines: list[str], meta: dict | None = None) -
     docs = []
     if any(ln.strip() for ln in lines[: cuts[0][0]]):
         docs.append(Document(artifact, frozen(lines[: cuts[0][0]]), 1, meta=meta))
+    closes = getattr(lines, "closing_fences", ())
     for n, (i, cmd, path) in enumerate(cuts):
         end = cuts[n + 1][0] if n + 1 < len(cuts) else len(lines)
-        body = lines[i + 1 : end]
+        close = next((c for c in closes if i < c < end), None)  # the fenced block the command was pasted in closed
+        body = lines[i + 1 : close if close is not None else end]
         if any(ln.strip() for ln in body) or _SETS_VALUES.match(cmd):
             # a `helm install ... --set ...` pasted alone is itself the config: keep it without output
             docs.append(Document(artifact, frozen(body), i + 2, command=cmd, path_hint=path, meta=meta))
+        if close is not None and any(ln.strip() for ln in lines[close + 1 : end]):
+            docs.append(Document(artifact, frozen(lines[close + 1 : end]), close + 2, meta=meta))
     return docs
