@@ -18,11 +18,14 @@ from gpusleuth.checks.base import check
 from gpusleuth.checks.container_runtime import main_handler, misdirected_only, missing_in_used, target_fixes
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.configuration import Configuration
+from gpusleuth.facts.gpus import GpuInventory
+from gpusleuth.facts.host import HostFacts
 from gpusleuth.facts.logs import Logs
 from gpusleuth.facts.runtime import TOOLKIT_DAEMONSET, HandlerErrors, RuntimeSetup, toolkit_knowledge
 from gpusleuth.knowledge import table
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
+from gpusleuth.model.gpu import UNREACHABLE
 from gpusleuth.model.k8s import Pod
 from gpusleuth.model.logs import LogLine
 from gpusleuth.checks.stated_common import platform_fixes, platform_note, stated_hits
@@ -299,3 +302,56 @@ def stated_toolkit_symptom(prose: Prose | None = None, platform: Platform | None
     References: knowledge/phrases.toml (each symptom row lists the public tickets it was learned from)
     """
     yield from stated_hits(prose, Layer.CONTAINER_TOOLKIT, platform)
+
+
+_IN_CONTAINER_SAYS = {
+    "library-not-found": "cannot find the NVML library",
+    "driver-not-loaded": "cannot talk to the NVIDIA driver",
+    "no-devices": "finds no GPU",
+}
+
+
+@check("TK105", "driver-unreachable-inside-container")
+def driver_unreachable_in_container(inventory: GpuInventory, host: HostFacts | None = None) -> Iterable[Hit]:
+    """nvidia-smi run inside a container cannot reach the driver, while nothing shows the node's driver down.
+
+    What it does: finds nvidia-smi's "couldn't find libnvidia-ml.so", "couldn't communicate with the NVIDIA
+    driver" and "No devices were found" in the output of a command that ran it in a container (`docker run`,
+    `podman run`, `kubectl exec`, `ctr run`...), and reports them unless the same node's own nvidia-smi failed
+    too or its lsmod shows no nvidia module (then the driver is the cause: UD005).
+    Why it matters: inside a container these lines are about what the runtime gave the container: the driver's
+    libraries and device nodes are injected at start by the toolkit's hook or a CDI spec. A node whose driver
+    works still gives a container none of it when the container did not run under the NVIDIA runtime, when the
+    hook cannot find the driver, or when its ldconfig step fails, and reinstalling the driver changes nothing.
+    How to fix: run nvidia-smi on the node itself; if it works, look at the injection: which runtime started
+    the container, the toolkit's log (/var/log/nvidia-container-toolkit.log with debug on), what
+    `nvidia-container-cli -k -d /dev/tty info` finds, and the ldconfig setting in
+    /etc/nvidia-container-runtime/config.toml.
+    References: https://github.com/NVIDIA/nvidia-docker/issues/1163; https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/troubleshooting.html
+    """
+    for ng in inventory.nodes:
+        inside = [e for e in ng.errors if e.run_in and e.kind in UNREACHABLE]
+        if not inside:
+            continue
+        h = host.for_node(ng.node) if host is not None else None
+        if any(e.kind in UNREACHABLE and not e.run_in for e in ng.errors) or (h is not None and h.loaded("nvidia") is False):
+            continue  # the node's own view shows the driver down: UD005 reports it
+        first = inside[0]
+        loaded = (f" The {h.modules.source} of the node lists the nvidia module." if h is not None and h.loaded("nvidia") else "")
+        yield Hit(
+            title=f"nvidia-smi inside a container {_IN_CONTAINER_SAYS[first.kind]}",
+            explanation=f"{first.evidence.cite() if first.evidence else 'The output'}: \"{first.message}\", printed by `{first.run_in}`, "
+                        "which ran it in a container. There it says what the container was given, not what the node has: "
+                        "the driver's libraries and device nodes are injected when the container starts (the toolkit's hook "
+                        "or a CDI spec), and nothing in the artifacts shows the node's driver down." + loaded,
+            severity=Severity.ERROR, role=Role.ROOT_CAUSE, node=ng.node, component="nvidia-container-toolkit", confidence=0.65,
+            evidence=tuple(dict.fromkeys(e.evidence for e in inside if e.evidence)),
+            fixes=(
+                Fix(FixKind.IMMEDIATE, "Run nvidia-smi on the node itself, then see what the toolkit finds of the driver.",
+                    ("nvidia-smi", "nvidia-container-cli -k -d /dev/tty info")),
+                Fix(FixKind.PERMANENT, "Fix the injection the toolkit's view points at: the container's runtime (the NVIDIA runtime or "
+                                       "a CDI device), the toolkit's driver root, and the ldconfig setting in "
+                                       "/etc/nvidia-container-runtime/config.toml.", ()),
+            ),
+            facts={"kind": first.kind, "command": first.run_in},
+        )

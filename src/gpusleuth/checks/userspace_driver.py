@@ -18,13 +18,13 @@ from gpusleuth.facts.configuration import Configuration
 from gpusleuth.facts.host import HostFacts, LibraryListings
 from gpusleuth.knowledge import versions
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
+from gpusleuth.model.gpu import UNREACHABLE
 from gpusleuth.model.layers import Layer
 from gpusleuth.checks.stated_common import stated_hits
 from gpusleuth.facts.prose import STATED_CONFIDENCE, Prose
 
 NEAR_EOL = timedelta(days=180)  # warn this long before a branch's end of life
 _LOST = ("gpu-lost", "unknown-error", "reset-required")
-_UNREACHABLE = ("driver-not-loaded", "library-not-found", "no-devices")
 
 
 @check("UD001", "nvml-gpu-unreadable")
@@ -187,7 +187,7 @@ def cannot_reach_driver(inventory: GpuInventory | None = None, kernel: KernelEve
     What it does: finds "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver", "No
     devices were found", NVML's Driver Not Loaded / Library Not Found, and nouveau (the open-source driver)
     holding the GPU in the kernel log; the node's lsmod, when the artifacts have it, says whether the nvidia
-    module is loaded at all.
+    module is loaded at all. The same lines from a tool run inside a container are TK105's.
     Why it matters: with no driver, nothing above works: the toolkit, the device plugin and every pod fail.
     How to fix: check that the nvidia module is loaded (lsmod | grep nvidia) and why not (the driver container's
     log, dmesg); blacklist nouveau and rebuild the initramfs if it is loaded.
@@ -195,7 +195,7 @@ def cannot_reach_driver(inventory: GpuInventory | None = None, kernel: KernelEve
     """
     nodes: dict = {}
     for ng in (inventory.nodes if inventory else []):
-        errs = [e for e in ng.errors if e.kind in _UNREACHABLE]
+        errs = [e for e in ng.errors if e.kind in UNREACHABLE and not e.run_in]  # inside a container: TK105
         if errs:
             nodes.setdefault(ng.node, {"errors": [], "nouveau": []})["errors"].extend(errs)
     for e in (kernel.of_kind("nouveau") if kernel else []):

@@ -131,6 +131,11 @@ class GpuError:
     gpu_index: int | None = None
     function: str | None = None  # the NVML call or nvidia-smi field that failed
     evidence: Evidence | None = None
+    run_in: str | None = None  # the container command (`docker run ...`, `kubectl exec ...`) the tool ran under
+
+
+# Kinds of GpuError that say the caller cannot reach the driver at all (nothing about one GPU).
+UNREACHABLE = frozenset({"driver-not-loaded", "library-not-found", "no-devices"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -140,13 +140,21 @@ def _error_line(line: str) -> tuple[str, str, str | None] | None:
     return None
 
 
+# A command that runs its program in a container: what nvidia-smi says there is about the container's view of the
+# driver (what the runtime injected), not the node's.
+_IN_CONTAINER = re.compile(
+    r"^(?:sudo\s+(?:-\S+\s+)*)?(?:\S*/)?(?:docker|podman|nerdctl|ctr|crictl|kubectl|oc|k|apptainer|singularity)\s(?:.*\s)?(?:run|exec)\s"
+)
+
+
 def _errors(doc: Document) -> list[GpuError]:
     out = []
+    run_in = doc.command if doc.command and _IN_CONTAINER.match(doc.command) else None
     for i, line in enumerate(doc.lines):
         hit = _error_line(line) if len(line) < 400 else None
         if hit:
             kind, msg, pci = hit
-            out.append(GpuError(kind, msg, pci_bus_id=pci, evidence=doc.evidence(i)))
+            out.append(GpuError(kind, msg, pci_bus_id=pci, evidence=doc.evidence(i), run_in=run_in))
     return out
 
 
