@@ -79,3 +79,29 @@ def test_silent_when_the_driver_really_is_too_old():
     p = _pod("nvidia/cuda:12.2.0-base-ubuntu22.04", resource_requests={"nvidia.com/gpu": 1})
     assert run("CU101", facts_from({"pod.log": VECTORADD, "smi.txt": old}, p)) == []
     assert run("CU001", facts_from({"pod.log": VECTORADD, "smi.txt": old}, p))  # the old driver is CU001's finding
+
+
+MANIFEST = """\
+$ cat cuda-vectoradd.yaml
+apiVersion: v1
+kind: Pod
+metadata:
+  name: cuda-vectoradd
+spec:
+  restartPolicy: OnFailure
+  containers:
+  - name: cuda-vectoradd
+    image: "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda11.7.1-ubuntu20.04"
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+"""
+
+
+def test_a_pod_spec_without_runtime_class_makes_not_injected_the_likely_reading():
+    [f] = run("CU101", facts_from({"pod.log": VECTORADD, "pod.yaml": MANIFEST}))
+    assert f.confidence == 0.6 and f.layer.value == "workload" and "no runtimeClassName" in f.title
+    assert "pod.yaml:" in " ".join(cites(f)) and "command not found" in f.explanation
+    with_class = MANIFEST.replace("spec:\n", "spec:\n  runtimeClassName: nvidia\n")
+    [g] = run("CU101", facts_from({"pod.log": VECTORADD, "pod.yaml": with_class}))
+    assert g.confidence == 0.5  # it names the runtime class: both readings stay open

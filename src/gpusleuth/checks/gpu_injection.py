@@ -138,6 +138,15 @@ def cuda_insufficient_driver_explained(logs: Logs, cluster: Cluster | None = Non
             evidence += [need.evidence, drv_ev]
             title = f"{where}: driver {driver} (CUDA {max_cuda}) runs CUDA {need.label}, so the GPU was not injected into the container"
             confidence = 0.8
+        elif pod is not None and pod.manifest is not None and not pod.runtime_class and _wants_gpu(pod) and spec_for(pod) is None:
+            why = (f"its node's driver is not in the artifacts, but the pod's spec{f' ({pod.evidence.cite()})' if pod.evidence else ''} requests "
+                   "a GPU and names no runtimeClassName, so an NVIDIA hook ran for it only if nvidia is containerd's default runtime or CDI "
+                   "injects the GPU; without either the container has no driver library, which the CUDA runtime reports this way. "
+                   "`nvidia-smi` inside the container tells the two readings apart: `command not found` means not injected; a CUDA "
+                   "Version lower than the image's means an old driver")
+            evidence.append(pod.evidence)
+            title = f"{where}: CUDA says the driver is insufficient; the pod has no runtimeClassName, so most likely no GPU was injected"
+            confidence = 0.6
         else:
             why = ("the artifacts show neither the workload's CUDA nor its node's driver: either no GPU was injected (the usual case in "
                    "Kubernetes: no runtimeClassName where nvidia is not the default runtime) or the driver is older than the image's CUDA. "
