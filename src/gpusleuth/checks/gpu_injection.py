@@ -105,8 +105,9 @@ def cuda_insufficient_driver_explained(logs: Logs, cluster: Cluster | None = Non
     its node's driver (nvidia-smi, GFD labels, branch table). Driver older: that is CU001's finding and this
     check stays silent. Driver new enough, or the pod requests no GPU, or it has no runtimeClassName while
     containerd's default is runc and CDI is off: the CUDA runtime found no driver library at all — CUDA
-    reports that as "insufficient driver" — so the GPU was not injected. With nothing to compare, it says
-    both readings and how to tell them apart.
+    reports that as "insufficient driver" — so the GPU was not injected. With the driver unknown but the
+    pod's spec at hand, a GPU request without runtimeClassName makes "not injected" the likely reading. With
+    nothing to compare, it says both readings and how to tell them apart.
     Why it matters: the message sends people to upgrade a driver that is fine; in Kubernetes the usual
     cause is a pod started without the NVIDIA runtime (no runtimeClassName where nvidia is not the
     default), which a driver upgrade does not fix.
