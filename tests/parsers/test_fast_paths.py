@@ -60,20 +60,28 @@ def test_a_format_never_matches_a_line_starting_with_a_character_it_is_not_a_can
 def _normalise_line_by_line(raw: str) -> tuple[list[str], list[str]]:
     """sources.text.normalise as it was written before its fast paths: every step on every line."""
     notes: list[str] = []
+    paste = len(raw) < text.BIG_TEXT
+    if paste and text._ESCAPED_MARKUP.search(raw):
+        raw = text._ENTITY.sub(lambda m: text._ENTITIES[m.group(0)], raw)
+    if paste:
+        raw = raw.translate(text._PLAIN_QUOTES)
     lines = raw.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     nonblank = [ln for ln in lines if ln.strip()]
     quoted = nonblank and sum(1 for ln in nonblank if text._QUOTE.match(ln)) >= 0.6 * len(nonblank)
+    lines = [text._QUOTE.sub("", ln, count=1) if quoted or (text._QUOTE.match(ln) and not text._is_gt_prompt(ln)) else ln
+             for ln in lines]
+    wiki = paste and any(w in raw for w in ("{noformat}", "{code"))
+    lines = list(text._unfence(lines, wiki))
     out, cut = [], 0
     for ln in lines:
-        if quoted or (text._QUOTE.match(ln) and not text._is_gt_prompt(ln)):  # a quote among prose, not a `>` prompt
-            ln = text._QUOTE.sub("", ln, count=1)
-        if text._FENCE.match(ln):
-            ln = ""
         if len(ln) > text.MAX_LINE and not (ln.strip()[:1] in ("{", "[") and ln.strip()[-1:] in ("}", "]")):
             ln, cut = ln[: text.MAX_LINE], cut + 1
         out.append(ln.expandtabs(8) if "\t" in ln and not ln.lstrip().startswith(("{", "[")) else ln)
+    if paste and any(ln.strip() for ln in out):
+        common = min(len(ln) - len(ln.lstrip(" ")) for ln in out if ln.strip())
+        out = [ln[common:] for ln in out]
     if cut:
         notes.append(f"{cut} line(s) longer than {text.MAX_LINE} characters were cut")
     return out, notes
@@ -88,6 +96,8 @@ PASTE_PIECES = [
     "sh-5.1# nvidia-smi", "PS C:\\> kubectl get nodes", "> quoted line", "   > quoted", "    > not a quote", ">", "```",
     "~~~yaml", "  ```bash", "a\tb", "{\t\"json\": 1}", "plain log line", "", "   ", "#\x0bweird", "# comment", "$", "% ls -l /x",
     "x" * 17000, "#\u2003cmd", "user@host:~$ dmesg -T", "> ```", "> \ttab", "\r", "line\rcr", "a\r\nb",
+    "```E0120 07:09:15.605081 1 main.go:132] error```", "```first line", "last line```", "{noformat}", "{code:yaml}",
+    "msg=&quot;error&quot; &lt;x&gt; a&amp;b", "a&amp;b only", "\u201cquoted\u201d it\u2019s", "    indented four", "  two",
 ]
 
 

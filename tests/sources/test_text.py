@@ -95,3 +95,43 @@ def test_a_paste_opening_with_the_bare_command_is_tied_to_it():
     assert (doc.command, doc.path_hint, doc.first_line) == ("cat /sys/fs/cgroup/devices/devices.list", "/sys/fs/cgroup/devices/devices.list", 2)
     lines, _ = normalise("cat the file and see for yourself\nline two\n")
     assert split_documents("x.txt", lines)[0].command is None  # `cat` of an absolute path only
+
+
+def test_what_copying_from_a_page_a_chat_or_a_wiki_added_is_undone():
+    lines, _ = normalise('level=error msg=&quot;unable to restart containerd&quot; dir=&lt;nil&gt;\nurl=a?x=1&amp;y=2\n')
+    assert lines == ['level=error msg="unable to restart containerd" dir=<nil>', "url=a?x=1&y=2"]
+    assert normalise("url=a?x=1&amp;y=2\n")[0] == ["url=a?x=1&amp;y=2"]  # `&amp;` alone is a URL's, left as written
+    assert normalise("it\u2019s \u201cUnknown Error\u201d\n")[0] == ["it's \"Unknown Error\""]
+    chat = "```E0120 07:09:15.605081 1 main.go:132] error starting plugins```\n"
+    assert normalise(chat)[0] == ["E0120 07:09:15.605081 1 main.go:132] error starting plugins"]
+    block = "see:\n```first line\nmiddle\nlast line```\nthanks\n"
+    lines, _ = normalise(block)
+    assert lines == ["see:", "first line", "middle", "last line", "thanks"] and lines.closing_fences == (4,)
+    wiki = "{noformat}\nE0120 error starting plugins\n{noformat}\n"
+    assert normalise(wiki)[0] == ["", "E0120 error starting plugins", ""]
+    assert normalise("    $ kubectl get pods\n    NAME  READY\n      x\n")[0] == ["$ kubectl get pods", "NAME  READY", "  x"]
+
+
+def test_a_piece_of_a_bigger_file_is_not_a_paste():
+    text = "    indented &quot;as written&quot;\n"
+    assert normalise(text, paste=False)[0] == ["    indented &quot;as written&quot;"]
+    assert normalise(text)[0] == ['indented "as written"']
+
+
+def test_a_fenced_block_is_cut_from_the_sentences_around_it():
+    paste = ("Here is the config:\n\n```toml\nversion = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  enable_cdi = true\n```\n\n"
+             "Any idea?\n")
+    docs = split_documents("issue.md", normalise(paste)[0])
+    config = next(d for d in docs if "version = 2" in d.lines)
+    assert "Any idea?" not in config.lines and "Here is the config:" not in config.lines
+    assert config.evidence(config.lines.index("version = 2")).line == 4
+
+
+def test_a_command_on_a_blocks_first_line_is_a_command_and_one_under_a_prompt_keeps_its_block():
+    docs = split_documents("c.md", normalise("I ran:\n```\ncat /etc/containerd/config.toml\nversion = 2\n```\nthen\n")[0])
+    [cfg] = [d for d in docs if d.command]
+    assert cfg.command == "cat /etc/containerd/config.toml" and cfg.path_hint == "/etc/containerd/config.toml"
+    assert [ln for ln in cfg.lines if ln.strip()] == ["version = 2"]
+    docs = split_documents("p.md", normalise("$ kubectl get pods -A\n```\nNAME   READY\npod-a  0/1\n```\n")[0])
+    [pods] = [d for d in docs if d.command]
+    assert pods.command == "kubectl get pods -A" and "pod-a  0/1" in pods.lines

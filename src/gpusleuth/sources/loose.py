@@ -672,6 +672,8 @@ class _Reader:
                 fh = gzip.GzipFile(fileobj=fh, mode="rb")
         offset, prev, lines_read = 0, None, 0
         split = self._splitter(name)
+        # what a person pasted, not a file a collector wrote: a bundle's or must-gather's artifacts are read as written
+        pasted = self.manifest is None and self.gather is None
         section: str | None = None  # a bug report's: the header of the section the last piece ended in
         got: StreamRead | None = None
         for got in (read_whole if whole else read_pieces)(fh, cap, PIECE_BYTES, PIECE_LINES):
@@ -684,7 +686,7 @@ class _Reader:
             if big is not None and (offset or not bugreport.is_bug_report(big)):
                 lines, notes = big, []
             else:
-                lines, notes = normalise(got.text)
+                lines, notes = normalise(got.text, paste=pasted and not (got.more or offset))
             del big
             got.text = None
             if got.note and not offset:

@@ -316,10 +316,12 @@ def _not_text(text: str, codec: str) -> str | None:
 
 
 class FencedLines(list):
-    """Lines of a Markdown paste whose code fences were blanked, and where each fenced block closed (line indexes):
-    a command pasted inside a block has its output end there, and what follows is the paste's own text."""
+    """Lines of a Markdown paste whose code fences were blanked, and where each fenced block closed (the index of the
+    first line after its content): a command pasted inside a block has its output end there, and what follows is the
+    paste's own text."""
 
     closing_fences: tuple[int, ...] = ()
+    opening_fences: tuple[int, ...] = ()  # the index of each block's first content line
 
 
 def _is_gt_prompt(line: str) -> bool:
@@ -330,12 +332,62 @@ def _is_gt_prompt(line: str) -> bool:
     return bool(words) and words[0].rsplit("/", 1)[-1] in _KNOWN_PROGRAMS
 
 
-def normalise(text: str) -> tuple[list[str], list[str]]:
+# What a paste carries from where it was copied: a web page's escaped markup, a word processor's typographic quotes,
+# a wiki's block markers. Undone for a whole text under BIG_TEXT only (a paste), never for a collected log.
+_ENTITIES = {"&quot;": '"', "&#34;": '"', "&#39;": "'", "&#x27;": "'", "&apos;": "'", "&lt;": "<", "&gt;": ">", "&amp;": "&"}
+_ENTITY = re.compile("|".join(map(re.escape, _ENTITIES)))
+_ESCAPED_MARKUP = re.compile(r"&(?:quot|lt|gt|apos|#39|#34|#x27);")  # `&amp;` alone is a URL's, not escaped markup
+_TYPOGRAPHIC = re.compile("[\u2018\u2019\u201c\u201d]")
+_PLAIN_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
+_WIKI_BLOCK = re.compile(r"^\s*\{(?:noformat|code(?::[^}]*)?)\}\s*$")  # Jira / Confluence
+_INFO_STRING = re.compile(r"^\s*[\w+.#-]*\s*$")  # what may follow a fence that opens a block: a language, or nothing
+
+
+def _unfence(lines: list[str], wiki: bool) -> FencedLines:
+    """Fence lines blanked, a chat paste's fences on its content lines cut off (```first line ... last line```),
+    and where each block closed: the index of the first line after its content."""
+    out, opens, closes, inside = FencedLines(), [], [], False
+    for i, ln in enumerate(lines):
+        m = _FENCE.match(ln)
+        if (m is not None and _INFO_STRING.match(ln[m.end():])) or (m is None and wiki and _WIKI_BLOCK.match(ln)):
+            out.append("")
+            (closes.append(i) if inside else opens.append(i + 1))
+            inside = not inside
+            continue
+        if m is not None:
+            rest = ln[m.end():]
+            body = rest.rstrip()
+            if not inside and body.endswith(m.group(1)):  # ```one line``` opens and closes its block
+                out.append(body[:-3])
+                continue
+            out.append(rest)
+            (closes.append(i + 1) if inside else opens.append(i))
+            inside = not inside
+            continue
+        if inside and ln.rstrip().endswith(("```", "~~~")):  # the block closes at the end of its last line
+            out.append(ln.rstrip()[:-3])
+            closes.append(i + 1)
+            inside = False
+            continue
+        out.append(ln)
+    out.closing_fences, out.opening_fences = tuple(closes), tuple(opens)
+    return out
+
+
+def normalise(text: str, paste: bool = True) -> tuple[list[str], list[str]]:
     """Lines with CRLF, Markdown quoting and code fences undone; and notes on what was cut.
 
     Each undoing is one pass over the lines, made only when the text has what it undoes (a quote marker at a
-    line start, a fence, an overlong line, a tab): a plain log is split and left alone."""
+    line start, a fence, an overlong line, a tab): a plain log is split and left alone. A whole text under BIG_TEXT
+    (``paste``: not a piece of a bigger file) also loses what copying it from a web page, a chat or a wiki added:
+    escaped markup, typographic quotes, wiki block markers, fences on its content lines, an indentation every line
+    shares."""
     notes: list[str] = []
+    paste = paste and len(text) < BIG_TEXT
+    if paste and "&" in text and _ESCAPED_MARKUP.search(text):
+        text = _ENTITY.sub(lambda m: _ENTITIES[m.group(0)], text)
+    if paste and not text.isascii() and _TYPOGRAPHIC.search(text):
+        text = text.translate(_PLAIN_QUOTES)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
@@ -347,10 +399,12 @@ def normalise(text: str) -> tuple[list[str], list[str]]:
             lines = [_QUOTE.sub("", ln, count=1) for ln in lines]
         else:  # a comment quoting a few log lines among its prose; `> kubectl ...` is a prompt, kept as written
             lines = [_QUOTE.sub("", ln, count=1) if _QUOTE.match(ln) and not _is_gt_prompt(ln) else ln for ln in lines]
-    if ("`" in text and "```" in text) or ("~" in text and "~~~" in text):  # one character first: a memchr scan
-        fences = [i for i, ln in enumerate(lines) if _FENCE.match(ln)]
-        lines = FencedLines("" if _FENCE.match(ln) else ln for ln in lines)
-        lines.closing_fences = tuple(fences[1::2])
+    closes: tuple[int, ...] = ()
+    opens: tuple[int, ...] = ()
+    wiki = paste and "{" in text and ("{noformat}" in text or "{code" in text)
+    if ("`" in text and "```" in text) or ("~" in text and "~~~" in text) or wiki:  # one character first: a memchr scan
+        lines = _unfence(lines, wiki)
+        closes, opens = lines.closing_fences, lines.opening_fences
     if max(map(len, lines), default=0) > MAX_LINE:
         cut = sum(1 for ln in lines if len(ln) > MAX_LINE and not _json_line(ln))
         lines = [ln if len(ln) <= MAX_LINE or _json_line(ln) else ln[:MAX_LINE] for ln in lines]
@@ -358,6 +412,13 @@ def normalise(text: str) -> tuple[list[str], list[str]]:
             notes.append(f"{cut} line(s) longer than {MAX_LINE} characters were cut")
     if "\t" in text:
         lines = [ln.expandtabs(8) if "\t" in ln and not ln.lstrip().startswith(("{", "[")) else ln for ln in lines]
+    if paste and next((ln for ln in lines if ln.strip()), "").startswith(" "):
+        common = min(len(ln) - len(ln.lstrip(" ")) for ln in lines if ln.strip())
+        if common:  # an indented code block, or a paste indented as a whole: the shared indentation is not the text's
+            lines = [ln[common:] for ln in lines]
+    if closes or opens:
+        lines = FencedLines(lines)
+        lines.closing_fences, lines.opening_fences = closes, opens
     return lines, notes
 
 
@@ -612,7 +673,7 @@ def _prompt_line(ln: str) -> re.Match | None:
 
 
 def split_documents(artifact: str, lines: list[str], meta: dict | None = None) -> list[Document]:
-    """One Document per command output in a paste, or the whole file when it has no prompts."""
+    """One Document per command output and per fenced block in a paste, or the whole file when it has neither."""
     cuts: list[tuple[int, str, str | None]] = []
     for i in _prompt_candidates(lines):
         ln = lines[i]
@@ -626,24 +687,33 @@ def split_documents(artifact: str, lines: list[str], meta: dict | None = None) -
             continue
         cat = _CAT.match(cmd)
         cuts.append((i, cmd, cat.group("path") if cat else None))
-    first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
-    if first is not None and (not cuts or cuts[0][0] > first) and (bare := _BARE_FIRST.match(lines[first])):
-        cmd = bare.group("cmd").strip()
-        cuts.insert(0, (first, cmd, cat.group("path") if (cat := _CAT.match(cmd)) else None))
+    # a command pasted without its prompt: on the paste's first line, or on the first line of a fenced block
+    starts = [0, *getattr(lines, "opening_fences", ())]
+    prompted = {c[0] for c in cuts}
+    for start in starts:
+        first = next((i for i in range(start, len(lines)) if lines[i].strip()), None)
+        if first is not None and first not in prompted and (bare := _BARE_FIRST.match(lines[first])):
+            cmd = bare.group("cmd").strip()
+            cuts.append((first, cmd, cat.group("path") if (cat := _CAT.match(cmd)) else None))
+            prompted.add(first)
     meta = meta or {}
-    if not cuts:
+    # A fenced block is an artifact of its own: its content is cut from the sentences around it, and a command's
+    # output ends where the block it was pasted in closes. (A block opened right under a command holds its output.)
+    blocks = [(x, x, None, None) for x in (*getattr(lines, "opening_fences", ()), *getattr(lines, "closing_fences", ()))]
+    marks = sorted([(i, i + 1, cmd, path) for i, cmd, path in cuts] + blocks, key=lambda m: (m[0], m[1]))
+    if not marks:
         return [Document(artifact, frozen(lines), 1, meta=meta)]
-    docs = []
-    if any(ln.strip() for ln in lines[: cuts[0][0]]):
-        docs.append(Document(artifact, frozen(lines[: cuts[0][0]]), 1, meta=meta))
-    closes = getattr(lines, "closing_fences", ())
-    for n, (i, cmd, path) in enumerate(cuts):
-        end = cuts[n + 1][0] if n + 1 < len(cuts) else len(lines)
-        close = next((c for c in closes if i < c < end), None)  # the fenced block the command was pasted in closed
-        body = lines[i + 1 : close if close is not None else end]
-        if any(ln.strip() for ln in body) or _SETS_VALUES.match(cmd):
+    docs: list[Document] = []
+    start, cmd, path = 0, None, None
+    for end, next_start, next_cmd, next_path in marks:
+        if next_cmd is None and cmd is not None and end >= start and not any(ln.strip() for ln in lines[start:end]):
+            continue  # the block that opens under a command holds that command's output
+        body = lines[start:end]
+        if any(ln.strip() for ln in body) or (cmd is not None and _SETS_VALUES.match(cmd)):
             # a `helm install ... --set ...` pasted alone is itself the config: keep it without output
-            docs.append(Document(artifact, frozen(body), i + 2, command=cmd, path_hint=path, meta=meta))
-        if close is not None and any(ln.strip() for ln in lines[close + 1 : end]):
-            docs.append(Document(artifact, frozen(lines[close + 1 : end]), close + 2, meta=meta))
+            docs.append(Document(artifact, frozen(body), start + 1, command=cmd, path_hint=path, meta=meta))
+        start, cmd, path = next_start, next_cmd, next_path
+    body = lines[start:]
+    if any(ln.strip() for ln in body) or (cmd is not None and _SETS_VALUES.match(cmd)):
+        docs.append(Document(artifact, frozen(body), start + 1, command=cmd, path_hint=path, meta=meta))
     return docs
