@@ -4,6 +4,7 @@
     python bench/accuracy.py --misses        # also each incident whose first root cause is on another layer
     python bench/accuracy.py --json out.json # every answer, for comparing two revisions
     python bench/accuracy.py --no-corpus     # without the seen-before leave-one-out run
+    python bench/accuracy.py --pastes        # also each one-file telling rendition re-pasted eight ways (quoted, fenced, ...)
 
 The corpus is tests/cases/incidents/<slug>/ (incident.toml with the real layer, and three renditions: full/,
 telling/, words.txt) and tests/cases/healthy/<slug>/full/. A third of the incidents is held out of tuning:
@@ -23,11 +24,14 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import html
 import json
 import sys
+import tempfile
 import tomllib
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ROOT / "tests" / "cases"
@@ -77,6 +81,60 @@ def answer(folder: Path, rendition: str) -> Answer:
     roots = list(report.root_causes)
     return Answer(folder.name, rendition, held_out(folder.name), [meta["layer"], *meta.get("also_layers", [])], report.verdict,
                   [f.layer.value for f in roots], f"{roots[0].code} {roots[0].title}" if roots else None)
+
+
+# The ways people paste one artifact: each must leave the answer as the plain paste gets it.
+PASTE_FORMS: dict[str, Callable[[str], str]] = {
+    "quoted": lambda t: "\n".join("> " + ln if ln else ">" for ln in t.split("\n")),
+    "fenced, between sentences": lambda t: "Here is what I see:\n\n```\n" + t.rstrip("\n") + "\n```\n\nAny idea what is wrong?\n",
+    "CRLF": lambda t: t.replace("\n", "\r\n"),
+    "HTML-escaped": lambda t: html.escape(t, quote=True),
+    "wiki block": lambda t: "{noformat}\n" + t.rstrip("\n") + "\n{noformat}\n",
+    "indented four": lambda t: "\n".join("    " + ln if ln else ln for ln in t.split("\n")),
+    "typographic quotes": lambda t: t.replace('"', "\u201c"),
+    "chat fences": lambda t: "```" + t.rstrip("\n") + "```\n",
+}
+
+
+def pasted_forms(folder: Path) -> tuple[Answer, dict[str, Answer]] | None:
+    """The telling rendition as it is, and in every PASTE_FORMS form (each a one-file paste)."""
+    from gpusleuth.analysis.diagnose import diagnose
+    from gpusleuth.sources.loose import read_file
+
+    files = sorted((folder / "telling").iterdir()) if (folder / "telling").is_dir() else []
+    if len(files) != 1:
+        return None
+    plain = answer(folder, "telling")
+    text = files[0].read_text(encoding="utf-8")
+    meta = tomllib.loads((folder / "incident.toml").read_text(encoding="utf-8"))
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, form in PASTE_FORMS.items():
+            path = Path(tmp) / files[0].name
+            path.write_text(form(text), encoding="utf-8", newline="")
+            report = diagnose(read_file(path))
+            roots = list(report.root_causes)
+            out[name] = Answer(folder.name, f"telling, {name}", held_out(folder.name), [meta["layer"], *meta.get("also_layers", [])],
+                               report.verdict, [f.layer.value for f in roots], f"{roots[0].code} {roots[0].title}" if roots else None)
+    return plain, out
+
+
+def paste_table() -> str:
+    """Per paste form: how many telling renditions keep the plain paste's first root-cause layer (tuned, held out)."""
+    kept: dict[tuple[str, bool], list[bool]] = {}
+    for folder in incidents():
+        got = pasted_forms(folder)
+        if got is None:
+            continue
+        plain, forms = got
+        first = plain.layers[:1]
+        for name, a in forms.items():
+            kept.setdefault((name, a.held_out), []).append(a.layers[:1] == first)
+    rows = ["| paste form | tuned: same first layer as the plain paste | held out |", "|---|---|---|"]
+    for name in PASTE_FORMS:
+        t, h = kept.get((name, False), []), kept.get((name, True), [])
+        rows.append(f"| {name} | {sum(t)} / {len(t)} | {sum(h)} / {len(h)} |")
+    return "\n".join(rows)
 
 
 def incidents() -> list[Path]:
@@ -139,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="list the held-out ones too (for the acceptance report only: nobody tunes on them)")
     ap.add_argument("--json", metavar="FILE", help="write every answer as JSON")
     ap.add_argument("--no-corpus", action="store_true", help="skip the seen-before leave-one-out run")
+    ap.add_argument("--pastes", action="store_true", help="also paste every one-file telling rendition in each PASTE_FORMS form")
     args = ap.parse_args(argv)
     failing, healthy = run()
     print(table(failing, healthy))
@@ -148,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
             if not a.top1 and (not a.held_out or args.held_out_misses):
                 print(f"{'H ' if a.held_out else '  '}{a.slug} [{a.rendition}] want {'/'.join(a.expected)}: {a.verdict} "
                       f"{a.layers[:3]} {a.first or ''}"[:220])
+    if args.pastes:
+        print()
+        print(paste_table())
     if not args.no_corpus:
         print()
         print(corpus_table())

@@ -1,0 +1,20 @@
+"""The same artifact pasted the ways people paste it (quoted, fenced between sentences, CRLF, HTML-escaped, in a wiki
+block, indented, with typographic quotes, in chat fences) gets the answer the plain paste gets: a class must fire on
+the evidence, not on the rendition. Tuned incidents only; bench/accuracy.py --pastes reports the held-out ones."""
+
+from __future__ import annotations
+
+import pytest
+from corpus import accuracy
+
+TUNED = [f for f in accuracy.incidents() if not accuracy.held_out(f.name)]
+
+
+@pytest.mark.parametrize("folder", TUNED, ids=lambda f: f.name)
+def test_every_paste_form_gets_the_plain_pastes_answer(folder):
+    got = accuracy.pasted_forms(folder)
+    if got is None:
+        pytest.skip("the telling rendition is not one file")
+    plain, forms = got
+    for name, a in forms.items():
+        assert (a.layers[:1], a.verdict) == (plain.layers[:1], plain.verdict), (name, plain.first, a.first)
