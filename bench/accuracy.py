@@ -4,7 +4,7 @@
     python bench/accuracy.py --misses        # also each incident whose first root cause is on another layer
     python bench/accuracy.py --json out.json # every answer, for comparing two revisions
     python bench/accuracy.py --no-corpus     # without the seen-before leave-one-out run
-    python bench/accuracy.py --pastes        # also each one-file telling rendition re-pasted eight ways (quoted, fenced, ...)
+    python bench/accuracy.py --pastes        # also each one-file telling rendition re-pasted fourteen ways (quoted, fenced, ...)
 
 The corpus is tests/cases/incidents/<slug>/ (incident.toml with the real layer, and three renditions: full/,
 telling/, words.txt) and tests/cases/healthy/<slug>/full/. A third of the incidents is held out of tuning:
@@ -93,6 +93,12 @@ PASTE_FORMS: dict[str, Callable[[str], str]] = {
     "indented four": lambda t: "\n".join("    " + ln if ln else ln for ln in t.split("\n")),
     "typographic quotes": lambda t: t.replace('"', "\u201c"),
     "chat fences": lambda t: "```" + t.rstrip("\n") + "```\n",
+    "in <details>": lambda t: "<details><summary>logs</summary>\n\n```\n" + t.rstrip("\n") + "\n```\n</details>\n",
+    "terminal colours": lambda t: "\n".join(f"\x1b[0;3{1 + i % 6}m{ln}\x1b[0m" if ln else ln for i, ln in enumerate(t.split("\n"))),
+    "cat -n": lambda t: "\n".join(f"{i + 1:>6}\t{ln}" for i, ln in enumerate(t.rstrip("\n").split("\n"))) + "\n",
+    "no-break spaces": lambda t: t.replace(" ", "\u00a0"),
+    "zero-width spaces": lambda t: t.replace("\n", "\u200b\n"),
+    "trailing blanks": lambda t: "\n".join(ln + "   " for ln in t.split("\n")),
 }
 
 

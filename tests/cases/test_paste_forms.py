@@ -1,6 +1,8 @@
-"""The same artifact pasted the ways people paste it (quoted, fenced between sentences, CRLF, HTML-escaped, in a wiki
-block, indented, with typographic quotes, in chat fences) gets the answer the plain paste gets: a class must fire on
-the evidence, not on the rendition. Tuned incidents only; bench/accuracy.py --pastes reports the held-out ones."""
+"""The same artifact pasted the ways people paste it (accuracy.PASTE_FORMS: quoted, fenced between sentences, CRLF,
+HTML-escaped, in a wiki block, indented, with typographic quotes, in chat fences, in <details>, with terminal colours,
+numbered by cat -n, with no-break or zero-width spaces, with trailing blanks) gets the answer the plain paste gets: a
+class must fire on the evidence, not on the rendition. Tuned incidents only; bench/accuracy.py --pastes reports the
+held-out ones."""
 
 from __future__ import annotations
 

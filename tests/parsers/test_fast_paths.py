@@ -60,11 +60,12 @@ def test_a_format_never_matches_a_line_starting_with_a_character_it_is_not_a_can
 def _normalise_line_by_line(raw: str) -> tuple[list[str], list[str]]:
     """sources.text.normalise as it was written before its fast paths: every step on every line."""
     notes: list[str] = []
+    raw = text._ANSI.sub(lambda m: " " if m.group(0)[-1] in "CG" else "", raw)
     paste = len(raw) < text.BIG_TEXT
     if paste and text._ESCAPED_MARKUP.search(raw):
         raw = text._ENTITY.sub(lambda m: text._ENTITIES[m.group(0)], raw)
     if paste:
-        raw = raw.translate(text._PLAIN_QUOTES)
+        raw = raw.translate(text._INVISIBLE).translate(text._PLAIN_QUOTES)
     lines = raw.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -79,6 +80,9 @@ def _normalise_line_by_line(raw: str) -> tuple[list[str], list[str]]:
         if len(ln) > text.MAX_LINE and not (ln.strip()[:1] in ("{", "[") and ln.strip()[-1:] in ("}", "]")):
             ln, cut = ln[: text.MAX_LINE], cut + 1
         out.append(ln.expandtabs(8) if "\t" in ln and not ln.lstrip().startswith(("{", "[")) else ln)
+    if paste:
+        out = [ln.rstrip(" \t") for ln in out]
+        out = text._unnumbered(out) or out
     if paste and any(ln.strip() for ln in out):
         common = min(len(ln) - len(ln.lstrip(" ")) for ln in out if ln.strip())
         out = [ln[common:] for ln in out]
@@ -98,6 +102,7 @@ PASTE_PIECES = [
     "x" * 17000, "#\u2003cmd", "user@host:~$ dmesg -T", "> ```", "> \ttab", "\r", "line\rcr", "a\r\nb",
     "```E0120 07:09:15.605081 1 main.go:132] error```", "```first line", "last line```", "{noformat}", "{code:yaml}",
     "msg=&quot;error&quot; &lt;x&gt; a&amp;b", "a&amp;b only", "\u201cquoted\u201d it\u2019s", "    indented four", "  two",
+    "\x1b[0;31mERRO\x1b[0m[0000] colour", "no\u00a0break\u200bzero", "trailing   ", "     1\tnumbered", "     2\tnext", "     3",
 ]
 
 

@@ -348,7 +348,7 @@ def test_a_wrapped_kernel_message_drops_the_repeated_subsystem_prefix():
                                   "conflicting driver(s)), then try loading the NVIDIA kernel module again.")
     assert by_line[9].message == ("nvidia-nvlink: Unregistered the Nvlink Core, major device number 241 "
                                   "NVRM: is another subsystem's prefix and stays")
-    assert by_line[2].raw == "[  124.562483] NVRM: This can occur when a driver such as: "  # raw text untouched
+    assert by_line[2].raw == "[  124.562483] NVRM: This can occur when a driver such as:"  # the line as read, unfolded (a paste's trailing blanks dropped)
 
 
 INSTALLER_QUOTING_DMESG = """\

@@ -135,3 +135,16 @@ def test_a_command_on_a_blocks_first_line_is_a_command_and_one_under_a_prompt_ke
     docs = split_documents("p.md", normalise("$ kubectl get pods -A\n```\nNAME   READY\npod-a  0/1\n```\n")[0])
     [pods] = [d for d in docs if d.command]
     assert pods.command == "kubectl get pods -A" and "pod-a  0/1" in pods.lines
+
+
+def test_terminal_and_viewer_residue_is_undone():
+    coloured = "\x1b[31mERRO\x1b[0m[0003] error running nvidia-toolkit\n\x1b]0;title\x07plain\n"
+    assert normalise(coloured)[0] == ["ERRO[0003] error running nvidia-toolkit", "plain"]
+    assert normalise(coloured, paste=False)[0] == normalise(coloured)[0]  # a collected log's colours go too
+    assert normalise("Loading HCA driver and Access Layer:\x1b[60G[  OK  ]\n")[0] == ["Loading HCA driver and Access Layer: [  OK  ]"]
+    assert normalise("no\u00a0break\u200b here\n")[0] == ["no break here"]
+    assert normalise("Read-only file system   \nnext\t\n")[0] == ["Read-only file system", "next"]
+    numbered = "     1\t[plugins.cri]\n     2\t\n     3\t  enable_cdi = true\n"
+    assert normalise(numbered)[0] == ["[plugins.cri]", "", "  enable_cdi = true"]
+    not_counting = "   10  a\n   12  b\n   13  c\n"
+    assert normalise(not_counting)[0] == ["10  a", "12  b", "13  c"]  # numbers that skip are the text's own

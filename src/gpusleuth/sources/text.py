@@ -340,6 +340,9 @@ _ESCAPED_MARKUP = re.compile(r"&(?:quot|lt|gt|apos|#39|#34|#x27);")  # `&amp;` a
 _TYPOGRAPHIC = re.compile("[\u2018\u2019\u201c\u201d]")
 _PLAIN_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
 _WIKI_BLOCK = re.compile(r"^\s*\{(?:noformat|code(?::[^}]*)?)\}\s*$")  # Jira / Confluence
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")  # terminal colours, cursor moves, titles
+_INVISIBLE = str.maketrans({"\u00a0": " ", "\u200b": None, "\u200c": None, "\u200d": None, "\u2060": None, "\ufeff": None})
+_NUMBERED = re.compile(r"^ *(\d{1,7})(?:\t| {1,2}| ?[|:] ?|$)")  # `cat -n`, an editor's or a viewer's line numbers
 _INFO_STRING = re.compile(r"^\s*[\w+.#-]*\s*$")  # what may follow a fence that opens a block: a language, or nothing
 
 
@@ -358,20 +361,36 @@ def _unfence(lines: list[str], wiki: bool) -> FencedLines:
             rest = ln[m.end():]
             body = rest.rstrip()
             if not inside and body.endswith(m.group(1)):  # ```one line``` opens and closes its block
-                out.append(body[:-3])
+                out.append(body[:-3].rstrip(" \t"))
                 continue
             out.append(rest)
             (closes.append(i + 1) if inside else opens.append(i))
             inside = not inside
             continue
         if inside and ln.rstrip().endswith(("```", "~~~")):  # the block closes at the end of its last line
-            out.append(ln.rstrip()[:-3])
+            out.append(ln.rstrip()[:-3].rstrip(" \t"))
             closes.append(i + 1)
             inside = False
             continue
         out.append(ln)
     out.closing_fences, out.opening_fences = tuple(closes), tuple(opens)
     return out
+
+
+def _unnumbered(lines: list[str]) -> list[str] | None:
+    """The lines without the numbers a viewer put before them (`cat -n`, an editor): every line that is not empty is
+    numbered, and the numbers count up one by one."""
+    out, want = [], None
+    for ln in lines:
+        if not ln:
+            out.append(ln)
+            continue
+        m = _NUMBERED.match(ln)
+        if m is None or (want is not None and int(m.group(1)) != want):
+            return None
+        want = int(m.group(1)) + 1
+        out.append(ln[m.end():])
+    return out if want is not None and len(out) >= 3 else None
 
 
 def normalise(text: str, paste: bool = True) -> tuple[list[str], list[str]]:
@@ -383,11 +402,15 @@ def normalise(text: str, paste: bool = True) -> tuple[list[str], list[str]]:
     escaped markup, typographic quotes, wiki block markers, fences on its content lines, an indentation every line
     shares."""
     notes: list[str] = []
+    if "\x1b" in text:  # a cursor moved forward (an init script's `\e[60G[  OK  ]`) was a gap on the screen
+        text = _ANSI.sub(lambda m: " " if m.group(0)[-1] in "CG" else "", text)
     paste = paste and len(text) < BIG_TEXT
     if paste and "&" in text and _ESCAPED_MARKUP.search(text):
         text = _ENTITY.sub(lambda m: _ENTITIES[m.group(0)], text)
-    if paste and not text.isascii() and _TYPOGRAPHIC.search(text):
-        text = text.translate(_PLAIN_QUOTES)
+    if paste and not text.isascii():
+        text = text.translate(_INVISIBLE)
+        if _TYPOGRAPHIC.search(text):
+            text = text.translate(_PLAIN_QUOTES)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
@@ -412,6 +435,10 @@ def normalise(text: str, paste: bool = True) -> tuple[list[str], list[str]]:
             notes.append(f"{cut} line(s) longer than {MAX_LINE} characters were cut")
     if "\t" in text:
         lines = [ln.expandtabs(8) if "\t" in ln and not ln.lstrip().startswith(("{", "[")) else ln for ln in lines]
+    if paste and (" \n" in text or "\t\n" in text or text.endswith((" ", "\t"))):
+        lines = [ln.rstrip(" \t") for ln in lines]
+    if paste and _NUMBERED.match(next((ln for ln in lines if ln.strip()), "")):
+        lines = _unnumbered(lines) or lines
     if paste and next((ln for ln in lines if ln.strip()), "").startswith(" "):
         common = min(len(ln) - len(ln.lstrip(" ")) for ln in lines if ln.strip())
         if common:  # an indented code block, or a paste indented as a whole: the shared indentation is not the text's
@@ -548,10 +575,10 @@ def _expand(line: str) -> str:
 def byte_lines(text: str, piece: bool = False) -> ByteLines | None:
     """text's lines as ByteLines when text is big (BIG_TEXT characters and BIG_LINES lines; any piece of a huge
     file, which the log parser reads in part whatever its lines) and normalise() would change nothing in it but
-    tabs (no carriage return, Markdown quote, code fence or overlong line), else None. The checks are scans at C
+    tabs (no carriage return, terminal escape, Markdown quote, code fence or overlong line), else None. The checks are scans at C
     speed over the text; the bytes are the text's UTF-8 (undecodable input was already replaced when it was
     decoded)."""
-    if len(text) < (1 if piece else BIG_TEXT) or "\r" in text or not (piece or text.count("\n") >= BIG_LINES):
+    if len(text) < (1 if piece else BIG_TEXT) or "\r" in text or "\x1b" in text or not (piece or text.count("\n") >= BIG_LINES):
         return None
     if _holds(text, "```") or _holds(text, "~~~"):
         return None
