@@ -4,7 +4,7 @@
     python bench/accuracy.py --misses        # also each incident whose first root cause is on another layer
     python bench/accuracy.py --json out.json # every answer, for comparing two revisions
     python bench/accuracy.py --no-corpus     # without the seen-before leave-one-out run
-    python bench/accuracy.py --pastes        # also each one-file telling rendition re-pasted fourteen ways (quoted, fenced, ...)
+    python bench/accuracy.py --pastes        # also each one-file telling rendition re-pasted fifteen ways (quoted, fenced, ...)
 
 The corpus is tests/cases/incidents/<slug>/ (incident.toml with the real layer, and three renditions: full/,
 telling/, words.txt) and tests/cases/healthy/<slug>/full/. A third of the incidents is held out of tuning:
@@ -87,6 +87,8 @@ def answer(folder: Path, rendition: str) -> Answer:
 PASTE_FORMS: dict[str, Callable[[str], str]] = {
     "quoted": lambda t: "\n".join("> " + ln if ln else ">" for ln in t.split("\n")),
     "fenced, between sentences": lambda t: "Here is what I see:\n\n```\n" + t.rstrip("\n") + "\n```\n\nAny idea what is wrong?\n",
+    "between sentences, unfenced": lambda t: ("Environment: Kubernetes v1.29.3, containerd 1.7.13, Ubuntu 22.04.\n\nIt worked until last "
+                                              "week. Here is what I collected:\n" + t.rstrip("\n") + "\n\nAnything else I should collect?\n"),
     "CRLF": lambda t: t.replace("\n", "\r\n"),
     "HTML-escaped": lambda t: html.escape(t, quote=True),
     "wiki block": lambda t: "{noformat}\n" + t.rstrip("\n") + "\n{noformat}\n",

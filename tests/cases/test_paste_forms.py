@@ -1,4 +1,4 @@
-"""The same artifact pasted the ways people paste it (accuracy.PASTE_FORMS: quoted, fenced between sentences, CRLF,
+"""The same artifact pasted the ways people paste it (accuracy.PASTE_FORMS: quoted, between sentences fenced or not, CRLF,
 HTML-escaped, in a wiki block, indented, with typographic quotes, in chat fences, in <details>, with terminal colours,
 numbered by cat -n, with no-break or zero-width spaces, with trailing blanks) gets the answer the plain paste gets: a
 class must fire on the evidence, not on the rendition. Tuned incidents only; bench/accuracy.py --pastes reports the

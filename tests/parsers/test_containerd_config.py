@@ -355,3 +355,17 @@ def test_a_config_quoted_between_a_tickets_sentences_is_read_from_its_first_tabl
     commented = "# Use config version 2 to enable new configuration fields here.\nversion = 2\n# The default runtime stays runc for all the pods.\n[plugins.\"io.containerd.grpc.v1.cri\".containerd]\n  default_runtime_name = \"runc\"\n"
     (whole,) = parse.parse(doc_from_text(commented, "config.toml"))
     assert whole.version == 2 and not [p for p in whole.problems if p.kind == "syntax"]
+
+
+def test_a_quoted_dump_is_read_from_its_top_level_keys():
+    """`containerd config dump` opens with top-level keys (disabled_plugins, imports) before `version` and its first
+    table: a ticket that quotes it between sentences keeps them."""
+    from gpusleuth.parsers.containerd_config import parse
+
+    text = ("Environment: k0s v1.30, GPU Operator v24.9.0\n\nHere is what the toolkit left on the node:\n"
+            "disabled_plugins = [\"cri\"]\nimports = [\"/etc/containerd/config.toml\"]\nversion = 2\n\n"
+            "[plugins.\"io.containerd.grpc.v1.cri\".containerd]\n  default_runtime_name = \"nvidia\"\n\n"
+            "Anything else I should collect?\n")
+    (cfg,) = parse.parse(doc_from_text(text, "issue.md"))
+    assert cfg.disabled_plugins == ("cri",) and cfg.disabled_plugins_evidence.line == 4
+    assert not [p for p in cfg.problems if p.kind == "syntax"], cfg.problems

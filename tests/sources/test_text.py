@@ -148,3 +148,10 @@ def test_terminal_and_viewer_residue_is_undone():
     assert normalise(numbered)[0] == ["[plugins.cri]", "", "  enable_cdi = true"]
     not_counting = "   10  a\n   12  b\n   13  c\n"
     assert normalise(not_counting)[0] == ["10  a", "12  b", "13  c"]  # numbers that skip are the text's own
+
+
+def test_a_bare_command_below_a_sentence_is_a_command_and_a_sentence_that_names_one_is_not():
+    docs = split_documents("t.txt", normalise("Here is what I collected:\ncat /sys/fs/cgroup/devices/devices.list\nc 195:* m\n")[0])
+    assert [(d.command, d.first_line) for d in docs] == [(None, 1), ("cat /sys/fs/cgroup/devices/devices.list", 3)]
+    said = "Installed the plugin.\nkubectl describe node shows nvidia.com/gpu: 0 under Allocatable.\n"
+    assert [d.command for d in split_documents("t.txt", normalise(said)[0])] == [None]

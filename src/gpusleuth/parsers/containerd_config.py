@@ -362,9 +362,10 @@ _TOML_LINE = re.compile(r"""^\s*(?:#|\[|[\w."'-]+\s*=)""")
 
 
 def quoted(doc: Document) -> Document:
-    """The config a ticket quotes between its sentences (its code fences are blank lines by now), from its first
-    table or version line to the next sentence, with its own line numbers; the whole document when no sentence
-    comes before that line (the file itself, or one that opens with comments)."""
+    """The config a ticket quotes between its sentences (its code fences are blank lines by now), from the first of
+    the keys and tables before its first table or version line (`disabled_plugins = [...]` opens a dump) to the next
+    sentence, with its own line numbers; the whole document when no sentence comes before that line (the file
+    itself, or one that opens with comments)."""
     from gpusleuth.parsers.prose import is_prose_line
 
     lines = doc.lines
@@ -372,6 +373,10 @@ def quoted(doc: Document) -> Document:
     start = next((i for i, ln in enumerate(lines) if _TOML_START.match(ln)), None)
     if start is None or not any(map(sentence, lines[:start])):
         return doc
+    while start > 0 and (not lines[start - 1].strip() or _TOML_LINE.match(lines[start - 1])):  # top-level keys before it
+        start -= 1
+    while not lines[start].strip():
+        start += 1
     end = next((i for i in range(start, len(lines)) if sentence(lines[i])), len(lines))
     while end > start and not lines[end - 1].strip():
         end -= 1

@@ -699,6 +699,33 @@ def _prompt_line(ln: str) -> re.Match | None:
     return m
 
 
+_BARE_STARTS = ("\nkubectl ", "\nk ", "\noc ", "\ncat ", "\nsudo cat ")
+# below the first line a sentence may open with a command's words ("kubectl describe node shows ... Allocatable.")
+_SENTENCE_END = (".", ",", ";", "!", "?")
+
+
+def _first_lines(lines: list[str]) -> list[int]:
+    """The first non-blank line of the text and of each fenced block."""
+    starts = [0, *getattr(lines, "opening_fences", ())]
+    return [i for i in (next((j for j in range(s, len(lines)) if lines[j].strip()), None) for s in starts) if i is not None]
+
+
+def _bare_candidates(lines: list[str]) -> list[int]:
+    """Lines that may hold a command pasted without its prompt: the first line of the text and of each fenced block
+    (indented or not), and any line that starts with `kubectl `, `k `, `oc `, `cat ` or `sudo cat ` (literal scans of
+    the joined text, or of a big text's bytes)."""
+    out = set(_first_lines(lines))
+    text: str | bytes = lines.data if isinstance(lines, ByteLines) else "\n".join(lines)
+    nl = b"\n" if isinstance(text, bytes) else "\n"
+    for needle in _BARE_STARTS:
+        needle = needle.encode() if isinstance(text, bytes) else needle
+        at = text.find(needle)
+        while at >= 0:
+            out.add(text.count(nl, 0, at) + 1)
+            at = text.find(needle, at + 1)
+    return sorted(out)
+
+
 def split_documents(artifact: str, lines: list[str], meta: dict | None = None) -> list[Document]:
     """One Document per command output and per fenced block in a paste, or the whole file when it has neither."""
     cuts: list[tuple[int, str, str | None]] = []
@@ -714,15 +741,13 @@ def split_documents(artifact: str, lines: list[str], meta: dict | None = None) -
             continue
         cat = _CAT.match(cmd)
         cuts.append((i, cmd, cat.group("path") if cat else None))
-    # a command pasted without its prompt: on the paste's first line, or on the first line of a fenced block
-    starts = [0, *getattr(lines, "opening_fences", ())]
-    prompted = {c[0] for c in cuts}
-    for start in starts:
-        first = next((i for i in range(start, len(lines)) if lines[i].strip()), None)
-        if first is not None and first not in prompted and (bare := _BARE_FIRST.match(lines[first])):
+    # a command pasted without its prompt, alone on its line (a reading kubectl verb, or `cat` of an absolute path)
+    prompted, firsts = {c[0] for c in cuts}, set(_first_lines(lines))
+    for i in _bare_candidates(lines):
+        if i not in prompted and (bare := _BARE_FIRST.match(lines[i])) and (i in firsts or not lines[i].rstrip().endswith(_SENTENCE_END)):
             cmd = bare.group("cmd").strip()
-            cuts.append((first, cmd, cat.group("path") if (cat := _CAT.match(cmd)) else None))
-            prompted.add(first)
+            cuts.append((i, cmd, cat.group("path") if (cat := _CAT.match(cmd)) else None))
+            prompted.add(i)
     meta = meta or {}
     # A fenced block is an artifact of its own: its content is cut from the sentences around it, and a command's
     # output ends where the block it was pasted in closes. (A block opened right under a command holds its output.)
