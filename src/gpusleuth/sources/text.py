@@ -717,12 +717,18 @@ def _bare_candidates(lines: list[str]) -> list[int]:
     out = set(_first_lines(lines))
     text: str | bytes = lines.data if isinstance(lines, ByteLines) else "\n".join(lines)
     nl = b"\n" if isinstance(text, bytes) else "\n"
+    found = []
     for needle in _BARE_STARTS:
         needle = needle.encode() if isinstance(text, bytes) else needle
         at = text.find(needle)
         while at >= 0:
-            out.add(text.count(nl, 0, at) + 1)
+            found.append(at)
             at = text.find(needle, at + 1)
+    line, pos = 0, 0
+    for at in sorted(found):  # newlines counted once, between one find and the next
+        line += text.count(nl, pos, at)
+        pos = at
+        out.add(line + 1)
     return sorted(out)
 
 
