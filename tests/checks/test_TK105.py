@@ -39,3 +39,13 @@ def test_a_working_container_is_silent():
     ok = ("$ docker run --rm --gpus all nvidia/cuda:12.4.1-base-ubuntu22.04 nvidia-smi -L\n"
           "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5f8c2b1e-7c1d-4e8a-9f0b-3a2d1c4e5f60)\n")
     assert run("TK105", {"paste.txt": ok}) == []
+
+
+def test_the_toolkits_own_error_line_is_cited_as_what_went_wrong():
+    paste = ("$ docker run --rm --gpus=all nvidia/cuda:9.2-base nvidia-smi\n" + NO_LIB + "\n"
+             "$ cat /var/log/nvidia-container-toolkit.log\n"
+             "I0105 19:55:43.487585 13429 nvc_ldcache.c:353] executing /sbin/ldconfig from host at /var/lib/docker/x/rootfs\n"
+             "E0105 19:55:43.488469 1 nvc_ldcache.c:384] could not start /sbin/ldconfig: process execution failed: no such file or directory\n")
+    (f,) = run("TK105", {"paste.txt": paste})
+    assert "paste.txt:6" in [e.cite() for e in f.evidence]
+    assert 'The toolkit says what went wrong at paste.txt:6: "could not start /sbin/ldconfig' in f.explanation

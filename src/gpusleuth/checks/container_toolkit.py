@@ -15,9 +15,11 @@ from operator import attrgetter
 from typing import Iterable
 
 from gpusleuth.checks.base import check
+from gpusleuth.checks.classes import clip
 from gpusleuth.checks.container_runtime import main_handler, misdirected_only, missing_in_used, target_fixes
 from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.configuration import Configuration
+from gpusleuth.facts.errors import ErrorLines
 from gpusleuth.facts.gpus import GpuInventory
 from gpusleuth.facts.host import HostFacts
 from gpusleuth.facts.logs import Logs
@@ -311,8 +313,12 @@ _IN_CONTAINER_SAYS = {
 }
 
 
+_TOOLKIT_COMPONENTS = frozenset({"nvidia-container-cli", "nvidia-container-toolkit"})
+
+
 @check("TK105", "driver-unreachable-inside-container")
-def driver_unreachable_in_container(inventory: GpuInventory, host: HostFacts | None = None) -> Iterable[Hit]:
+def driver_unreachable_in_container(inventory: GpuInventory, host: HostFacts | None = None,
+                                    errors: ErrorLines | None = None) -> Iterable[Hit]:
     """nvidia-smi run inside a container cannot reach the driver, while nothing shows the node's driver down.
 
     What it does: finds nvidia-smi's "couldn't find libnvidia-ml.so", "couldn't communicate with the NVIDIA
@@ -323,6 +329,8 @@ def driver_unreachable_in_container(inventory: GpuInventory, host: HostFacts | N
     libraries and device nodes are injected at start by the toolkit's hook or a CDI spec. A node whose driver
     works still gives a container none of it when the container did not run under the NVIDIA runtime, when the
     hook cannot find the driver, or when its ldconfig step fails, and reinstalling the driver changes nothing.
+    When the toolkit's own error lines are in the artifacts (nvidia-container-cli, the runtime or its hook),
+    the first is cited as what the toolkit said went wrong.
     How to fix: run nvidia-smi on the node itself; if it works, look at the injection: which runtime started
     the container, the toolkit's log (/var/log/nvidia-container-toolkit.log with debug on), what
     `nvidia-container-cli -k -d /dev/tty info` finds, and the ldconfig setting in
@@ -338,6 +346,10 @@ def driver_unreachable_in_container(inventory: GpuInventory, host: HostFacts | N
             continue  # the node's own view shows the driver down: UD005 reports it
         first = inside[0]
         loaded = (f" The {h.modules.source} of the node lists the nvidia module." if h is not None and h.loaded("nvidia") else "")
+        said = next((e for e in (errors.lines if errors is not None else ()) if e.component in _TOOLKIT_COMPONENTS
+                     and not e.retry and not e.noise and e.level in ("error", "fatal")), None)
+        if said is not None:
+            loaded += f" The toolkit says what went wrong at {said.evidence.cite()}: \"{clip(said.message, 160)}\"."
         yield Hit(
             title=f"nvidia-smi inside a container {_IN_CONTAINER_SAYS[first.kind]}",
             explanation=f"{first.evidence.cite() if first.evidence else 'The output'}: \"{first.message}\", printed by `{first.run_in}`, "
@@ -345,7 +357,7 @@ def driver_unreachable_in_container(inventory: GpuInventory, host: HostFacts | N
                         "the driver's libraries and device nodes are injected when the container starts (the toolkit's hook "
                         "or a CDI spec), and nothing in the artifacts shows the node's driver down." + loaded,
             severity=Severity.ERROR, role=Role.ROOT_CAUSE, node=ng.node, component="nvidia-container-toolkit", confidence=0.65,
-            evidence=tuple(dict.fromkeys(e.evidence for e in inside if e.evidence)),
+            evidence=tuple(dict.fromkeys([*(e.evidence for e in inside if e.evidence), *((said.evidence,) if said else ())])),
             fixes=(
                 Fix(FixKind.IMMEDIATE, "Run nvidia-smi on the node itself, then see what the toolkit finds of the driver.",
                     ("nvidia-smi", "nvidia-container-cli -k -d /dev/tty info")),
