@@ -4,7 +4,7 @@
     python bench/accuracy.py --misses        # also each incident whose first root cause is on another layer
     python bench/accuracy.py --json out.json # every answer, for comparing two revisions
     python bench/accuracy.py --no-corpus     # without the seen-before leave-one-out run
-    python bench/accuracy.py --pastes        # also each one-file telling rendition re-pasted fifteen ways (quoted, fenced, ...)
+    python bench/accuracy.py --pastes        # also every full and telling rendition re-pasted fifteen ways (quoted, fenced, ...)
 
 The corpus is tests/cases/incidents/<slug>/ (incident.toml with the real layer, and three renditions: full/,
 telling/, words.txt) and tests/cases/healthy/<slug>/full/. A third of the incidents is held out of tuning:
@@ -104,44 +104,55 @@ PASTE_FORMS: dict[str, Callable[[str], str]] = {
 }
 
 
-def pasted_forms(folder: Path) -> tuple[Answer, dict[str, Answer]] | None:
-    """The telling rendition as it is, and in every PASTE_FORMS form (each a one-file paste)."""
+def pasted_forms(folder: Path, rendition: str = "telling") -> tuple[Answer, dict[str, Answer]] | None:
+    """The rendition (`telling` or `full`) as it is, and in every PASTE_FORMS form (each text file of it re-pasted)."""
     from gpusleuth.analysis.diagnose import diagnose
-    from gpusleuth.sources.loose import read_file
+    from gpusleuth.sources.loose import read_directory
 
-    files = sorted((folder / "telling").iterdir()) if (folder / "telling").is_dir() else []
-    if len(files) != 1:
+    base = folder / rendition
+    files = [p for p in sorted(base.rglob("*")) if p.is_file()] if base.is_dir() else []
+    if not files:
         return None
-    plain = answer(folder, "telling")
-    text = files[0].read_text(encoding="utf-8")
+    plain = answer(folder, rendition)
+    texts = {}
+    for f in files:
+        try:
+            texts[f] = f.read_text(encoding="utf-8")
+        except UnicodeDecodeError:  # an archive or a binary file goes as it is
+            texts[f] = None
     meta = tomllib.loads((folder / "incident.toml").read_text(encoding="utf-8"))
     out = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, form in PASTE_FORMS.items():
-            path = Path(tmp) / files[0].name
-            path.write_text(form(text), encoding="utf-8", newline="")
-            report = diagnose(read_file(path))
-            roots = list(report.root_causes)
-            out[name] = Answer(folder.name, f"telling, {name}", held_out(folder.name), [meta["layer"], *meta.get("also_layers", [])],
-                               report.verdict, [f.layer.value for f in roots], f"{roots[0].code} {roots[0].title}" if roots else None)
+    for name, form in PASTE_FORMS.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            for f, text in texts.items():
+                dst = Path(tmp) / f.relative_to(base)
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                if text is None:
+                    dst.write_bytes(f.read_bytes())
+                else:
+                    dst.write_text(form(text), encoding="utf-8", newline="")
+            report = diagnose(read_directory(Path(tmp)))
+        roots = list(report.root_causes)
+        out[name] = Answer(folder.name, f"{rendition}, {name}", held_out(folder.name), [meta["layer"], *meta.get("also_layers", [])],
+                           report.verdict, [f.layer.value for f in roots], f"{roots[0].code} {roots[0].title}" if roots else None)
     return plain, out
 
 
 def paste_table() -> str:
-    """Per paste form: how many telling renditions keep the plain paste's first root-cause layer (tuned, held out)."""
-    kept: dict[tuple[str, bool], list[bool]] = {}
+    """Per paste form: how many full and telling renditions keep the plain paste's first root-cause layer."""
+    kept: dict[tuple[str, str, bool], list[bool]] = {}
     for folder in incidents():
-        got = pasted_forms(folder)
-        if got is None:
-            continue
-        plain, forms = got
-        first = plain.layers[:1]
-        for name, a in forms.items():
-            kept.setdefault((name, a.held_out), []).append(a.layers[:1] == first)
-    rows = ["| paste form | tuned: same first layer as the plain paste | held out |", "|---|---|---|"]
+        for rendition in ("full", "telling"):
+            got = pasted_forms(folder, rendition)
+            if got is None:
+                continue
+            plain, forms = got
+            for name, a in forms.items():
+                kept.setdefault((name, rendition, a.held_out), []).append(a.layers[:1] == plain.layers[:1])
+    rows = ["| paste form | tuned: full | tuned: telling | held out: full | held out: telling |", "|---|---|---|---|---|"]
     for name in PASTE_FORMS:
-        t, h = kept.get((name, False), []), kept.get((name, True), [])
-        rows.append(f"| {name} | {sum(t)} / {len(t)} | {sum(h)} / {len(h)} |")
+        cells = [kept.get((name, r, h), []) for h in (False, True) for r in ("full", "telling")]
+        rows.append(f"| {name} | " + " | ".join(f"{sum(c)} / {len(c)}" for c in cells) + " |")
     return "\n".join(rows)
 
 
@@ -205,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="list the held-out ones too (for the acceptance report only: nobody tunes on them)")
     ap.add_argument("--json", metavar="FILE", help="write every answer as JSON")
     ap.add_argument("--no-corpus", action="store_true", help="skip the seen-before leave-one-out run")
-    ap.add_argument("--pastes", action="store_true", help="also paste every one-file telling rendition in each PASTE_FORMS form")
+    ap.add_argument("--pastes", action="store_true", help="also paste every full and telling rendition in each PASTE_FORMS form")
     args = ap.parse_args(argv)
     failing, healthy = run()
     print(table(failing, healthy))

@@ -69,6 +69,8 @@ def _normalise_line_by_line(raw: str) -> tuple[list[str], list[str]]:
     lines = raw.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
+    if paste:
+        lines = text._unnumbered(lines) or lines
     nonblank = [ln for ln in lines if ln.strip()]
     quoted = nonblank and sum(1 for ln in nonblank if text._QUOTE.match(ln)) >= 0.6 * len(nonblank)
     lines = [text._QUOTE.sub("", ln, count=1) if quoted or (text._QUOTE.match(ln) and not text._is_gt_prompt(ln)) else ln
@@ -82,7 +84,6 @@ def _normalise_line_by_line(raw: str) -> tuple[list[str], list[str]]:
         out.append(ln.expandtabs(8) if "\t" in ln and not ln.lstrip().startswith(("{", "[")) else ln)
     if paste:
         out = [ln.rstrip(" \t") for ln in out]
-        out = text._unnumbered(out) or out
     if paste and any(ln.strip() for ln in out):
         common = min(len(ln) - len(ln.lstrip(" ")) for ln in out if ln.strip())
         out = [ln[common:] for ln in out]

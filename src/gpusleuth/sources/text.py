@@ -416,6 +416,8 @@ def normalise(text: str, paste: bool = True) -> tuple[list[str], list[str]]:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
+    if paste and _NUMBERED.match(next((ln for ln in lines if ln.strip()), "")) and (bare := _unnumbered(lines)):
+        lines, text = bare, "\n".join(bare)  # before quotes and fences: `  12\t```` is a fence; the tests below read text
     if ">" in text and (_QUOTE.match(text) or _QUOTE_AFTER_NEWLINE.search(text)):
         nonblank = sum(1 for ln in lines if ln.strip())
         if sum(1 for ln in lines if _QUOTE.match(ln)) >= 0.6 * nonblank:
@@ -437,8 +439,6 @@ def normalise(text: str, paste: bool = True) -> tuple[list[str], list[str]]:
         lines = [ln.expandtabs(8) if "\t" in ln and not ln.lstrip().startswith(("{", "[")) else ln for ln in lines]
     if paste and (" \n" in text or "\t\n" in text or text.endswith((" ", "\t"))):
         lines = [ln.rstrip(" \t") for ln in lines]
-    if paste and _NUMBERED.match(next((ln for ln in lines if ln.strip()), "")):
-        lines = _unnumbered(lines) or lines
     if paste and next((ln for ln in lines if ln.strip()), "").startswith(" "):
         common = min(len(ln) - len(ln.lstrip(" ")) for ln in lines if ln.strip())
         if common:  # an indented code block, or a paste indented as a whole: the shared indentation is not the text's
