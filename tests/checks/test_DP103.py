@@ -20,3 +20,18 @@ def test_unmarshal_error_explains_the_device_list_strategy_change():
 def test_silent_when_the_config_loads():
     ok = GFD.splitlines()[0] + "\n" + GFD.splitlines()[1] + "\nI0602 08:12:44.120500       1 main.go:191] Running with config:\n"
     assert run("DP103", facts_from({"gfd.log": ok})) == []
+
+
+MPS_ROOT = """\
+$ kubectl logs -n kube-system nvidia-device-plugin-daemonset-1-d4kvt
+I0120 07:09:15.602427       1 main.go:257] Loading configuration.
+E0120 07:09:15.605081       1 main.go:132] error starting plugins: unable to load config: unable to validate flags: using MPS requires --mps-root to be specified
+"""
+
+
+def test_with_no_hint_of_its_own_it_says_what_the_components_source_names_as_the_cause():
+    [f] = run("DP103", facts_from({"dp.log": MPS_ROOT}))
+    assert 'k8s-device-plugin prints "using MPS requires --mps-root to be specified"' in f.explanation
+    assert "the Helm chart sets it (mps.root)" in f.explanation
+    [g] = run("DP103", facts_from({"gfd.log": GFD}))  # its own hint speaks: the catalogue is not added
+    assert "#410" in g.explanation and "causes its source names" not in g.explanation

@@ -11,7 +11,9 @@ fill in. A new failure class is a new row, not new code.
 Every matched line becomes evidence (artifact:line); one finding per class and pod (or node, or artifact
 when neither is known). A row can also name host conditions (`host = [...]`, facts/host.py CONDITIONS): a
 state of the node that shows the class without any log line (nouveau in lsmod, a module whose vermagic is
-another kernel's); its lines are evidence like matched lines, and its named values fill placeholders.
+another kernel's); its lines are evidence like matched lines, and its named values fill placeholders. When none of
+a row's hints speaks to the decisive line, the finding says what the message catalogue knows of it: the innermost
+message, what its component was doing, and the causes its source names.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from gpusleuth.facts.logs import Logs, Signature, signatures
 from gpusleuth.facts.operands import operand_table, spec_for
 from gpusleuth.knowledge import table
 from gpusleuth.model.evidence import Evidence
+from gpusleuth.knowledge.message_catalogue import catalogue
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.k8s import Pod
 from gpusleuth.model.layers import Layer
@@ -455,6 +458,11 @@ def _hit(fc: FailureClass, group: list[Seen], cluster: Cluster | None, context: 
             explanation += " " + (_fill(h.text, ctx, strict=False) or h.text)
             fixes = [*h.fixes, *fixes]
             break
+    else:  # no hint of the class speaks: what the printing component's source says of its innermost message
+        said = next((m for m in catalogue().match(last.text)[:1] if m.causes and not m.benign), None)
+        if said is not None:
+            explanation += (f" {said.component.name} prints \"{said.search_terms()}\" while {said.doing}; causes its source "
+                            "names: " + "; ".join(said.causes) + ".")
     title = _fill(fc.title, {**ctx, "line": clip(ctx["line"], 100)}, strict=False) or fc.summary
     confidence = fc.confidence
     if all(s.relaxed for s in group if s.kind != "host"):
