@@ -105,3 +105,15 @@ def test_a_pod_spec_without_runtime_class_makes_not_injected_the_likely_reading(
     with_class = MANIFEST.replace("spec:\n", "spec:\n  runtimeClassName: nvidia\n")
     [g] = run("CU101", facts_from({"pod.log": VECTORADD, "pod.yaml": with_class}))
     assert g.confidence == 0.5  # it names the runtime class: both readings stay open
+
+
+def test_versions_a_ticket_states_stand_in_for_what_no_program_printed():
+    words = ("The host driver is 550 and nvidia-smi shows CUDA 12.4, but the sample pod (image "
+             "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda11.7.1-ubuntu20.04) fails with \"Failed to allocate device vector A "
+             "(error code CUDA driver version is insufficient for CUDA runtime version)!\"\n")
+    [f] = run("CU101", facts_from({"words.txt": words}))
+    assert f.confidence == 0.55 and f.layer.value == "workload" and "stated versions" in f.title
+    assert "the ticket says the driver runs CUDA 12.4" in f.explanation and "the image's CUDA 11.7.1" in f.explanation
+    old = words.replace("CUDA 12.4", "CUDA 11.4").replace("cuda11.7.1", "cuda12.2.0")
+    [g] = run("CU101", facts_from({"words.txt": old}))
+    assert g.confidence == 0.5  # the stated driver is older than the image: both readings stay open

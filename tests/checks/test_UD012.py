@@ -37,3 +37,19 @@ def test_when_the_link_is_the_drivers_the_stray_copy_is_a_warning():
 def test_silent_with_one_version():
     one = "\n".join(ln for ln in LISTING.splitlines() if "470.129.06" not in ln) + "\n"
     assert run("UD012", facts_from({"ls.txt": one})) == []
+
+
+TICKET = ("nvidia-smi inside one of our images fails with \"Failed to initialize NVML: Driver/library version mismatch\".\n"
+          "In the container libnvidia-ml.so.1 points at libnvidia-ml.so.525.105.17, which comes with the image, and the host's\n"
+          "libnvidia-ml.so.470.129.06 sits next to it. Other images work on the same host.\n"
+          "We start it with NVIDIA_VISIBLE_DEVICES=1 and NVIDIA_DRIVER_CAPABILITIES=compute,utility.\n")
+
+
+def test_a_ticket_naming_two_versions_of_the_library_is_a_stated_finding():
+    [f] = run("UD012", facts_from({"words.txt": TICKET}))
+    assert f.title.startswith("Stated: two versions of libnvidia-ml") and f.confidence == 0.5 and f.layer.value == "workload"
+    assert cites(f)[0] == "words.txt:1" and "as at words.txt:1" in f.explanation
+
+
+def test_a_ticket_naming_one_version_states_nothing_here():
+    assert run("UD012", facts_from({"words.txt": "The host driver library is libnvidia-ml.so.470.129.06.\n"})) == []

@@ -13,6 +13,7 @@ from gpusleuth.facts import Cluster, Configuration, GpuInventory, Logs, RuntimeS
 from gpusleuth.facts.configuration import truthy
 from gpusleuth.facts.logs import Match, signature_pattern
 from gpusleuth.facts.operands import spec_for
+from gpusleuth.facts.prose import Prose
 from gpusleuth.knowledge import versions
 from gpusleuth.model.evidence import Evidence
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
@@ -97,7 +98,8 @@ def _group(matches: list[Match]) -> dict[tuple, list[Match]]:
 
 @check("CU101", "cuda-insufficient-driver-explained")
 def cuda_insufficient_driver_explained(logs: Logs, cluster: Cluster | None = None, inventory: GpuInventory | None = None,
-                                       setup: RuntimeSetup | None = None, configuration: Configuration | None = None) -> Iterable[Hit]:
+                                       setup: RuntimeSetup | None = None, configuration: Configuration | None = None,
+                                       prose: Prose | None = None) -> Iterable[Hit]:
     """`CUDA driver version is insufficient`: tells "no GPU injected into the container" from "driver too old".
 
     What it does: For each container that logged the error, compares the CUDA the workload needs
@@ -105,9 +107,10 @@ def cuda_insufficient_driver_explained(logs: Logs, cluster: Cluster | None = Non
     its node's driver (nvidia-smi, GFD labels, branch table). Driver older: that is CU001's finding and this
     check stays silent. Driver new enough, or the pod requests no GPU, or it has no runtimeClassName while
     containerd's default is runc and CDI is off: the CUDA runtime found no driver library at all — CUDA
-    reports that as "insufficient driver" — so the GPU was not injected. With the driver unknown but the
-    pod's spec at hand, a GPU request without runtimeClassName makes "not injected" the likely reading. With
-    nothing to compare, it says both readings and how to tell them apart.
+    reports that as "insufficient driver" — so the GPU was not injected. Versions a ticket states (nvidia-smi's
+    CUDA Version, an image tag's CUDA) stand in for what no program printed, at lower confidence. With the
+    driver unknown but the pod's spec at hand, a GPU request without runtimeClassName makes "not injected" the
+    likely reading. With nothing to compare, it says both readings and how to tell them apart.
     Why it matters: the message sends people to upgrade a driver that is fine; in Kubernetes the usual
     cause is a pod started without the NVIDIA runtime (no runtimeClassName where nvidia is not the
     default), which a driver upgrade does not fix.
@@ -123,6 +126,9 @@ def cuda_insufficient_driver_explained(logs: Logs, cluster: Cluster | None = Non
         driver, max_cuda, drv_ev = _driver(pod, m.log.node, inventory)
         if need is not None and max_cuda and _too_old(need.version, driver, max_cuda):
             continue  # the driver really is too old: CU001 reports it with the fixes for that case
+        # what a ticket states in place of what nvidia-smi or the pod would show: the driver's CUDA, the image's
+        said_drv = prose.first("driver-cuda") if prose is not None and not max_cuda else None
+        said_img = prose.first("image-cuda") if prose is not None and need is None else None
         inj = injection_of(pod, setup, configuration)
         evidence = [m.line.evidence()]
         name = pod.name if pod else (m.line.pod or m.log.pod)
@@ -139,6 +145,17 @@ def cuda_insufficient_driver_explained(logs: Logs, cluster: Cluster | None = Non
             evidence += [need.evidence, drv_ev]
             title = f"{where}: driver {driver} (CUDA {max_cuda}) runs CUDA {need.label}, so the GPU was not injected into the container"
             confidence = 0.8
+        elif ((said_drv or max_cuda) and (said_img or need) and (said_drv or said_img)
+              and not _too_old(need.version if need else versions.cuda_tuple(said_img.value), driver, max_cuda or said_drv.value)):
+            drv_text = f"the node's driver {driver} supports CUDA {max_cuda}" if max_cuda else f"the ticket says the driver runs CUDA {said_drv.value} ({said_drv.evidence.cite()})"
+            img_text = f"the {need.label} the workload needs ({need.how})" if need else f"the image's CUDA {said_img.value} ({said_img.evidence.cite()})"
+            why = (f"{drv_text}, which runs {img_text}, so the driver is not too old: the CUDA runtime found no driver library in the "
+                   "container, which it reports this way. Stated, not read from the node: `nvidia-smi` inside the container confirms it "
+                   "(`command not found` means not injected)")
+            evidence += [e for e in (need.evidence if need else None, drv_ev, said_drv.evidence if said_drv else None,
+                                     said_img.evidence if said_img else None) if e]
+            title = f"{where}: the stated versions say the driver is new enough, so most likely no GPU was injected"
+            confidence = 0.55
         elif pod is not None and pod.manifest is not None and not pod.runtime_class and _wants_gpu(pod) and spec_for(pod) is None:
             why = (f"its node's driver is not in the artifacts, but the pod's spec{f' ({pod.evidence.cite()})' if pod.evidence else ''} requests "
                    "a GPU and names no runtimeClassName, so an NVIDIA hook ran for it only if nvidia is containerd's default runtime or CDI "

@@ -13,6 +13,7 @@ from gpusleuth.checks.base import check
 from gpusleuth.errors import NotApplicable
 from gpusleuth.checks.gpu_common import cordon_drain, diag_before_trust, reboot_node
 from gpusleuth.facts.cluster import Cluster
+from gpusleuth.facts.errors import ErrorLines
 from gpusleuth.facts.gpus import GpuInventory, KernelEvents
 from gpusleuth.facts.configuration import Configuration
 from gpusleuth.facts.host import HostFacts, LibraryListings
@@ -373,7 +374,8 @@ def stated_nvml_symptom(prose: Prose | None = None) -> Iterable[Hit]:
 
 
 @check("UD012", "two-driver-library-versions")
-def two_driver_library_versions(listings: LibraryListings, inventory: GpuInventory | None = None) -> Iterable[Hit]:
+def two_driver_library_versions(listings: LibraryListings | None = None, inventory: GpuInventory | None = None,
+                                prose: Prose | None = None, errors: ErrorLines | None = None) -> Iterable[Hit]:
     """One library directory holds two versions of a driver library (libnvidia-ml.so.470.129.06 beside .525.105.17).
 
     What it does: Reads `ls -l` listings that show libnvidia-ml or libcuda files and finds a directory with
@@ -387,8 +389,13 @@ def two_driver_library_versions(listings: LibraryListings, inventory: GpuInvento
     How to fix: remove the driver libraries from the image (do not install nvidia driver, utils or compat
     packages in it; let the toolkit inject the node's), or make the soname link point at the node's version;
     then rebuild and redeploy the image.
+    With no listing, a ticket that names two versions of one such library file (libnvidia-ml.so.525.105.17 and
+    libnvidia-ml.so.470.129.06) is reported as stated, at lower confidence.
     References: https://github.com/NVIDIA/libnvidia-container/issues/213; https://github.com/NVIDIA/libnvidia-container/issues/266
     """
+    if listings is None:
+        yield from _stated_library_versions(prose, errors)
+        return
     running = {ng.driver_version: ng.driver_evidence for ng in (inventory.nodes if inventory else []) if ng.driver_version}
     for listing in listings.listings:
         versions = [v for v, _ in listing.versions]
@@ -422,4 +429,39 @@ def two_driver_library_versions(listings: LibraryListings, inventory: GpuInvento
             layer=Layer.WORKLOAD,
             confidence=0.85 if wrong else 0.6,
             facts={"versions": versions, "link": link, "driver": driver},
+        )
+
+
+def _stated_library_versions(prose: Prose | None, errors: ErrorLines | None) -> Iterable[Hit]:
+    """UD012 from a ticket's sentences: two versions of one driver library file named (and NVML's mismatch line, when
+    the ticket quotes it, as what that does)."""
+    if prose is None:
+        raise NotApplicable("no listing of the driver libraries (ls -l of the library directory, libnvidia-ml.so.*) in the artifacts")
+    by_lib: dict[str, list] = {}
+    for s in prose.stated_of("driver-library"):
+        lib, _, version = s.value.partition(".so.")
+        by_lib.setdefault(lib, []).append((version, s))
+    for lib, named in sorted(by_lib.items()):
+        versions = sorted({v for v, _ in named})
+        if len(versions) < 2:
+            continue
+        first = named[0][1]
+        mismatch = next((e for e in (errors.lines if errors is not None else ()) if "version mismatch" in e.message.lower()), None)
+        yield Hit(
+            title=f"Stated: two versions of {lib} in one container ({', '.join(versions)})",
+            explanation=(f"A ticket names {lib} at {' and '.join(versions)} ({first.evidence.cite()}). One is the node's driver, mounted by the "
+                         f"container toolkit; the other came with the image. Programs load whatever {lib}.so.1 points at, and a library "
+                         "that is not the loaded kernel module's version fails (NVML: \"Driver/library version mismatch\""
+                         + (f", as at {mismatch.evidence.cite()}" if mismatch else "") + "). Stated, not "
+                         "read from a listing: `ls -l` of the library directory in the container confirms it."),
+            severity=Severity.ERROR, role=Role.ROOT_CAUSE,
+            evidence=tuple(dict.fromkeys([*((mismatch.evidence,) if mismatch else ()), *(s.evidence for _, s in named)])),
+            fixes=(
+                Fix(FixKind.IMMEDIATE, f"In the container, list the copies of {lib} and see which one the loader takes.",
+                    (f"ls -l /usr/lib/x86_64-linux-gnu/{lib}.so*", f"ldconfig -p | grep {lib}", "cat /proc/driver/nvidia/version")),
+                Fix(FixKind.PERMANENT, "Rebuild the image without the NVIDIA driver libraries (no driver, utils or compat packages in it): "
+                    "the container toolkit mounts the node's own at run time."),
+            ),
+            component=lib, layer=Layer.WORKLOAD, confidence=0.5,
+            facts={"versions": versions, "stated": True},
         )
