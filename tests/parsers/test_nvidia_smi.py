@@ -276,3 +276,11 @@ def test_a_query_gpu_csv_cut_inside_its_row_says_so():
     _, p = sniff(doc)
     with pytest.raises(UnusableData, match="cut short"):
         list(p.parse(doc))
+
+
+def test_a_few_sentences_quoting_the_nvml_error_are_prose_not_nvidia_smi_output():
+    said = ('nvidia-smi inside one of our images fails with "Failed to initialize NVML: Driver/library version mismatch".\n'
+            "Other images work on the same host, and the host driver is 470.129.06.\n")
+    assert nvidia_smi._sniff_table(doc_from_text(said)) == nvidia_smi.NO
+    bare = "Failed to initialize NVML: Driver/library version mismatch\n"
+    assert nvidia_smi._sniff_table(doc_from_text(bare)) > nvidia_smi.NO

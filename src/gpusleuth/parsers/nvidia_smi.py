@@ -36,6 +36,7 @@ from gpusleuth.model.gpu import (
     normalise_pci,
 )
 from gpusleuth.parsers.base import LIKELY, NO, SURE, WEAK, parser
+from gpusleuth.parsers.prose import is_prose_line
 
 if TYPE_CHECKING:  # imported by the XML parser itself: XML documents only
     import xml.etree.ElementTree as ET
@@ -170,6 +171,8 @@ def _sniff_table(doc: Document) -> int:
     if any((smi and (_NO_DRIVER.search(ln) or _NO_LIB.search(ln))) or _HANDLE_ERROR.search(ln) for ln in first):
         return SURE
     if len(head) <= 3 and any(_NVML_INIT.search(ln) or _NO_DEVICES.match(ln) for ln in head):
+        if not (doc.command or "").startswith("nvidia-smi") and any(is_prose_line(ln) for ln in head if not _error_line(ln)):
+            return NO  # a few sentences that quote the error: prose, which reads the line and what is said around it
         return LIKELY if (doc.command or "").startswith("nvidia-smi") else WEAK + 10
     return NO
 
