@@ -4,7 +4,7 @@
     python bench/accuracy.py --misses        # also each incident whose first root cause is on another layer
     python bench/accuracy.py --json out.json # every answer, for comparing two revisions
     python bench/accuracy.py --no-corpus     # without the seen-before leave-one-out run
-    python bench/accuracy.py --pastes        # also every full and telling rendition re-pasted fifteen ways (quoted, fenced, ...)
+    python bench/accuracy.py --pastes        # also every rendition re-pasted fifteen ways (quoted, fenced, ...)
 
 The corpus is tests/cases/incidents/<slug>/ (incident.toml with the real layer, and three renditions: full/,
 telling/, words.txt) and tests/cases/healthy/<slug>/full/. A third of the incidents is held out of tuning:
@@ -105,12 +105,16 @@ PASTE_FORMS: dict[str, Callable[[str], str]] = {
 
 
 def pasted_forms(folder: Path, rendition: str = "telling") -> tuple[Answer, dict[str, Answer]] | None:
-    """The rendition (`telling` or `full`) as it is, and in every PASTE_FORMS form (each text file of it re-pasted)."""
+    """The rendition (`full`, `telling` or `words`) as it is, and in every PASTE_FORMS form (each text file of it
+    re-pasted)."""
     from gpusleuth.analysis.diagnose import diagnose
-    from gpusleuth.sources.loose import read_directory
+    from gpusleuth.sources.loose import read_directory, read_file
 
-    base = folder / rendition
-    files = [p for p in sorted(base.rglob("*")) if p.is_file()] if base.is_dir() else []
+    base = folder if rendition == "words" else folder / rendition
+    if rendition == "words":
+        files = [folder / "words.txt"] if (folder / "words.txt").is_file() else []
+    else:
+        files = [p for p in sorted(base.rglob("*")) if p.is_file()] if base.is_dir() else []
     if not files:
         return None
     plain = answer(folder, rendition)
@@ -131,7 +135,7 @@ def pasted_forms(folder: Path, rendition: str = "telling") -> tuple[Answer, dict
                     dst.write_bytes(f.read_bytes())
                 else:
                     dst.write_text(form(text), encoding="utf-8", newline="")
-            report = diagnose(read_directory(Path(tmp)))
+            report = diagnose(read_file(Path(tmp) / "words.txt") if rendition == "words" else read_directory(Path(tmp)))
         roots = list(report.root_causes)
         out[name] = Answer(folder.name, f"{rendition}, {name}", held_out(folder.name), [meta["layer"], *meta.get("also_layers", [])],
                            report.verdict, [f.layer.value for f in roots], f"{roots[0].code} {roots[0].title}" if roots else None)
@@ -139,20 +143,20 @@ def pasted_forms(folder: Path, rendition: str = "telling") -> tuple[Answer, dict
 
 
 def paste_table() -> str:
-    """Per paste form: how many full and telling renditions keep the plain paste's first root-cause layer."""
+    """Per paste form: how many renditions keep the plain paste's first root-cause layer."""
     kept: dict[tuple[str, str, bool], list[bool]] = {}
     for folder in incidents():
-        for rendition in ("full", "telling"):
+        for rendition in RENDITIONS:
             got = pasted_forms(folder, rendition)
             if got is None:
                 continue
             plain, forms = got
             for name, a in forms.items():
                 kept.setdefault((name, rendition, a.held_out), []).append(a.layers[:1] == plain.layers[:1])
-    rows = ["| paste form | tuned: full | tuned: telling | held out: full | held out: telling |", "|---|---|---|---|---|"]
+    rows = ["| paste form | tuned: full / telling / words | held out: full / telling / words |", "|---|---|---|"]
     for name in PASTE_FORMS:
-        cells = [kept.get((name, r, h), []) for h in (False, True) for r in ("full", "telling")]
-        rows.append(f"| {name} | " + " | ".join(f"{sum(c)} / {len(c)}" for c in cells) + " |")
+        cells = [" / ".join(f"{sum(c)}/{len(c)}" for c in (kept.get((name, r, h), []) for r in RENDITIONS)) for h in (False, True)]
+        rows.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 
@@ -216,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="list the held-out ones too (for the acceptance report only: nobody tunes on them)")
     ap.add_argument("--json", metavar="FILE", help="write every answer as JSON")
     ap.add_argument("--no-corpus", action="store_true", help="skip the seen-before leave-one-out run")
-    ap.add_argument("--pastes", action="store_true", help="also paste every full and telling rendition in each PASTE_FORMS form")
+    ap.add_argument("--pastes", action="store_true", help="also paste every rendition in each PASTE_FORMS form")
     args = ap.parse_args(argv)
     failing, healthy = run()
     print(table(failing, healthy))

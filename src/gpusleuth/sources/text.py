@@ -390,7 +390,7 @@ def _unnumbered(lines: list[str]) -> list[str] | None:
             return None
         want = int(m.group(1)) + 1
         out.append(ln[m.end():])
-    return out if want is not None and len(out) >= 3 else None
+    return out if want is not None and len(out) >= 2 else None
 
 
 def normalise(text: str, paste: bool = True) -> tuple[list[str], list[str]]:
