@@ -337,6 +337,9 @@ def driver_unreachable_in_container(inventory: GpuInventory, host: HostFacts | N
     /etc/nvidia-container-runtime/config.toml.
     References: https://github.com/NVIDIA/nvidia-docker/issues/1163; https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/troubleshooting.html
     """
+    said = next((e for e in (errors.lines if errors is not None else ()) if e.component in _TOOLKIT_COMPONENTS
+                 and not e.retry and not e.noise and e.level in ("error", "fatal")), None)
+    toolkit_said = f" The toolkit says what went wrong at {said.evidence.cite()}: \"{clip(said.message, 160)}\"." if said else ""
     for ng in inventory.nodes:
         inside = [e for e in ng.errors if e.run_in and e.kind in UNREACHABLE]
         if not inside:
@@ -346,16 +349,12 @@ def driver_unreachable_in_container(inventory: GpuInventory, host: HostFacts | N
             continue  # the node's own view shows the driver down: UD005 reports it
         first = inside[0]
         loaded = (f" The {h.modules.source} of the node lists the nvidia module." if h is not None and h.loaded("nvidia") else "")
-        said = next((e for e in (errors.lines if errors is not None else ()) if e.component in _TOOLKIT_COMPONENTS
-                     and not e.retry and not e.noise and e.level in ("error", "fatal")), None)
-        if said is not None:
-            loaded += f" The toolkit says what went wrong at {said.evidence.cite()}: \"{clip(said.message, 160)}\"."
         yield Hit(
             title=f"nvidia-smi inside a container {_IN_CONTAINER_SAYS[first.kind]}",
             explanation=f"{first.evidence.cite() if first.evidence else 'The output'}: \"{first.message}\", printed by `{first.run_in}`, "
                         "which ran it in a container. There it says what the container was given, not what the node has: "
                         "the driver's libraries and device nodes are injected when the container starts (the toolkit's hook "
-                        "or a CDI spec), and nothing in the artifacts shows the node's driver down." + loaded,
+                        "or a CDI spec), and nothing in the artifacts shows the node's driver down." + loaded + toolkit_said,
             severity=Severity.ERROR, role=Role.ROOT_CAUSE, node=ng.node, component="nvidia-container-toolkit", confidence=0.65,
             evidence=tuple(dict.fromkeys([*(e.evidence for e in inside if e.evidence), *((said.evidence,) if said else ())])),
             fixes=(

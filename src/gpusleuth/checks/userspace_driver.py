@@ -16,7 +16,7 @@ from gpusleuth.facts.cluster import Cluster
 from gpusleuth.facts.errors import ErrorLines
 from gpusleuth.facts.gpus import GpuInventory, KernelEvents
 from gpusleuth.facts.configuration import Configuration
-from gpusleuth.facts.host import HostFacts, LibraryListings
+from gpusleuth.facts.host import NO_LIBRARY_LISTING, HostFacts, LibraryListings
 from gpusleuth.knowledge import versions
 from gpusleuth.model.finding import Fix, FixKind, Hit, Role, Severity
 from gpusleuth.model.gpu import UNREACHABLE
@@ -410,10 +410,7 @@ def two_driver_library_versions(listings: LibraryListings | None = None, invento
                 if driver and link else "")
         yield Hit(
             title=f"Two versions of {listing.lib} in one directory ({', '.join(versions)}){linked}",
-            explanation=(f"The listing shows {listing.lib} at {' and '.join(versions)}. One is the node's driver, mounted by the container "
-                         f"toolkit; the other came with the image. Programs load whatever {listing.lib}.so.1 points at, and a library "
-                         "that is not the loaded kernel module's version fails (NVML: \"Driver/library version mismatch\")."
-                         + said),
+            explanation=f"The listing shows {listing.lib} at {' and '.join(versions)}. {_two_copies(listing.lib)}." + said,
             severity=Severity.ERROR if wrong or driver is None else Severity.WARNING,
             role=Role.ROOT_CAUSE,
             evidence=tuple(dict.fromkeys([*((listing.link_evidence,) if listing.link_evidence else ()), *(ev for _, ev in listing.versions),
@@ -421,8 +418,7 @@ def two_driver_library_versions(listings: LibraryListings | None = None, invento
             fixes=(
                 Fix(FixKind.IMMEDIATE, f"In the container, see which {listing.lib} the loader takes and which version the node's driver is.",
                     (f"ldconfig -p | grep {listing.lib}", "cat /proc/driver/nvidia/version")),
-                Fix(FixKind.PERMANENT, "Rebuild the image without the NVIDIA driver libraries (no driver, utils or compat packages in it): "
-                    "the container toolkit mounts the node's own at run time."),
+                _REBUILD_WITHOUT_DRIVER_LIBRARIES,
             ),
             node=listing.node,
             component=listing.lib,
@@ -432,11 +428,23 @@ def two_driver_library_versions(listings: LibraryListings | None = None, invento
         )
 
 
+_REBUILD_WITHOUT_DRIVER_LIBRARIES = Fix(
+    FixKind.PERMANENT, "Rebuild the image without the NVIDIA driver libraries (no driver, utils or compat packages in it): the container "
+    "toolkit mounts the node's own at run time.")
+
+
+def _two_copies(lib: str, seen_at: str = "") -> str:
+    return (f"One is the node's driver, mounted by the container toolkit; the other came with the image. Programs load whatever "
+            f"{lib}.so.1 points at, and a library that is not the loaded kernel module's version fails (NVML: \"Driver/library version "
+            f"mismatch\"{seen_at})")
+
+
 def _stated_library_versions(prose: Prose | None, errors: ErrorLines | None) -> Iterable[Hit]:
     """UD012 from a ticket's sentences: two versions of one driver library file named (and NVML's mismatch line, when
     the ticket quotes it, as what that does)."""
     if prose is None:
-        raise NotApplicable("no listing of the driver libraries (ls -l of the library directory, libnvidia-ml.so.*) in the artifacts")
+        raise NotApplicable(NO_LIBRARY_LISTING)
+    mismatch = next((e for e in (errors.lines if errors is not None else ()) if "version mismatch" in e.message.lower()), None)
     by_lib: dict[str, list] = {}
     for s in prose.stated_of("driver-library"):
         lib, _, version = s.value.partition(".so.")
@@ -446,21 +454,17 @@ def _stated_library_versions(prose: Prose | None, errors: ErrorLines | None) -> 
         if len(versions) < 2:
             continue
         first = named[0][1]
-        mismatch = next((e for e in (errors.lines if errors is not None else ()) if "version mismatch" in e.message.lower()), None)
         yield Hit(
             title=f"Stated: two versions of {lib} in one container ({', '.join(versions)})",
-            explanation=(f"A ticket names {lib} at {' and '.join(versions)} ({first.evidence.cite()}). One is the node's driver, mounted by the "
-                         f"container toolkit; the other came with the image. Programs load whatever {lib}.so.1 points at, and a library "
-                         "that is not the loaded kernel module's version fails (NVML: \"Driver/library version mismatch\""
-                         + (f", as at {mismatch.evidence.cite()}" if mismatch else "") + "). Stated, not "
-                         "read from a listing: `ls -l` of the library directory in the container confirms it."),
+            explanation=(f"A ticket names {lib} at {' and '.join(versions)} ({first.evidence.cite()}). "
+                         + _two_copies(lib, f", as at {mismatch.evidence.cite()}" if mismatch else "")
+                         + ". Stated, not read from a listing: `ls -l` of the library directory in the container confirms it."),
             severity=Severity.ERROR, role=Role.ROOT_CAUSE,
             evidence=tuple(dict.fromkeys([*((mismatch.evidence,) if mismatch else ()), *(s.evidence for _, s in named)])),
             fixes=(
                 Fix(FixKind.IMMEDIATE, f"In the container, list the copies of {lib} and see which one the loader takes.",
                     (f"ls -l /usr/lib/x86_64-linux-gnu/{lib}.so*", f"ldconfig -p | grep {lib}", "cat /proc/driver/nvidia/version")),
-                Fix(FixKind.PERMANENT, "Rebuild the image without the NVIDIA driver libraries (no driver, utils or compat packages in it): "
-                    "the container toolkit mounts the node's own at run time."),
+                _REBUILD_WITHOUT_DRIVER_LIBRARIES,
             ),
             component=lib, layer=Layer.WORKLOAD, confidence=0.5,
             facts={"versions": versions, "stated": True},

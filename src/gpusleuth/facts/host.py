@@ -248,7 +248,9 @@ class LibraryListings:
     listings: tuple[DriverLibraries, ...]
 
 
+NO_LIBRARY_LISTING = "no listing of the driver libraries (ls -l of the library directory, libnvidia-ml.so.*) in the artifacts"
+
+
 @combiner(LibraryListings)
 def build_library_listings(facts: Facts) -> LibraryListings:
-    return LibraryListings(tuple(facts.present(DriverLibraries, "no listing of the driver libraries (ls -l of the library directory, "
-                                                                "libnvidia-ml.so.*) in the artifacts")))
+    return LibraryListings(tuple(facts.present(DriverLibraries, NO_LIBRARY_LISTING)))

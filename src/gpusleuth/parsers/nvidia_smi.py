@@ -171,9 +171,11 @@ def _sniff_table(doc: Document) -> int:
     if any((smi and (_NO_DRIVER.search(ln) or _NO_LIB.search(ln))) or _HANDLE_ERROR.search(ln) for ln in first):
         return SURE
     if len(head) <= 3 and any(_NVML_INIT.search(ln) or _NO_DEVICES.match(ln) for ln in head):
-        if not (doc.command or "").startswith("nvidia-smi") and any(is_prose_line(ln) for ln in head if not _error_line(ln)):
+        if (doc.command or "").startswith("nvidia-smi"):
+            return LIKELY
+        if any(is_prose_line(ln) for ln in head if not _error_line(ln)):
             return NO  # a few sentences that quote the error: prose, which reads the line and what is said around it
-        return LIKELY if (doc.command or "").startswith("nvidia-smi") else WEAK + 10
+        return WEAK + 10
     return NO
 
 

@@ -710,11 +710,11 @@ def _first_lines(lines: list[str]) -> list[int]:
     return [i for i in (next((j for j in range(s, len(lines)) if lines[j].strip()), None) for s in starts) if i is not None]
 
 
-def _bare_candidates(lines: list[str]) -> list[int]:
+def _bare_candidates(lines: list[str], firsts: set[int]) -> list[int]:
     """Lines that may hold a command pasted without its prompt: the first line of the text and of each fenced block
-    (indented or not), and any line that starts with `kubectl `, `k `, `oc `, `cat ` or `sudo cat ` (literal scans of
-    the joined text, or of a big text's bytes)."""
-    out = set(_first_lines(lines))
+    (``firsts``), and any line that starts with `kubectl `, `k `, `oc `, `cat ` or `sudo cat ` (literal scans of the
+    joined text, or of a big text's bytes)."""
+    out = set(firsts)
     text: str | bytes = lines.data if isinstance(lines, ByteLines) else "\n".join(lines)
     nl = b"\n" if isinstance(text, bytes) else "\n"
     found = []
@@ -749,7 +749,7 @@ def split_documents(artifact: str, lines: list[str], meta: dict | None = None) -
         cuts.append((i, cmd, cat.group("path") if cat else None))
     # a command pasted without its prompt, alone on its line (a reading kubectl verb, or `cat` of an absolute path)
     prompted, firsts = {c[0] for c in cuts}, set(_first_lines(lines))
-    for i in _bare_candidates(lines):
+    for i in _bare_candidates(lines, firsts):
         if i not in prompted and (bare := _BARE_FIRST.match(lines[i])) and (i in firsts or not lines[i].rstrip().endswith(_SENTENCE_END)):
             cmd = bare.group("cmd").strip()
             cuts.append((i, cmd, cat.group("path") if (cat := _CAT.match(cmd)) else None))
@@ -762,16 +762,18 @@ def split_documents(artifact: str, lines: list[str], meta: dict | None = None) -
     if not marks:
         return [Document(artifact, frozen(lines), 1, meta=meta)]
     docs: list[Document] = []
-    start, cmd, path = 0, None, None
-    for end, next_start, next_cmd, next_path in marks:
-        if next_cmd is None and cmd is not None and end >= start and not any(ln.strip() for ln in lines[start:end]):
-            continue  # the block that opens under a command holds that command's output
+
+    def segment(start: int, end: int, cmd: str | None, path: str | None) -> None:
         body = lines[start:end]
         if any(ln.strip() for ln in body) or (cmd is not None and _SETS_VALUES.match(cmd)):
             # a `helm install ... --set ...` pasted alone is itself the config: keep it without output
             docs.append(Document(artifact, frozen(body), start + 1, command=cmd, path_hint=path, meta=meta))
+
+    start, cmd, path = 0, None, None
+    for end, next_start, next_cmd, next_path in marks:
+        if next_cmd is None and cmd is not None and end >= start and not any(ln.strip() for ln in lines[start:end]):
+            continue  # the block that opens under a command holds that command's output
+        segment(start, end, cmd, path)
         start, cmd, path = next_start, next_cmd, next_path
-    body = lines[start:]
-    if any(ln.strip() for ln in body) or (cmd is not None and _SETS_VALUES.match(cmd)):
-        docs.append(Document(artifact, frozen(body), start + 1, command=cmd, path_hint=path, meta=meta))
+    segment(start, len(lines), cmd, path)
     return docs
